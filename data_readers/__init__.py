@@ -1,0 +1,1 @@
+"""Registered AllenNLP dataset readers for the LUKE tasks (one reader per module)."""

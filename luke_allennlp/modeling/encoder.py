@@ -1,0 +1,342 @@
+"""
+LUKE (Yamada et al., EMNLP 2020) in plain PyTorch: words and entities as tokens of one transformer,
+with entity-aware self-attention run as a single fused `scaled_dot_product_attention` call per layer.
+
+Parameter names equal those of `transformers.LukeModel`, so its state dicts load unchanged. Checkpoint
+conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in `loading.py`.
+"""
+import math
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from luke_allennlp.modeling.configuration import LukeConfig
+
+ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "gelu": F.gelu,
+    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
+    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "relu": F.relu,
+    "silu": F.silu,
+    "swish": F.silu,
+}
+
+
+@dataclass
+class LukeEncoderOutput:
+    last_hidden_state: torch.Tensor  # (batch, words, hidden)
+    entity_last_hidden_state: Optional[torch.Tensor]  # (batch, entities, hidden), None without entities
+    pooler_output: Optional[torch.Tensor]  # (batch, hidden), None without a pooler
+
+
+class LukeEmbeddings(nn.Module):
+    """Word + position + token-type embeddings (RoBERTa's, positions counted from `pad_token_id + 1`)."""
+
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.padding_idx = config.pad_token_id
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=self.padding_idx)
+        self.position_embeddings = nn.Embedding(
+            config.max_position_embeddings, config.hidden_size, padding_idx=self.padding_idx
+        )
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        # Padding keeps position `padding_idx`; real tokens count up from `padding_idx + 1`.
+        not_pad = input_ids.ne(self.padding_idx).long()
+        position_ids = torch.cumsum(not_pad, dim=1) * not_pad + self.padding_idx  # (batch, words)
+        embeddings = (
+            self.word_embeddings(input_ids)
+            + self.position_embeddings(position_ids)
+            + self.token_type_embeddings(token_type_ids)
+        )
+        return self.dropout(self.LayerNorm(embeddings))  # (batch, words, hidden)
+
+
+class LukeEntityEmbeddings(nn.Module):
+    """
+    Entity embedding (a Ve x `entity_emb_size` table, projected to `hidden_size` when narrower) + the mean
+    of the position embeddings over the mention's word positions + a token-type embedding (paper §3.1).
+    """
+
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.entity_embeddings = nn.Embedding(config.entity_vocab_size, config.entity_emb_size, padding_idx=0)
+        if config.entity_emb_size != config.hidden_size:
+            self.entity_embedding_dense = nn.Linear(config.entity_emb_size, config.hidden_size, bias=False)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(
+        self, entity_ids: torch.Tensor, entity_position_ids: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
+        embeddings = self.entity_embeddings(entity_ids)  # (batch, entities, entity_emb_size)
+        if hasattr(self, "entity_embedding_dense"):
+            embeddings = self.entity_embedding_dense(embeddings)  # (batch, entities, hidden)
+        # entity_position_ids: (batch, entities, max_mention_length), padded with -1.
+        in_mention = entity_position_ids.ne(-1).unsqueeze(-1).type_as(embeddings)
+        positions = self.position_embeddings(entity_position_ids.clamp(min=0)) * in_mention
+        mention_length = in_mention.sum(dim=-2).clamp(min=1e-7)  # (batch, entities, 1)
+        embeddings = embeddings + positions.sum(dim=-2) / mention_length + self.token_type_embeddings(token_type_ids)
+        return self.dropout(self.LayerNorm(embeddings))  # (batch, entities, hidden)
+
+
+class LukeSelfAttention(nn.Module):
+    """
+    Multi-head attention over the concatenated word and entity sequence.
+
+    With entity-aware attention the query matrix depends on the (query type, key type) pair: `query` (w2w),
+    `w2e_query`, `e2w_query` and `e2e_query`; keys and values are shared. All four score blocks come from
+    one `scaled_dot_product_attention` call: each token's query is the per-head concatenation
+    [query for word keys ; query for entity keys] (width 2 x head_dim), word keys are [k ; 0] and entity
+    keys [0 ; k], so every dot product picks the right query half exactly. The scale stays
+    1 / sqrt(head_dim). Values are zero-padded to the same width because the fused CPU and GPU kernels
+    need equal head sizes; the padded half of the output is dropped.
+    """
+
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.head_dim = config.head_dim
+        self.use_entity_aware_attention = config.use_entity_aware_attention
+        self.dropout_prob = config.attention_probs_dropout_prob
+        hidden = config.hidden_size
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        if self.use_entity_aware_attention:
+            self.w2e_query = nn.Linear(hidden, hidden)
+            self.e2w_query = nn.Linear(hidden, hidden)
+            self.e2e_query = nn.Linear(hidden, hidden)
+
+    def _project(self, x: torch.Tensor, queries: tuple) -> torch.Tensor:
+        """One matmul for the token type's queries (interleaved per head), key and value."""
+        nh, hd = self.num_heads, self.head_dim
+        if len(queries) == 2:  # [q for word keys ; q for entity keys] per head
+            q_weight = torch.stack([queries[0].weight.view(nh, hd, -1), queries[1].weight.view(nh, hd, -1)], 1)
+            q_bias = torch.stack([queries[0].bias.view(nh, hd), queries[1].bias.view(nh, hd)], 1)
+            q_weight, q_bias = q_weight.flatten(0, 2), q_bias.flatten()
+        else:
+            q_weight, q_bias = queries[0].weight, queries[0].bias
+        weight = torch.cat([q_weight, self.key.weight, self.value.weight])
+        bias = torch.cat([q_bias, self.key.bias, self.value.bias])
+        return F.linear(x, weight, bias)  # (batch, tokens, q_width + 2 * hidden)
+
+    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
+        # hidden_states: (batch, words + entities, hidden); attention_mask: (batch, 1, 1, words + entities) bool
+        batch, length, hidden = hidden_states.shape
+        nh, hd = self.num_heads, self.head_dim
+        entity_aware = self.use_entity_aware_attention and length > num_words
+        if entity_aware:
+            words, entities = hidden_states[:, :num_words], hidden_states[:, num_words:]
+            projected = torch.cat(
+                [
+                    self._project(words, (self.query, self.w2e_query)),
+                    self._project(entities, (self.e2w_query, self.e2e_query)),
+                ],
+                dim=1,
+            )  # (batch, length, 4 * hidden)
+            q, k, v = projected.split([2 * hidden, hidden, hidden], dim=-1)
+            q = q.view(batch, length, nh, 2 * hd).transpose(1, 2)  # (batch, heads, length, 2 * head_dim)
+            k = k.view(batch, length, nh, hd).transpose(1, 2)
+            k = torch.cat([F.pad(k[:, :, :num_words], (0, hd)), F.pad(k[:, :, num_words:], (hd, 0))], dim=2)
+            v = F.pad(v.view(batch, length, nh, hd).transpose(1, 2), (0, hd))
+        else:
+            q, k, v = self._project(hidden_states, (self.query,)).split(hidden, dim=-1)
+            q, k, v = (t.view(batch, length, nh, hd).transpose(1, 2) for t in (q, k, v))  # (batch, heads, length, hd)
+        context = F.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=attention_mask,
+            dropout_p=self.dropout_prob if self.training else 0.0,
+            scale=1.0 / math.sqrt(hd),
+        )  # (batch, heads, length, head_dim or 2 * head_dim)
+        context = context[..., :hd].transpose(1, 2).reshape(batch, length, hidden)
+        return context  # (batch, words + entities, hidden)
+
+
+class LukeResidualOutput(nn.Module):
+    """dense -> dropout -> LayerNorm(x + residual); BERT's `*Output` blocks."""
+
+    def __init__(self, config: LukeConfig, in_features: int):
+        super().__init__()
+        self.dense = nn.Linear(in_features, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(self.dense(x)) + residual)
+
+
+class LukeAttention(nn.Module):
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.self = LukeSelfAttention(config)
+        self.output = LukeResidualOutput(config, config.hidden_size)
+
+    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.output(self.self(hidden_states, num_words, attention_mask), hidden_states)
+
+
+class LukeIntermediate(nn.Module):
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        if config.hidden_act not in ACTIVATIONS:
+            raise ValueError(f"hidden_act {config.hidden_act!r} is not one of {sorted(ACTIVATIONS)}")
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.activation = ACTIVATIONS[config.hidden_act]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.activation(self.dense(x))
+
+
+class LukeLayer(nn.Module):
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.attention = LukeAttention(config)
+        self.intermediate = LukeIntermediate(config)
+        self.output = LukeResidualOutput(config, config.intermediate_size)
+
+    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
+        attended = self.attention(hidden_states, num_words, attention_mask)
+        return self.output(self.intermediate(attended), attended)  # (batch, words + entities, hidden)
+
+
+class LukeLayers(nn.Module):
+    """Holds the layers under the checkpoint name `encoder.layer.N`."""
+
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.layer = nn.ModuleList(LukeLayer(config) for _ in range(config.num_hidden_layers))
+        self.gradient_checkpointing = False
+
+    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
+        for layer in self.layer:
+            if self.gradient_checkpointing and self.training:
+                hidden_states = torch.utils.checkpoint.checkpoint(
+                    layer, hidden_states, num_words, attention_mask, use_reentrant=False
+                )
+            else:
+                hidden_states = layer(hidden_states, num_words, attention_mask)
+        return hidden_states
+
+
+class LukePooler(nn.Module):
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, word_states: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(word_states[:, 0]))  # (batch, hidden)
+
+
+class LukeEncoder(nn.Module):
+    """
+    The LUKE encoder: contextualised word and entity representations (paper §3).
+
+    Words and entities are one sequence of `words + entities` tokens through every layer; only the
+    attention's query projection depends on a token's type. Without `entity_ids` it is a plain RoBERTa-style
+    word encoder (the paper's "w/o entity inputs" ablation).
+
+    # Parameters
+
+    config : `LukeConfig`
+    add_pooling_layer : `bool`, optional (default = `True`)
+        Whether to build the tanh pooler over the first word (`pooler_output`).
+    """
+
+    def __init__(self, config: LukeConfig, add_pooling_layer: bool = True):
+        super().__init__()
+        self.config = config
+        self.embeddings = LukeEmbeddings(config)
+        self.entity_embeddings = LukeEntityEmbeddings(config)
+        self.encoder = LukeLayers(config)
+        self.pooler = LukePooler(config) if add_pooling_layer else None
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        """BERT's initialisation, as `transformers.LukePreTrainedModel` does it."""
+        std = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=std)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=std)
+            if module.padding_idx is not None:
+                with torch.no_grad():
+                    module.weight[module.padding_idx].zero_()
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+    def gradient_checkpointing_enable(self) -> None:
+        self.encoder.gradient_checkpointing = True
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: Optional[torch.Tensor] = None,
+        token_type_ids: Optional[torch.Tensor] = None,
+        entity_ids: Optional[torch.Tensor] = None,
+        entity_position_ids: Optional[torch.Tensor] = None,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        entity_token_type_ids: Optional[torch.Tensor] = None,
+    ) -> LukeEncoderOutput:
+        """
+        # Parameters
+
+        input_ids : `torch.LongTensor`, (batch, words)
+        attention_mask : `torch.Tensor`, optional, (batch, words); 1 for real tokens, 0 for padding
+        token_type_ids : `torch.LongTensor`, optional, (batch, words)
+        entity_ids : `torch.LongTensor`, optional, (batch, entities)
+        entity_position_ids : `torch.LongTensor`, (batch, entities, max_mention_length)
+            The word positions (indices into `input_ids`) of each entity's mention, padded with -1.
+            Required with `entity_ids`.
+        entity_attention_mask : `torch.Tensor`, optional, (batch, entities)
+        entity_token_type_ids : `torch.LongTensor`, optional, (batch, entities)
+        """
+        batch, num_words = input_ids.shape
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        hidden_states = self.embeddings(input_ids, token_type_ids)  # (batch, words, hidden)
+        mask = attention_mask.bool()
+        if entity_ids is not None:
+            if entity_position_ids is None:
+                raise ValueError("entity_position_ids is required when entity_ids is given")
+            if entity_attention_mask is None:
+                entity_attention_mask = torch.ones_like(entity_ids)
+            if entity_token_type_ids is None:
+                entity_token_type_ids = torch.zeros_like(entity_ids)
+            entity_states = self.entity_embeddings(entity_ids, entity_position_ids, entity_token_type_ids)
+            hidden_states = torch.cat([hidden_states, entity_states], dim=1)  # (batch, words + entities, hidden)
+            mask = torch.cat([mask, entity_attention_mask.bool()], dim=1)
+        mask = mask[:, None, None, :]  # (batch, 1, 1, words + entities): every query sees the same keys
+        hidden_states = self.encoder(hidden_states, num_words, mask)
+        word_states = hidden_states[:, :num_words]
+        entity_states = hidden_states[:, num_words:] if entity_ids is not None else None
+        pooled = self.pooler(word_states) if self.pooler is not None else None
+        return LukeEncoderOutput(word_states, entity_states, pooled)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, **kwargs) -> "LukeEncoder":
+        """Loads a LUKE, RoBERTa or BERT checkpoint; see `loading.load_encoder` for the arguments."""
+        from luke_allennlp.modeling.loading import load_encoder
+
+        return load_encoder(name_or_path, **kwargs)
+
+    def save_pretrained(self, directory: str) -> None:
+        """Writes `config.json` and `model.safetensors`, loadable by `transformers.LukeModel`."""
+        from luke_allennlp.modeling.loading import save_encoder
+
+        save_encoder(self, directory)

@@ -1,0 +1,249 @@
+"""
+Loading `LukeEncoder` from checkpoints and saving it for `transformers`.
+
+Sources, from a local directory or a Hugging Face Hub name (hub names need a network):
+- a `transformers` LUKE checkpoint (`LukeModel`, `LukeForMaskedLM` or any `LukeFor*` task model);
+- a RoBERTa or BERT checkpoint: the word side is copied, the entity side is new (paper §4): a random entity
+  table, entity position and token-type embeddings and layer norm copied from the word side, and the three
+  entity-aware query matrices initialised from the word query matrix.
+"""
+import json
+import logging
+import os
+from typing import Any, Dict, Optional
+
+import torch
+
+from luke_allennlp.modeling.configuration import LukeConfig
+from luke_allennlp.modeling.encoder import LukeEncoder
+
+logger = logging.getLogger(__name__)
+
+WORD_ENCODER_TYPES = ("roberta", "bert", "xlm-roberta", "camembert")
+EXTRA_QUERIES = ("w2e_query", "e2w_query", "e2e_query")
+# Word-encoder config keys that carry over to `LukeConfig` unchanged.
+SHARED_CONFIG_KEYS = (
+    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act",
+    "hidden_dropout_prob", "attention_probs_dropout_prob", "type_vocab_size", "initializer_range",
+    "layer_norm_eps", "pad_token_id", "bos_token_id", "eos_token_id",
+)  # fmt: skip
+
+
+def checkpoint_file(name_or_path: str, filename: str) -> Optional[str]:
+    """The local path of `filename` in a checkpoint directory or hub repository, or None if it has none."""
+    if os.path.isdir(name_or_path):
+        path = os.path.join(name_or_path, filename)
+        return path if os.path.isfile(path) else None
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import EntryNotFoundError, LocalEntryNotFoundError
+
+    try:
+        return hf_hub_download(name_or_path, filename)
+    except LocalEntryNotFoundError as e:  # offline and not cached (a subclass of EntryNotFoundError)
+        error: Exception = e
+    except EntryNotFoundError:  # the repository exists but lacks this file
+        return None
+    except Exception as e:  # no such repository, no access, network failure, ...
+        error = e
+    raise OSError(
+        f"{name_or_path!r} is not a local directory and could not be fetched from the Hugging Face Hub "
+        f"({type(error).__name__}: {error}). Without a network, pass the path of a downloaded checkpoint."
+    ) from error
+
+
+def read_config(name_or_path: str) -> Dict[str, Any]:
+    path = checkpoint_file(name_or_path, "config.json")
+    if path is None:
+        raise OSError(f"{name_or_path}: no config.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def read_state_dict(name_or_path: str) -> Dict[str, torch.Tensor]:
+    """Reads `model.safetensors` or `pytorch_model.bin`, sharded or not, on the CPU."""
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        path = checkpoint_file(name_or_path, name)
+        if path is not None:
+            return _read_weights(path)
+    for index_name in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
+        index_path = checkpoint_file(name_or_path, index_name)
+        if index_path is not None:
+            with open(index_path, encoding="utf-8") as f:
+                shards = sorted(set(json.load(f)["weight_map"].values()))
+            state: Dict[str, torch.Tensor] = {}
+            for shard in shards:
+                shard_path = checkpoint_file(name_or_path, shard)
+                if shard_path is None:
+                    raise OSError(f"{name_or_path}: {index_name} names {shard}, which is missing")
+                state.update(_read_weights(shard_path))
+            return state
+    raise OSError(f"{name_or_path}: no model.safetensors or pytorch_model.bin (sharded or not)")
+
+
+def _read_weights(path: str) -> Dict[str, torch.Tensor]:
+    if path.endswith(".safetensors"):
+        from safetensors.torch import load_file
+
+        return load_file(path)
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def _strip_prefix(state: Dict[str, torch.Tensor], prefixes: tuple) -> Dict[str, torch.Tensor]:
+    """Keeps the encoder's own keys: drops a task model's prefix (`luke.`, `roberta.`, ...) and its heads."""
+    for prefix in prefixes:
+        if any(k.startswith(prefix + ".embeddings.") for k in state):
+            return {k[len(prefix) + 1 :]: v for k, v in state.items() if k.startswith(prefix + ".")}
+    return dict(state)
+
+
+def _rename_legacy(key: str) -> str:
+    """Old TF-converted BERT checkpoints name LayerNorm parameters gamma/beta."""
+    return key.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+
+
+def load_encoder(
+    name_or_path: str,
+    *,
+    entity_vocab_size: Optional[int] = None,
+    entity_emb_size: Optional[int] = None,
+    use_entity_aware_attention: Optional[bool] = None,
+    add_pooling_layer: bool = True,
+    load_weights: bool = True,
+    **config_overrides: Any,
+) -> LukeEncoder:
+    """
+    Builds a `LukeEncoder` from a checkpoint directory or hub name.
+
+    # Parameters
+
+    name_or_path : `str`
+        A directory with `config.json` and weights, or a Hugging Face Hub name.
+    entity_vocab_size : `int`, optional
+        Required when initialising from RoBERTa/BERT; for a LUKE checkpoint it must match the checkpoint.
+    entity_emb_size : `int`, optional
+        Entity table width for a new entity side (default 256, as in the paper).
+    use_entity_aware_attention : `bool`, optional
+        Overrides the checkpoint's setting (default on for a new entity side). Turning it on for a checkpoint
+        trained without it initialises the three extra query matrices from the word query matrix.
+    add_pooling_layer : `bool`, optional (default = `True`)
+    load_weights : `bool`, optional (default = `True`)
+        If false, only the architecture is read and the weights are randomly initialised (useful when they
+        will be overwritten, e.g. by an AllenNLP archive).
+    **config_overrides :
+        Other `LukeConfig` fields, e.g. `hidden_dropout_prob`.
+    """
+    config_dict = read_config(name_or_path)
+    model_type = config_dict.get("model_type")
+    overrides = dict(config_overrides)
+    for key, value in (
+        ("entity_vocab_size", entity_vocab_size),
+        ("entity_emb_size", entity_emb_size),
+        ("use_entity_aware_attention", use_entity_aware_attention),
+    ):
+        if value is not None:
+            overrides[key] = value
+
+    if model_type == "luke":
+        config = LukeConfig.from_dict(config_dict, **overrides)
+        model = LukeEncoder(config, add_pooling_layer=add_pooling_layer)
+        if load_weights:
+            state = _strip_prefix(read_state_dict(name_or_path), ("luke",))
+            _load_luke_state(model, state, name_or_path)
+    elif model_type in WORD_ENCODER_TYPES:
+        if entity_vocab_size is None:
+            raise ValueError(
+                f"{name_or_path} is a {model_type} checkpoint: give entity_vocab_size to build its entity side"
+            )
+        config, position_offset = _config_from_word_encoder(config_dict, model_type, overrides)
+        model = LukeEncoder(config, add_pooling_layer=add_pooling_layer)
+        if load_weights:
+            state = _strip_prefix(read_state_dict(name_or_path), (model_type.replace("-", "_"), "roberta", "bert"))
+            _load_word_encoder_state(model, state, position_offset, name_or_path)
+    else:
+        raise ValueError(
+            f"{name_or_path}: model_type {model_type!r} is neither 'luke' nor one of {WORD_ENCODER_TYPES}"
+        )
+    return model
+
+
+def _config_from_word_encoder(config_dict: Dict[str, Any], model_type: str, overrides: Dict[str, Any]):
+    """LUKE config for a RoBERTa/BERT checkpoint, and how far its position table must shift."""
+    words = {k: config_dict[k] for k in SHARED_CONFIG_KEYS if config_dict.get(k) is not None}
+    max_positions = config_dict["max_position_embeddings"]
+    if model_type == "bert":
+        # BERT counts positions from 0; this model counts them from pad_token_id + 1 (RoBERTa's scheme).
+        position_offset = words.get("pad_token_id", 0) + 1
+        words.setdefault("pad_token_id", 0)
+    else:
+        position_offset = 0
+    config = LukeConfig.from_dict(
+        {**words, "max_position_embeddings": max_positions + position_offset, "entity_emb_size": 256},
+        **overrides,
+    )
+    return config, position_offset
+
+
+def _load_luke_state(model: LukeEncoder, state: Dict[str, torch.Tensor], source: str) -> None:
+    own = model.state_dict()
+    state = {_rename_legacy(k): v for k, v in state.items()}
+    query_keys = {k for k in own if k.rsplit(".", 2)[-2] in EXTRA_QUERIES}
+    if model.config.use_entity_aware_attention and not any(k in state for k in query_keys):
+        logger.info("%s has no entity-aware query matrices: initialising them from the word query", source)
+        for key in query_keys:
+            layer, _, param = key.rpartition(".")
+            state[key] = state[layer.rsplit(".", 1)[0] + ".query." + param]
+    _load_checked(model, state, source)
+
+
+def _load_word_encoder_state(
+    model: LukeEncoder, state: Dict[str, torch.Tensor], position_offset: int, source: str
+) -> None:
+    state = {_rename_legacy(k): v for k, v in state.items() if k.split(".")[0] in ("embeddings", "encoder", "pooler")}
+    word_positions = state["embeddings.position_embeddings.weight"]
+    if position_offset:
+        padding = word_positions.new_zeros(position_offset, word_positions.size(1))
+        word_positions = torch.cat([padding, word_positions])
+        state["embeddings.position_embeddings.weight"] = word_positions
+    # Entity side (paper §4): an entity whose mention covers word index p gets the position embedding of
+    # the word at index p, which sits at row p + pad_token_id + 1 of the word table.
+    shift = model.config.pad_token_id + 1
+    entity_positions = model.entity_embeddings.position_embeddings.weight.detach().clone()
+    entity_positions[: word_positions.size(0) - shift] = word_positions[shift:]
+    state["entity_embeddings.position_embeddings.weight"] = entity_positions
+    for name in ("token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias"):
+        state["entity_embeddings." + name] = state["embeddings." + name]
+    own = model.state_dict()
+    for key in own:
+        if key.startswith("entity_embeddings.entity_embedding"):
+            state[key] = own[key]  # the new, randomly initialised entity table (and projection)
+        elif key.rsplit(".", 2)[-2] in EXTRA_QUERIES:
+            layer, _, param = key.rpartition(".")
+            state[key] = state[layer.rsplit(".", 1)[0] + ".query." + param]
+    _load_checked(model, state, source)
+
+
+def _load_checked(model: LukeEncoder, state: Dict[str, torch.Tensor], source: str) -> None:
+    """Loads `state`; the pooler may be missing (re-initialised), nothing else may."""
+    own = model.state_dict()
+    unexpected = sorted(k for k in state if k not in own and not k.endswith("position_ids"))
+    if unexpected:
+        logger.info("%s: ignoring %d weights the encoder does not use: %s", source, len(unexpected), unexpected[:8])
+    mismatched = [f"{k}: {tuple(state[k].shape)} != {tuple(v.shape)}" for k, v in own.items() if k in state and state[k].shape != v.shape]
+    if mismatched:
+        raise ValueError(f"{source}: weights do not fit the configured encoder: {mismatched}")
+    missing = sorted(k for k in own if k not in state)
+    if any(not k.startswith("pooler.") for k in missing):
+        raise ValueError(f"{source}: the checkpoint lacks {missing}")
+    if missing:
+        logger.warning("%s has no pooler weights: the pooler is randomly initialised", source)
+    model.load_state_dict({k: v for k, v in state.items() if k in own}, strict=False)
+
+
+def save_encoder(model: LukeEncoder, directory: str) -> None:
+    """Writes `config.json` and `model.safetensors` in `transformers.LukeModel`'s layout."""
+    from safetensors.torch import save_file
+
+    os.makedirs(directory, exist_ok=True)
+    model.config.to_json_file(os.path.join(directory, "config.json"))
+    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    save_file(state, os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})

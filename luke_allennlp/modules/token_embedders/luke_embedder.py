@@ -1,0 +1,132 @@
+from typing import Any, Dict, Optional
+
+import torch
+from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
+
+from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
+
+OUTPUTS = ("words", "entities", "pooled")
+
+
+@TokenEmbedder.register("luke")
+class LukeEmbedder(TokenEmbedder):
+    """
+    The LUKE encoder as an AllenNLP `TokenEmbedder`.
+
+    Given only the word inputs of a `pretrained_transformer` indexer (`token_ids`, `mask`, `type_ids`), it is a
+    drop-in word encoder (e.g. inside allennlp's `basic_classifier`). Entity inputs reach it as keyword
+    arguments (`entity_ids`, `entity_position_ids`, `entity_attention_mask`, `entity_token_type_ids`), from an
+    indexer or from a task model; task models that need word and entity states together call `encode`.
+
+    Registered as a `TokenEmbedder` with name "luke".
+
+    # Parameters
+
+    model_name : `str`
+        A LUKE, RoBERTa or BERT checkpoint: a local directory or a Hugging Face Hub name (online only).
+        RoBERTa/BERT checkpoints get a new entity side (then `entity_vocab_size` is required).
+    use_entity_aware_attention : `bool`, optional (default = `None`)
+        Overrides the checkpoint's setting; `False` is the paper's "original attention" ablation. `None`
+        keeps the checkpoint's (on for a new entity side).
+    entity_vocab_size : `int`, optional (default = `None`)
+        Entity vocabulary size of a new entity side; must match a LUKE checkpoint if given.
+    entity_emb_size : `int`, optional (default = `None`)
+        Entity table width of a new entity side (`None` = 256, as in the paper).
+    output : `str`, optional (default = `"words"`)
+        What `forward` returns: `"words"` (batch, words, hidden), `"entities"` (batch, entities, hidden) or
+        `"pooled"` (batch, hidden).
+    train_parameters : `bool`, optional (default = `True`)
+        If false, the encoder's weights are frozen.
+    load_weights : `bool`, optional (default = `True`)
+        If false, only the architecture is read from `model_name`: use it when the weights come from
+        elsewhere, e.g. an AllenNLP archive.
+    gradient_checkpointing : `bool`, optional (default = `False`)
+        Recompute each layer's activations in the backward pass, to save memory.
+    config_overrides : `Dict[str, Any]`, optional (default = `None`)
+        Other `LukeConfig` fields to override, e.g. `{"hidden_dropout_prob": 0.2}`.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        use_entity_aware_attention: Optional[bool] = None,
+        entity_vocab_size: Optional[int] = None,
+        entity_emb_size: Optional[int] = None,
+        output: str = "words",
+        train_parameters: bool = True,
+        load_weights: bool = True,
+        gradient_checkpointing: bool = False,
+        config_overrides: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        super().__init__()
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, not {output!r}")
+        self.output = output
+        self.luke = LukeEncoder.from_pretrained(
+            model_name,
+            use_entity_aware_attention=use_entity_aware_attention,
+            entity_vocab_size=entity_vocab_size,
+            entity_emb_size=entity_emb_size,
+            load_weights=load_weights,
+            **(config_overrides or {}),
+        )
+        if gradient_checkpointing:
+            self.luke.gradient_checkpointing_enable()
+        for param in self.luke.parameters():
+            param.requires_grad = train_parameters
+
+    def get_output_dim(self) -> int:
+        return self.luke.config.hidden_size
+
+    def encode(
+        self,
+        token_ids: torch.LongTensor,
+        mask: Optional[torch.BoolTensor] = None,
+        type_ids: Optional[torch.LongTensor] = None,
+        entity_ids: Optional[torch.LongTensor] = None,
+        entity_position_ids: Optional[torch.LongTensor] = None,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        entity_token_type_ids: Optional[torch.LongTensor] = None,
+    ) -> LukeEncoderOutput:
+        """Word and entity states together; the inputs are those of `LukeEncoder.forward`."""
+        return self.luke(
+            token_ids,
+            attention_mask=mask,
+            token_type_ids=type_ids,
+            entity_ids=entity_ids,
+            entity_position_ids=entity_position_ids,
+            entity_attention_mask=entity_attention_mask,
+            entity_token_type_ids=entity_token_type_ids,
+        )
+
+    def forward(
+        self,
+        token_ids: torch.LongTensor,
+        mask: Optional[torch.BoolTensor] = None,
+        type_ids: Optional[torch.LongTensor] = None,
+        segment_concat_mask: Optional[torch.BoolTensor] = None,
+        **entity_inputs: torch.Tensor,
+    ) -> torch.Tensor:
+        """
+        # Parameters
+
+        token_ids : `torch.LongTensor`, (batch, words)
+        mask : `torch.BoolTensor`, optional, (batch, words)
+        type_ids : `torch.LongTensor`, optional, (batch, words)
+        segment_concat_mask : `torch.BoolTensor`, optional
+            Produced by a `pretrained_transformer` indexer with `max_length`; folding long sequences is not
+            supported, so the indexer must not set `max_length`.
+        **entity_inputs :
+            `entity_ids`, `entity_position_ids`, `entity_attention_mask`, `entity_token_type_ids`.
+        """
+        if segment_concat_mask is not None:
+            raise ValueError("the luke embedder does not fold long sequences: remove max_length from the indexer")
+        outputs = self.encode(token_ids, mask, type_ids, **entity_inputs)
+        if self.output == "words":
+            return outputs.last_hidden_state  # (batch, words, hidden)
+        if self.output == "pooled":
+            return outputs.pooler_output  # (batch, hidden)
+        if outputs.entity_last_hidden_state is None:
+            raise ValueError('output="entities" needs entity inputs (entity_ids and entity_position_ids)')
+        return outputs.entity_last_hidden_state  # (batch, entities, hidden)

@@ -1,0 +1,295 @@
+"""
+Every workaround that lets allennlp 2.10.1 run on Python 3.11 with torch 2.x, transformers 4.5x and
+huggingface_hub 0.3x-1.x, in one place. No file of an installed package is edited.
+
+allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed without its pinned requirements
+(see the Makefile) and breaks on a modern stack in these ways, each repaired here:
+
+1. `allennlp.data.image_loader` and `allennlp.modules.vision.*` import torchvision at module level, and
+   `allennlp train` imports every allennlp submodule. Where torchvision is missing or fails to load (no
+   torchvision build loads beside a CPU-only torch here), a placeholder `torchvision` package is installed:
+   importing it works, using anything from it raises an error that names the original import failure.
+   A working torchvision is left alone.
+2. `allennlp.training.optimizers` subclasses `transformers.AdamW`, removed in transformers 4.50. Where it
+   is missing, `transformers.AdamW` is set to `HuggingfaceAdamW` below, the same algorithm (decoupled
+   weight decay, optional bias correction).
+3. `allennlp.common.push_to_hf` imports `HfFolder` and `Repository` from huggingface_hub, removed in 1.0.
+   Where missing, placeholders that raise on use are added, so only `allennlp push-to-hf` is affected.
+4. `allennlp.common.cached_transformers.get_tokenizer` passes `add_special_tokens` to
+   `AutoTokenizer.from_pretrained`, which recent tokenizers reject as a constructor argument (allennlp
+   adds special tokens itself). The keyword is dropped there.
+
+`install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
+run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
+into site-packages, calls `install()` at interpreter start-up so the real `allennlp` command is repaired
+before it imports anything; importing `luke_allennlp` calls it too.
+"""
+import functools
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import logging
+import math
+import sys
+import types
+from typing import Any, Callable, Dict, Optional, Tuple
+
+logger = logging.getLogger("luke_allennlp_compat")
+
+_installed = False
+_dependencies_repaired = False
+
+
+# --- 1. torchvision ------------------------------------------------------------------------------
+
+
+class _Unavailable:
+    """Stands for any torchvision attribute; using it raises an error that says why."""
+
+    def __init__(self, name: str, reason: str):
+        self._name, self._reason = name, reason
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise ImportError(
+            f"{self._name} is unavailable: torchvision could not be imported ({self._reason}). "
+            "Only AllenNLP's vision components need it; install a torchvision build that matches torch."
+        )
+
+    __call__ = _fail
+
+    def __getattr__(self, attr: str) -> "_Unavailable":
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Unavailable(f"{self._name}.{attr}", self._reason)
+
+
+class _PlaceholderModule(types.ModuleType):
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Unavailable(f"{self.__name__}.{attr}", self.__reason__)
+
+
+class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves `torchvision` and all its submodules as placeholder modules."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
+        if fullname == "torchvision" or fullname.startswith("torchvision."):
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = _PlaceholderModule(spec.name)
+        module.__reason__ = self.reason  # type: ignore[attr-defined]
+        module.__path__ = []  # a package, so that `import torchvision.ops.boxes` resolves
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+def _repair_torchvision() -> None:
+    try:
+        import torchvision  # noqa: F401
+        return
+    except Exception as e:  # missing, or present but built for another torch ("operator ... does not exist")
+        reason = f"{type(e).__name__}: {e}"
+    for name in [n for n in sys.modules if n == "torchvision" or n.startswith("torchvision.")]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _PlaceholderFinder(reason))
+    logger.debug("torchvision replaced by a placeholder (%s)", reason)
+
+
+# --- 2. transformers.AdamW -------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def huggingface_adamw() -> type:
+    """The class (built once, on first use, so that importing this module does not import torch)."""
+    import torch
+
+    class HuggingfaceAdamW(torch.optim.Optimizer):
+        """
+        The AdamW that transformers shipped until 4.49 (`transformers.AdamW`): Adam with weight decay
+        decoupled from the gradient and applied after the Adam step, and optional bias correction
+        (`correct_bias=False` reproduces the original BERT optimiser).
+        """
+
+        def __init__(
+            self,
+            params: Any,
+            lr: float = 1e-3,
+            betas: tuple = (0.9, 0.999),
+            eps: float = 1e-6,
+            weight_decay: float = 0.0,
+            correct_bias: bool = True,
+            no_deprecation_warning: bool = False,
+        ):
+            if lr < 0.0:
+                raise ValueError(f"Invalid learning rate: {lr} - should be >= 0.0")
+            if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
+                raise ValueError(f"Invalid beta parameters: {betas} - should be in [0.0, 1.0)")
+            if eps < 0.0:
+                raise ValueError(f"Invalid epsilon value: {eps} - should be >= 0.0")
+            defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, correct_bias=correct_bias)
+            super().__init__(params, defaults)
+
+        @torch.no_grad()
+        def step(self, closure: Optional[Callable] = None) -> Optional[float]:
+            loss = None
+            if closure is not None:
+                with torch.enable_grad():
+                    loss = closure()
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    if p.grad.is_sparse:
+                        raise RuntimeError("AdamW does not support sparse gradients, use SparseAdam instead")
+                    state = self.state[p]
+                    if not state:
+                        state["step"] = 0  # a plain int keeps checkpoints loadable with weights_only=True
+                        state["exp_avg"] = torch.zeros_like(p)
+                        state["exp_avg_sq"] = torch.zeros_like(p)
+                    state["step"] += 1
+                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                    exp_avg.mul_(beta1).add_(p.grad, alpha=1.0 - beta1)
+                    exp_avg_sq.mul_(beta2).addcmul_(p.grad, p.grad, value=1.0 - beta2)
+                    step_size = group["lr"]
+                    if group["correct_bias"]:
+                        step_size *= math.sqrt(1.0 - beta2 ** state["step"]) / (1.0 - beta1 ** state["step"])
+                    p.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(group["eps"]), value=-step_size)
+                    if group["weight_decay"] > 0.0:
+                        p.add_(p, alpha=-group["lr"] * group["weight_decay"])
+            return loss
+
+    return HuggingfaceAdamW
+
+
+def _repair_transformers() -> None:
+    import transformers
+
+    try:
+        transformers.AdamW  # noqa: B018  (a lazy module: the name may be listed yet fail to import)
+    except (AttributeError, ImportError):
+        transformers.AdamW = huggingface_adamw()
+
+
+# --- 3. huggingface_hub names used by allennlp.common.push_to_hf ---------------------------------
+
+
+def _repair_huggingface_hub() -> None:
+    import huggingface_hub
+
+    for name in ("HfFolder", "Repository"):
+        if not hasattr(huggingface_hub, name):
+            setattr(
+                huggingface_hub,
+                name,
+                _Unavailable(f"huggingface_hub.{name}", f"removed in huggingface_hub {huggingface_hub.__version__}"),
+            )
+
+
+# --- 4. allennlp.common.cached_transformers.get_tokenizer ------------------------------------------
+
+
+def _repair_cached_transformers(module: types.ModuleType) -> None:
+    get_tokenizer = module.get_tokenizer
+    if getattr(get_tokenizer, "__luke_allennlp_compat__", False):
+        return
+
+    def patched_get_tokenizer(model_name: str, **kwargs: Any) -> Any:
+        # allennlp adds special tokens itself; recent tokenizers take the keyword as a clashing attribute.
+        kwargs.pop("add_special_tokens", None)
+        return get_tokenizer(model_name, **kwargs)
+
+    patched_get_tokenizer.__doc__ = get_tokenizer.__doc__
+    patched_get_tokenizer.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    module.get_tokenizer = patched_get_tokenizer
+
+
+# Repairs run just before (first) or just after (second) an allennlp module executes. AdamW is set on
+# the `transformers` module in use then: loading some transformers submodules replaces that module object.
+_MODULE_REPAIRS: Dict[str, Tuple[Optional[Callable[[], None]], Optional[Callable[[types.ModuleType], None]]]] = {
+    "allennlp.training.optimizers": (_repair_transformers, None),
+    "allennlp.common.cached_transformers": (None, _repair_cached_transformers),
+}
+
+
+# --- the import hook --------------------------------------------------------------------------------
+
+
+def repair_dependencies() -> None:
+    """Repairs 1 and 3. Runs before `allennlp` is first imported, or on demand."""
+    global _dependencies_repaired
+    if _dependencies_repaired:
+        return
+    _dependencies_repaired = True
+    for repair in (_repair_torchvision, _repair_huggingface_hub):
+        try:
+            repair()
+        except ImportError as e:  # that dependency is missing; allennlp will say so itself
+            logger.debug("%s skipped: %s", repair.__name__, e)
+
+
+class _RepairingLoader(importlib.abc.Loader):
+    def __init__(self, loader: importlib.abc.Loader, before: Optional[Callable], after: Optional[Callable]):
+        self.loader, self.before, self.after = loader, before, after
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Optional[types.ModuleType]:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if self.before is not None:
+            self.before()
+        self.loader.exec_module(module)
+        if self.after is not None:
+            self.after(module)
+
+
+class _AllennlpHook(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
+        if fullname == "allennlp":
+            repair_dependencies()
+        if fullname not in _MODULE_REPAIRS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _RepairingLoader(spec.loader, *_MODULE_REPAIRS[fullname])
+        return spec
+
+
+def install() -> None:
+    """Installs the import hook (idempotent). Repairs modules already imported, where that still helps."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    sys.meta_path.insert(0, _AllennlpHook())
+    if "allennlp" in sys.modules:
+        repair_dependencies()
+    for name, (_, after) in _MODULE_REPAIRS.items():
+        if after is not None and name in sys.modules:
+            after(sys.modules[name])
+
+
+def _install_pth(directory: Optional[str] = None) -> str:
+    """Writes `luke_allennlp_compat.pth` into site-packages (`make install` runs this for editable installs)."""
+    import os
+    import sysconfig
+
+    directory = directory or sysconfig.get_paths()["purelib"]
+    path = os.path.join(directory, "luke_allennlp_compat.pth")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(PTH_LINE)
+    return path
+
+
+PTH_LINE = "import luke_allennlp_compat; luke_allennlp_compat.install()\n"
+
+if __name__ == "__main__":
+    print(_install_pth())

@@ -1,0 +1,35 @@
+import os
+
+# Nothing in the suite may reach a hub: a missing local file must fail fast instead. Set before
+# huggingface_hub is imported, since it reads these once.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from luke_allennlp.testing import shared_data_dir, write_tiny_checkpoint  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    return shared_data_dir()
+
+
+@pytest.fixture(scope="session")
+def tiny_luke_dir(tmp_path_factory) -> Path:
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-luke"), "luke")
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_dir(tmp_path_factory) -> Path:
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-roberta"), "roberta")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> Path:
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-bert"), "bert")

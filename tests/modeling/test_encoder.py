@@ -1,0 +1,180 @@
+"""LukeEncoder against transformers' reference LukeModel, with the same weights."""
+import pytest
+import torch
+import transformers
+from torch.nn import functional as F
+
+from luke_allennlp.modeling import LukeConfig, LukeEncoder
+
+TOL = 1e-5
+
+
+def reference_pair(aware: bool, dropout: float = 0.0, **sizes):
+    """A random transformers.LukeModel and a LukeEncoder holding its weights."""
+    torch.manual_seed(0)
+    config = transformers.LukeConfig(
+        vocab_size=120, entity_vocab_size=30, hidden_size=32, entity_emb_size=16, num_hidden_layers=3,
+        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, type_vocab_size=2,
+        use_entity_aware_attention=aware, hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
+        **sizes,
+    )  # fmt: skip
+    reference = transformers.LukeModel(config)
+    # Distinct entity-aware query matrices, so that picking the wrong one cannot go unnoticed.
+    with torch.no_grad():
+        for name, param in reference.named_parameters():
+            if "_query" in name or "token_type" in name:
+                param.normal_(std=0.5)
+    ours = LukeEncoder(LukeConfig.from_dict(config.to_dict()))
+    ours.load_state_dict(reference.state_dict(), strict=True)
+    return reference, ours
+
+
+def batch_inputs():
+    """Three examples with word padding, entity padding, multi-word mentions and two token types."""
+    torch.manual_seed(1)
+    input_ids = torch.randint(3, 120, (3, 11))
+    attention_mask = torch.ones_like(input_ids)
+    input_ids[1, 7:], attention_mask[1, 7:] = 1, 0  # 1 = pad_token_id
+    input_ids[2, 9:], attention_mask[2, 9:] = 1, 0
+    token_type_ids = torch.zeros_like(input_ids)
+    token_type_ids[:, 5:] = 1
+    entity_ids = torch.randint(3, 30, (3, 4))
+    entity_attention_mask = torch.ones_like(entity_ids)
+    entity_ids[2, 2:], entity_attention_mask[2, 2:] = 0, 0
+    entity_ids[0, 3], entity_attention_mask[0, 3] = 0, 0
+    entity_position_ids = torch.full((3, 4, 3), -1)
+    entity_position_ids[:, 0, :2] = torch.tensor([1, 2])
+    entity_position_ids[:, 1, 0] = 4
+    entity_position_ids[:, 2, :3] = torch.tensor([5, 6, 3])
+    entity_position_ids[:, 3, :1] = 6
+    entity_token_type_ids = torch.tensor([[0, 0, 1, 1], [0, 1, 0, 1], [1, 0, 0, 0]])
+    return dict(
+        input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids, entity_ids=entity_ids,
+        entity_position_ids=entity_position_ids, entity_attention_mask=entity_attention_mask,
+        entity_token_type_ids=entity_token_type_ids,
+    )  # fmt: skip
+
+
+def max_diff(a, b):
+    return (a - b).abs().max().item()
+
+
+@pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
+def test_outputs_equal_transformers(aware):
+    reference, ours = reference_pair(aware)
+    reference.eval(), ours.eval()
+    inputs = batch_inputs()
+    with torch.no_grad():
+        expected, actual = reference(**inputs), ours(**inputs)
+    real_words = inputs["attention_mask"].bool()
+    real_entities = inputs["entity_attention_mask"].bool()
+    assert max_diff(actual.last_hidden_state[real_words], expected.last_hidden_state[real_words]) < TOL
+    assert max_diff(actual.entity_last_hidden_state[real_entities], expected.entity_last_hidden_state[real_entities]) < TOL
+    # Padded positions too: both attend to the same keys.
+    assert max_diff(actual.last_hidden_state, expected.last_hidden_state) < TOL
+    assert max_diff(actual.pooler_output, expected.pooler_output) < TOL
+
+
+@pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
+def test_words_only_equals_transformers(aware):
+    reference, ours = reference_pair(aware)
+    reference.eval(), ours.eval()
+    inputs = {k: v for k, v in batch_inputs().items() if not k.startswith("entity")}
+    with torch.no_grad():
+        expected, actual = reference(**inputs), ours(**inputs)
+    assert actual.entity_last_hidden_state is None
+    assert max_diff(actual.last_hidden_state, expected.last_hidden_state) < TOL
+
+
+def test_gradients_equal_transformers():
+    reference, ours = reference_pair(True)
+    reference.train(), ours.train()  # dropout is 0: train mode must still be deterministic
+    inputs = batch_inputs()
+    for model in (reference, ours):
+        out = model(**inputs)
+        (out.last_hidden_state.square().mean() + out.entity_last_hidden_state.sin().sum()).backward()
+    ours_grads = dict(ours.named_parameters())
+    for name, param in reference.named_parameters():
+        if param.grad is None:  # the pooler, unused by this loss
+            assert ours_grads[name].grad is None, name
+        else:
+            assert max_diff(ours_grads[name].grad, param.grad) < 1e-4, name
+
+
+def test_entity_aware_differs_from_original_attention():
+    """With distinct query matrices, the switch changes entity and word outputs (the ablation is real)."""
+    _, ours = reference_pair(True)
+    ours.eval()
+    inputs = batch_inputs()
+    with torch.no_grad():
+        aware = ours(**inputs)
+        for layer in ours.encoder.layer:
+            layer.attention.self.use_entity_aware_attention = False
+        original = ours(**inputs)
+    assert max_diff(aware.entity_last_hidden_state, original.entity_last_hidden_state) > 1e-3
+    assert max_diff(aware.last_hidden_state, original.last_hidden_state) > 1e-3
+
+
+@pytest.mark.parametrize("aware", [True, False])
+def test_one_fused_attention_call_per_layer(aware, monkeypatch):
+    _, ours = reference_pair(aware)
+    calls = []
+    sdpa = F.scaled_dot_product_attention
+
+    def counting_sdpa(q, k, v, **kwargs):
+        calls.append((q.shape, k.shape, v.shape, kwargs["scale"]))
+        return sdpa(q, k, v, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", counting_sdpa)
+    ours(**batch_inputs())
+    assert len(calls) == ours.config.num_hidden_layers
+    q_shape, k_shape, v_shape, scale = calls[0]
+    head_dim = ours.config.head_dim
+    assert q_shape == (3, 4, 11 + 4, 2 * head_dim if aware else head_dim)
+    assert scale == pytest.approx(head_dim**-0.5)
+
+
+def test_padding_does_not_change_outputs():
+    """Extra word and entity padding leaves the real tokens' states unchanged."""
+    _, ours = reference_pair(True)
+    ours.eval()
+    inputs = {k: v[:1] for k, v in batch_inputs().items()}
+    padded = dict(inputs)
+    padded["input_ids"] = F.pad(inputs["input_ids"], (0, 5), value=1)
+    padded["attention_mask"] = F.pad(inputs["attention_mask"], (0, 5))
+    padded["token_type_ids"] = F.pad(inputs["token_type_ids"], (0, 5))
+    for key, value in (("entity_ids", 0), ("entity_attention_mask", 0), ("entity_token_type_ids", 0)):
+        padded[key] = F.pad(inputs[key], (0, 3), value=value)
+    padded["entity_position_ids"] = F.pad(inputs["entity_position_ids"], (0, 2, 0, 3), value=-1)
+    with torch.no_grad():
+        short, long = ours(**inputs), ours(**padded)
+    assert max_diff(long.last_hidden_state[:, :11], short.last_hidden_state) < TOL
+    assert max_diff(long.entity_last_hidden_state[:, :3], short.entity_last_hidden_state[:, :3]) < TOL
+
+
+def test_entity_position_is_mean_of_mention_positions():
+    _, ours = reference_pair(True)
+    table = ours.entity_embeddings.position_embeddings.weight
+    with torch.no_grad():
+        ours.entity_embeddings.LayerNorm.weight.fill_(1.0)
+    positions = torch.tensor([[[2, 3, 7, -1]]])
+    entity_ids = torch.tensor([[5]])
+    with torch.no_grad():
+        got = ours.entity_embeddings(entity_ids, positions, torch.zeros_like(entity_ids))
+        e = ours.entity_embeddings
+        expected = e.entity_embedding_dense(e.entity_embeddings(entity_ids)) + table[[2, 3, 7]].mean(0)
+        expected = e.LayerNorm(expected + e.token_type_embeddings.weight[0])
+    assert max_diff(got, expected) < TOL
+
+
+def test_entity_inputs_need_positions():
+    _, ours = reference_pair(True)
+    inputs = batch_inputs()
+    del inputs["entity_position_ids"]
+    with pytest.raises(ValueError, match="entity_position_ids"):
+        ours(**inputs)
+
+
+def test_config_rejects_bad_head_count():
+    with pytest.raises(ValueError, match="multiple"):
+        LukeConfig(hidden_size=30, num_attention_heads=4)

@@ -1,0 +1,147 @@
+"""LukeEncoder.from_pretrained / save_pretrained against transformers checkpoints built offline."""
+import json
+
+import pytest
+import torch
+import transformers
+
+from luke_allennlp.modeling import LukeEncoder
+
+TOL = 1e-5
+
+
+def tiny_luke_config(**kwargs):
+    defaults = dict(
+        vocab_size=100, entity_vocab_size=20, hidden_size=32, entity_emb_size=16, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40,
+    )  # fmt: skip
+    return transformers.LukeConfig(**{**defaults, **kwargs})
+
+
+def inputs(with_entities=True):
+    torch.manual_seed(3)
+    out = dict(input_ids=torch.randint(3, 100, (2, 9)), attention_mask=torch.ones(2, 9, dtype=torch.long))
+    out["input_ids"][1, 6:], out["attention_mask"][1, 6:] = 1, 0
+    if with_entities:
+        out["entity_ids"] = torch.tensor([[3, 4], [5, 0]])
+        out["entity_attention_mask"] = torch.tensor([[1, 1], [1, 0]])
+        out["entity_position_ids"] = torch.tensor([[[1, 2], [4, -1]], [[3, -1], [-1, -1]]])
+    return out
+
+
+def assert_same_outputs(ours, reference, **kwargs):
+    ours.eval(), reference.eval()
+    batch = inputs(**kwargs)
+    with torch.no_grad():
+        actual, expected = ours(**batch), reference(**batch)
+    assert (actual.last_hidden_state - expected.last_hidden_state).abs().max() < TOL
+    if actual.entity_last_hidden_state is not None:
+        real = batch["entity_attention_mask"].bool()
+        diff = actual.entity_last_hidden_state[real] - expected.entity_last_hidden_state[real]
+        assert diff.abs().max() < TOL
+
+
+@pytest.mark.parametrize(
+    "head_class", [transformers.LukeModel, transformers.LukeForMaskedLM, transformers.LukeForEntityClassification]
+)
+def test_loads_transformers_luke_checkpoints(tmp_path, head_class):
+    torch.manual_seed(0)
+    config = tiny_luke_config(num_labels=3)
+    task_model = head_class(config)
+    task_model.save_pretrained(tmp_path)
+    ours = LukeEncoder.from_pretrained(str(tmp_path))
+    base = task_model if head_class is transformers.LukeModel else task_model.luke
+    assert_same_outputs(ours, base)
+
+
+def test_save_pretrained_loads_in_transformers_without_missing_keys(tmp_path, tiny_luke_dir):
+    ours = LukeEncoder.from_pretrained(str(tiny_luke_dir))
+    ours.save_pretrained(str(tmp_path))
+    reference, info = transformers.LukeModel.from_pretrained(str(tmp_path), output_loading_info=True)
+    assert info["missing_keys"] == [] and info["unexpected_keys"] == [] and info["mismatched_keys"] == []
+    assert_same_outputs(ours, reference)
+    assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "luke"
+
+
+def test_entity_aware_queries_initialised_from_query(tmp_path):
+    torch.manual_seed(0)
+    transformers.LukeModel(tiny_luke_config(use_entity_aware_attention=False)).save_pretrained(tmp_path)
+    ours = LukeEncoder.from_pretrained(str(tmp_path), use_entity_aware_attention=True)
+    assert ours.config.use_entity_aware_attention
+    attention = ours.encoder.layer[1].attention.self
+    for name in ("w2e_query", "e2w_query", "e2e_query"):
+        assert torch.equal(getattr(attention, name).weight, attention.query.weight)
+        assert torch.equal(getattr(attention, name).bias, attention.query.bias)
+    # With all queries equal to Q, entity-aware attention computes exactly the original attention.
+    reference = transformers.LukeModel.from_pretrained(str(tmp_path))
+    assert_same_outputs(ours, reference)
+
+
+def test_roberta_initialisation(tiny_roberta_dir):
+    roberta = transformers.RobertaModel.from_pretrained(str(tiny_roberta_dir)).eval()
+    ours = LukeEncoder.from_pretrained(str(tiny_roberta_dir), entity_vocab_size=50).eval()
+    assert ours.config.entity_emb_size == 256 and ours.config.entity_vocab_size == 50
+    assert ours.config.use_entity_aware_attention
+    batch = inputs(with_entities=False)
+    batch["input_ids"] = torch.randint(3, 1000, (2, 9))
+    batch["input_ids"][1, 6:] = 1
+    with torch.no_grad():
+        actual, expected = ours(**batch), roberta(**batch)
+    assert (actual.last_hidden_state - expected.last_hidden_state).abs().max() < TOL
+    assert (actual.pooler_output - expected.pooler_output).abs().max() < TOL
+    # Entity side (paper §4): position of word index p = word table row p + pad_token_id + 1.
+    words, entities = ours.embeddings, ours.entity_embeddings
+    assert torch.equal(entities.position_embeddings.weight[:5], words.position_embeddings.weight[2:7])
+    assert torch.equal(entities.token_type_embeddings.weight, words.token_type_embeddings.weight)
+    assert torch.equal(entities.LayerNorm.weight, words.LayerNorm.weight)
+    attention = ours.encoder.layer[0].attention.self
+    assert torch.equal(attention.e2e_query.weight, attention.query.weight)
+    assert entities.entity_embeddings.weight.shape == (50, 256)
+    assert torch.count_nonzero(entities.entity_embeddings.weight[0]) == 0  # [PAD]
+    # An entity whose mention is one word starts from that word's position embedding.
+    entity_batch = dict(batch, entity_ids=torch.tensor([[3], [3]]), entity_position_ids=torch.tensor([[[4]], [[4]]]))
+    with torch.no_grad():
+        assert ours(**entity_batch).entity_last_hidden_state.shape == (2, 1, 32)
+
+
+def test_bert_initialisation_shifts_positions(tiny_bert_dir):
+    bert = transformers.BertModel.from_pretrained(str(tiny_bert_dir)).eval()
+    ours = LukeEncoder.from_pretrained(str(tiny_bert_dir), entity_vocab_size=10, entity_emb_size=32).eval()
+    assert not hasattr(ours.entity_embeddings, "entity_embedding_dense")  # no projection when widths match
+    batch = inputs(with_entities=False)
+    batch["token_type_ids"] = torch.zeros_like(batch["input_ids"])
+    batch["token_type_ids"][:, 4:] = 1
+    with torch.no_grad():
+        actual, expected = ours(**batch), bert(**batch)
+    real = batch["attention_mask"].bool()
+    assert (actual.last_hidden_state[real] - expected.last_hidden_state[real]).abs().max() < TOL
+
+
+def test_load_weights_false_reads_only_the_architecture(tiny_luke_dir):
+    loaded = LukeEncoder.from_pretrained(str(tiny_luke_dir))
+    fresh = LukeEncoder.from_pretrained(str(tiny_luke_dir), load_weights=False)
+    assert fresh.config == loaded.config
+    assert not torch.equal(fresh.encoder.layer[0].attention.self.query.weight, loaded.encoder.layer[0].attention.self.query.weight)
+
+
+def test_config_overrides_apply(tiny_luke_dir):
+    model = LukeEncoder.from_pretrained(str(tiny_luke_dir), hidden_dropout_prob=0.3, use_entity_aware_attention=False)
+    assert model.config.hidden_dropout_prob == 0.3
+    assert not hasattr(model.encoder.layer[0].attention.self, "w2e_query")
+
+
+def test_errors_name_the_problem(tmp_path, tiny_roberta_dir, tiny_luke_dir):
+    with pytest.raises(ValueError, match="entity_vocab_size"):
+        LukeEncoder.from_pretrained(str(tiny_roberta_dir))
+    with pytest.raises(ValueError, match="do not fit"):
+        LukeEncoder.from_pretrained(str(tiny_luke_dir), entity_vocab_size=7)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    with pytest.raises(ValueError, match="gpt2"):
+        LukeEncoder.from_pretrained(str(tmp_path))
+    with pytest.raises(OSError, match="Hugging Face Hub"):
+        LukeEncoder.from_pretrained("no-such-user/no-such-model")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text(json.dumps({"model_type": "luke"}))
+    with pytest.raises(OSError, match="no model.safetensors"):
+        LukeEncoder.from_pretrained(str(empty))

@@ -1,0 +1,122 @@
+"""The workarounds in luke_allennlp_compat.py, and the real `allennlp` command that depends on them."""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import torch
+
+import luke_allennlp_compat
+from tests.conftest import FIXTURES, REPO_ROOT
+
+ALLENNLP = Path(sys.executable).with_name("allennlp")
+
+
+def test_pth_hook_is_installed():
+    pth = Path(sysconfig.get_paths()["purelib"]) / "luke_allennlp_compat.pth"
+    assert pth.read_text() == luke_allennlp_compat.PTH_LINE
+
+
+def test_huggingface_adamw_follows_the_transformers_algorithm():
+    adamw = luke_allennlp_compat.huggingface_adamw()  # what transformers.AdamW becomes for allennlp
+    lr, beta1, beta2, eps, decay = 0.1, 0.9, 0.99, 1e-6, 0.5
+    param = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    optimizer = adamw([param], lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=decay)
+    expected = param.detach().clone()
+    m = torch.zeros(2)
+    v = torch.zeros(2)
+    for step, grad in enumerate([torch.tensor([0.5, -1.0]), torch.tensor([2.0, 0.25])], start=1):
+        param.grad = grad
+        optimizer.step()
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad * grad
+        step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+        expected = expected - step_size * m / (v.sqrt() + eps)
+        expected = expected - lr * decay * expected  # decoupled decay, after the Adam step
+        assert torch.allclose(param.detach(), expected, atol=1e-6)
+    # Without bias correction the first step is lr * m / (sqrt(v) + eps).
+    plain = torch.nn.Parameter(torch.tensor([1.0]))
+    plain.grad = torch.tensor([1.0])
+    adamw([plain], lr=0.1, correct_bias=False).step()
+    assert plain.item() == pytest.approx(1.0 - 0.1 * 0.1 / (math.sqrt(0.001) + 1e-6))
+    assert isinstance(optimizer.state_dict()["state"][0]["step"], int)  # weights_only-loadable
+
+
+def test_allennlp_huggingface_adamw_optimizer_builds():
+    from allennlp.common import Params
+    from allennlp.training.optimizers import Optimizer
+
+    model = torch.nn.Linear(2, 2)
+    optimizer = Optimizer.from_params(
+        model_parameters=list(model.named_parameters()),
+        params=Params({"type": "huggingface_adamw", "lr": 0.01, "correct_bias": False}),
+    )
+    model(torch.ones(1, 2)).sum().backward()
+    optimizer.step()
+    assert optimizer.param_groups[0]["correct_bias"] is False
+    assert isinstance(optimizer, luke_allennlp_compat.huggingface_adamw())
+
+
+def test_pretrained_transformer_tokenizer_and_indexer(tiny_luke_dir):
+    from allennlp.data.tokenizers import PretrainedTransformerTokenizer
+
+    tokenizer = PretrainedTransformerTokenizer(str(tiny_luke_dir))
+    tokens = tokenizer.tokenize("Hello world")
+    assert [t.text_id for t in tokens] == [0, 31414, 232, 2]  # ids from the shared data's README
+    assert [t.idx for t in tokens] == [None, 0, 6, None]
+
+
+def test_placeholder_torchvision_explains_itself():
+    """In a fresh interpreter where torchvision cannot be imported, allennlp's vision code still imports."""
+    code = (
+        "import sys; sys.modules['torchvision'] = None\n"  # `import torchvision` now raises ImportError
+        "import allennlp.modules.vision, allennlp.data.image_loader as il\n"
+        "try:\n"
+        "    il.torchvision.io.read_image('x.png')\n"
+        "except ImportError as e:\n"
+        "    print('ERROR:', e)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "torchvision.io.read_image is unavailable: torchvision could not be imported" in result.stdout
+
+
+def run_allennlp(*args, env):
+    result = subprocess.run(
+        [str(ALLENNLP), *args], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600
+    )
+    assert result.returncode == 0, f"allennlp {args[0]} failed:\n{result.stderr[-4000:]}"
+    return result
+
+
+def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, tmp_path):
+    """The real console command, from the repository root: `.allennlp_plugins` loads the plugin."""
+    data = FIXTURES / "data" / "sentiment.jsonl"
+    env = {**os.environ, "MODEL_DIR": str(tiny_luke_dir), "DATA": str(data)}
+    config = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
+    out = tmp_path / "run"
+    run_allennlp("train", config, "-s", str(out), env=env)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["training_loss"] < json.loads((out / "metrics_epoch_0.json").read_text())["training_loss"]
+
+    evaluation = tmp_path / "eval.json"
+    run_allennlp("evaluate", str(out / "model.tar.gz"), str(data), "--output-file", str(evaluation), env=env)
+    assert 0.0 <= json.loads(evaluation.read_text())["accuracy"] <= 1.0
+
+    inputs, predictions = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    inputs.write_text('{"sentence": "a wonderful film"}\n{"sentence": "a dull film"}\n')
+    run_allennlp("predict", str(out / "model.tar.gz"), str(inputs), "--output-file", str(predictions), "--silent", env=env)
+    rows = [json.loads(line) for line in predictions.read_text().splitlines()]
+    assert len(rows) == 2 and all(r["label"] in ("pos", "neg") and len(r["probs"]) == 2 for r in rows)
+
+    # --recover reads the training state back with torch.load's default weights_only=True.
+    shutil.rmtree(out / "model.tar.gz", ignore_errors=True)
+    result = run_allennlp("train", config, "-s", str(out), "--recover", env=env)
+    assert "Recovering from prior training" in result.stderr
+    states = sorted(out.glob("training_state_e*.th"))
+    assert states and torch.load(states[-1])["epochs_completed"] == 3
