@@ -97,8 +97,9 @@ class LukeSelfAttention(nn.Module):
     one `scaled_dot_product_attention` call: each token's query is the per-head concatenation
     [query for word keys ; query for entity keys] (width 2 x head_dim), word keys are [k ; 0] and entity
     keys [0 ; k], so every dot product picks the right query half exactly. The scale stays
-    1 / sqrt(head_dim). Values are zero-padded to the same width because the fused CPU and GPU kernels
-    need equal head sizes; the padded half of the output is dropped.
+    1 / sqrt(head_dim). Values keep head_dim, except where the fused kernel needs equal head sizes (the
+    CPU's, which runs only without dropout): there they are zero-padded and the padded half of the output
+    is dropped.
     """
 
     def __init__(self, config: LukeConfig):
@@ -115,6 +116,11 @@ class LukeSelfAttention(nn.Module):
             self.w2e_query = nn.Linear(hidden, hidden)
             self.e2w_query = nn.Linear(hidden, hidden)
             self.e2e_query = nn.Linear(hidden, hidden)
+
+    def _fused_kernel_needs_equal_head_dims(self, v: torch.Tensor) -> bool:
+        # CUDA's memory-efficient kernel takes a narrower value; the CPU's fused kernel does not, and it
+        # runs only without dropout (with dropout the CPU falls back to the unfused path, which needs no padding).
+        return v.device.type == "cpu" and not (self.training and self.dropout_prob > 0)
 
     def _project(self, x: torch.Tensor, queries: tuple) -> torch.Tensor:
         """One matmul for the token type's queries (interleaved per head), key and value."""
@@ -147,7 +153,9 @@ class LukeSelfAttention(nn.Module):
             q = q.view(batch, length, nh, 2 * hd).transpose(1, 2)  # (batch, heads, length, 2 * head_dim)
             k = k.view(batch, length, nh, hd).transpose(1, 2)
             k = torch.cat([F.pad(k[:, :, :num_words], (0, hd)), F.pad(k[:, :, num_words:], (hd, 0))], dim=2)
-            v = F.pad(v.view(batch, length, nh, hd).transpose(1, 2), (0, hd))
+            v = v.view(batch, length, nh, hd).transpose(1, 2)
+            if self._fused_kernel_needs_equal_head_dims(v):
+                v = F.pad(v, (0, hd))  # (batch, heads, length, 2 * head_dim)
         else:
             q, k, v = self._project(hidden_states, (self.query,)).split(hidden, dim=-1)
             q, k, v = (t.view(batch, length, nh, hd).transpose(1, 2) for t in (q, k, v))  # (batch, heads, length, hd)
@@ -158,7 +166,7 @@ class LukeSelfAttention(nn.Module):
             attn_mask=attention_mask,
             dropout_p=self.dropout_prob if self.training else 0.0,
             scale=1.0 / math.sqrt(hd),
-        )  # (batch, heads, length, head_dim or 2 * head_dim)
+        )  # (batch, heads, length, head_dim), or 2 * head_dim with padded values
         context = context[..., :hd].transpose(1, 2).reshape(batch, length, hidden)
         return context  # (batch, words + entities, hidden)
 

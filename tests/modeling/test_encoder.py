@@ -86,8 +86,10 @@ def test_words_only_equals_transformers(aware):
     assert max_diff(actual.last_hidden_state, expected.last_hidden_state) < TOL
 
 
-def test_gradients_equal_transformers():
+@pytest.mark.parametrize("padded_values", [True, False])
+def test_gradients_equal_transformers(padded_values, monkeypatch):
     reference, ours = reference_pair(True)
+    monkeypatch.setattr(type(ours.encoder.layer[0].attention.self), "_fused_kernel_needs_equal_head_dims", lambda self, v: padded_values)
     reference.train(), ours.train()  # dropout is 0: train mode must still be deterministic
     inputs = batch_inputs()
     for model in (reference, ours):
@@ -165,6 +167,13 @@ def test_entity_position_is_mean_of_mention_positions():
         expected = e.entity_embedding_dense(e.entity_embeddings(entity_ids)) + table[[2, 3, 7]].mean(0)
         expected = e.LayerNorm(expected + e.token_type_embeddings.weight[0])
     assert max_diff(got, expected) < TOL
+
+
+def test_traces_without_graph_breaks():
+    """torch.compile captures the whole forward in one graph (what the embedder's `compile` option relies on)."""
+    _, ours = reference_pair(True)
+    explanation = torch._dynamo.explain(ours)(**batch_inputs())
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
 
 
 def test_entity_inputs_need_positions():

@@ -76,6 +76,8 @@ def test_config_options(tiny_luke_dir, tiny_roberta_dir):
     assert not frozen.luke.config.use_entity_aware_attention
     from_roberta = LukeEmbedder(str(tiny_roberta_dir), entity_vocab_size=10, entity_emb_size=8)
     assert from_roberta.luke.entity_embeddings.entity_embeddings.weight.shape == (10, 8)
+    compiled = LukeEmbedder(str(tiny_luke_dir), compile=True)
+    assert list(compiled.state_dict()) == list(LukeEmbedder(str(tiny_luke_dir)).state_dict())  # names unchanged
     with pytest.raises(ValueError, match="output must be one of"):
         LukeEmbedder(str(tiny_luke_dir), output="both")
     with pytest.raises(ValueError, match="max_length"):
