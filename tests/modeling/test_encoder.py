@@ -7,6 +7,7 @@ from torch.nn import functional as F
 from luke_allennlp.modeling import LukeConfig, LukeEncoder
 
 TOL = 1e-5
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 def reference_pair(aware: bool, dropout: float = 0.0, **sizes):
@@ -59,11 +60,12 @@ def max_diff(a, b):
     return (a - b).abs().max().item()
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
-def test_outputs_equal_transformers(aware):
+def test_outputs_equal_transformers(aware, device):
     reference, ours = reference_pair(aware)
-    reference.eval(), ours.eval()
-    inputs = batch_inputs()
+    reference.eval().to(device), ours.eval().to(device)
+    inputs = {k: v.to(device) for k, v in batch_inputs().items()}
     with torch.no_grad():
         expected, actual = reference(**inputs), ours(**inputs)
     real_words = inputs["attention_mask"].bool()
@@ -86,12 +88,13 @@ def test_words_only_equals_transformers(aware):
     assert max_diff(actual.last_hidden_state, expected.last_hidden_state) < TOL
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("padded_values", [True, False])
-def test_gradients_equal_transformers(padded_values, monkeypatch):
+def test_gradients_equal_transformers(padded_values, device, monkeypatch):
     reference, ours = reference_pair(True)
     monkeypatch.setattr(type(ours.encoder.layer[0].attention.self), "_fused_kernel_needs_equal_head_dims", lambda self, v: padded_values)
-    reference.train(), ours.train()  # dropout is 0: train mode must still be deterministic
-    inputs = batch_inputs()
+    reference.train().to(device), ours.train().to(device)  # dropout is 0: train mode must still be deterministic
+    inputs = {k: v.to(device) for k, v in batch_inputs().items()}
     for model in (reference, ours):
         out = model(**inputs)
         (out.last_hidden_state.square().mean() + out.entity_last_hidden_state.sin().sum()).backward()
