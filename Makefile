@@ -34,3 +34,6 @@ bench: install
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+demo: install
+	$(PY) demo/ner_demo.py

@@ -49,17 +49,17 @@ def write_tiny_checkpoint(
     if kind == "luke":
         from luke_allennlp.modeling import LukeConfig, LukeEncoder
 
-        sizes = {"entity_vocab_size": 40, "entity_emb_size": 16, "max_position_embeddings": 130,
+        sizes = {"entity_vocab_size": 40, "entity_emb_size": 16, "max_position_embeddings": 514,
                  "type_vocab_size": 1, "layer_norm_eps": 1e-5, **sizes}  # fmt: skip
         LukeEncoder(LukeConfig(**sizes)).save_pretrained(str(directory))
     elif kind == "roberta":
         from transformers import RobertaConfig, RobertaModel
 
-        RobertaModel(RobertaConfig(max_position_embeddings=130, type_vocab_size=1, **sizes)).save_pretrained(directory)
+        RobertaModel(RobertaConfig(max_position_embeddings=514, type_vocab_size=1, **sizes)).save_pretrained(directory)
     elif kind == "bert":
         from transformers import BertConfig, BertModel
 
-        BertModel(BertConfig(max_position_embeddings=128, pad_token_id=1, **sizes)).save_pretrained(directory)
+        BertModel(BertConfig(max_position_embeddings=512, pad_token_id=1, **sizes)).save_pretrained(directory)
     else:
         raise ValueError(f"kind must be luke, roberta or bert, not {kind!r}")
     save_roberta_tokenizer(directory)

@@ -33,3 +33,13 @@ def tiny_roberta_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory) -> Path:
     return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-bert"), "bert")
+
+
+@pytest.fixture(scope="session")
+def conll_slice(shared_data, tmp_path_factory) -> Path:
+    """The first two documents of CoNLL-2003 eng.testa (29 sentences), written to a temporary file."""
+    lines = (shared_data / "conll2003" / "eng.testa").read_text().split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("-DOCSTART-")]
+    path = tmp_path_factory.mktemp("conll") / "slice.txt"
+    path.write_text("\n".join(lines[: starts[2]]) + "\n")
+    return path

@@ -103,6 +103,7 @@ def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, 
     run_allennlp("train", config, "-s", str(out), env=env)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["training_loss"] < json.loads((out / "metrics_epoch_0.json").read_text())["training_loss"]
+    assert metrics["training_accuracy"] >= 0.9  # 16 sentences, 10 epochs: the tiny model fits them
 
     evaluation = tmp_path / "eval.json"
     run_allennlp("evaluate", str(out / "model.tar.gz"), str(data), "--output-file", str(evaluation), env=env)
@@ -118,5 +119,5 @@ def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, 
     shutil.rmtree(out / "model.tar.gz", ignore_errors=True)
     result = run_allennlp("train", config, "-s", str(out), "--recover", env=env)
     assert "Recovering from prior training" in result.stderr
-    states = sorted(out.glob("training_state_e*.th"))
-    assert states and torch.load(states[-1])["epochs_completed"] == 3
+    states = list(out.glob("training_state_e*.th"))
+    assert states and max(torch.load(path)["epochs_completed"] for path in states) == 10

@@ -7,7 +7,7 @@ conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in 
 """
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -23,6 +23,14 @@ ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "silu": F.silu,
     "swish": F.silu,
 }
+
+
+def span_position_ids(starts: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
+    """`entity_position_ids` of contiguous mentions from their first and last positions (inclusive):
+    (...) -> (..., longest mention), padded with -1."""
+    longest = int((ends - starts).max()) + 1 if starts.numel() else 1
+    positions = starts[..., None] + torch.arange(longest, device=starts.device)
+    return positions.masked_fill(positions > ends[..., None], -1)
 
 
 @dataclass
@@ -285,6 +293,19 @@ class LukeEncoder(nn.Module):
         elif isinstance(module, nn.LayerNorm):
             nn.init.ones_(module.weight)
             nn.init.zeros_(module.bias)
+
+    def select_entity_embeddings(self, rows: Sequence[int]) -> None:
+        """
+        Replaces the entity table by the given rows of it, in order: fine-tuning keeps only its special
+        entities (e.g. `[PAD]`, and `[MASK]` three times for `[MASK]`, `[HEAD]` and `[TAIL]`, paper §4).
+        """
+        table = self.entity_embeddings.entity_embeddings
+        index = torch.as_tensor(list(rows), dtype=torch.long, device=table.weight.device)
+        new = nn.Embedding(len(index), table.embedding_dim, padding_idx=0).to(table.weight)
+        with torch.no_grad():
+            new.weight.copy_(table.weight.index_select(0, index))
+        self.entity_embeddings.entity_embeddings = new
+        self.config.entity_vocab_size = len(index)
 
     def gradient_checkpointing_enable(self) -> None:
         self.encoder.gradient_checkpointing = True

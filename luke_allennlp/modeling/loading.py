@@ -59,6 +59,16 @@ def read_config(name_or_path: str) -> Dict[str, Any]:
         return json.load(f)
 
 
+def special_entity_ids(name_or_path: str, defaults: Dict[str, int]) -> Dict[str, int]:
+    """`[PAD]`, `[UNK]`, `[MASK]`, ... ids from the checkpoint's `entity_vocab.json` (LUKE's defaults if absent)."""
+    path = checkpoint_file(name_or_path, "entity_vocab.json")
+    if path is None:
+        return dict(defaults)
+    with open(path, encoding="utf-8") as f:
+        vocab = json.load(f)
+    return {name: vocab.get(name, default) for name, default in defaults.items()}
+
+
 def read_state_dict(name_or_path: str) -> Dict[str, torch.Tensor]:
     """Reads `model.safetensors` or `pytorch_model.bin`, sharded or not, on the CPU."""
     for name in ("model.safetensors", "pytorch_model.bin"):

@@ -3,9 +3,12 @@ from typing import Any, Dict, Optional
 import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
+from luke_allennlp.data.entities import LUKE_SPECIAL_ENTITY_IDS, TASK_ENTITY_SOURCES, TASK_ENTITY_VOCAB
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
+from luke_allennlp.modeling.loading import read_config, special_entity_ids
 
 OUTPUTS = ("words", "entities", "pooled")
+ENTITY_VOCABS = ("checkpoint", "task")
 
 
 @TokenEmbedder.register("luke")
@@ -28,6 +31,10 @@ class LukeEmbedder(TokenEmbedder):
     use_entity_aware_attention : `bool`, optional (default = `None`)
         Overrides the checkpoint's setting; `False` is the paper's "original attention" ablation. `None`
         keeps the checkpoint's (on for a new entity side).
+    entity_vocab : `str`, optional (default = `"checkpoint"`)
+        `"checkpoint"` keeps the checkpoint's entity table. `"task"` keeps only the fine-tuning entities of
+        `luke_allennlp.data.entities.TASK_ENTITY_VOCAB` (`[PAD]`, `[MASK]`, `[HEAD]`, `[TAIL]`), the last three
+        initialised from the checkpoint's `[MASK]` embedding (paper §4); the task readers emit these ids.
     entity_vocab_size : `int`, optional (default = `None`)
         Entity vocabulary size of a new entity side; must match a LUKE checkpoint if given.
     entity_emb_size : `int`, optional (default = `None`)
@@ -55,6 +62,7 @@ class LukeEmbedder(TokenEmbedder):
         model_name: str,
         *,
         use_entity_aware_attention: Optional[bool] = None,
+        entity_vocab: str = "checkpoint",
         entity_vocab_size: Optional[int] = None,
         entity_emb_size: Optional[int] = None,
         output: str = "words",
@@ -67,7 +75,12 @@ class LukeEmbedder(TokenEmbedder):
         super().__init__()
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, not {output!r}")
+        if entity_vocab not in ENTITY_VOCABS:
+            raise ValueError(f"entity_vocab must be one of {ENTITY_VOCABS}, not {entity_vocab!r}")
         self.output = output
+        from_luke = read_config(model_name).get("model_type") == "luke"
+        if entity_vocab == "task" and not from_luke:
+            entity_vocab_size = len(TASK_ENTITY_VOCAB)  # a new entity side holds only the task entities
         self.luke = LukeEncoder.from_pretrained(
             model_name,
             use_entity_aware_attention=use_entity_aware_attention,
@@ -76,6 +89,9 @@ class LukeEmbedder(TokenEmbedder):
             load_weights=load_weights,
             **(config_overrides or {}),
         )
+        if entity_vocab == "task" and from_luke:
+            pretrained = special_entity_ids(model_name, LUKE_SPECIAL_ENTITY_IDS)
+            self.luke.select_entity_embeddings([pretrained[TASK_ENTITY_SOURCES[name]] for name in TASK_ENTITY_VOCAB])
         if gradient_checkpointing:
             self.luke.gradient_checkpointing_enable()
         if compile:

@@ -1,0 +1,35 @@
+// Shared parts of the fine-tuning configs: the paper's optimiser and schedule (Tables 11 and 12: AdamW,
+// weight decay 0.01, linear decay with 6% warm-up, gradient clipping 1.0) and the LUKE / RoBERTa embedders.
+{
+  // The `luke` embedder with the fine-tuning entity vocabulary ([PAD], [MASK], [HEAD], [TAIL]).
+  luke_embedder(model_name, entity_aware=true):: {
+    type: 'luke',
+    model_name: model_name,
+    entity_vocab: 'task',
+    use_entity_aware_attention: entity_aware,
+  },
+
+  // A plain word encoder (allennlp's own), for the RoBERTa/BERT baselines.
+  transformer_embedder(model_name):: {
+    type: 'pretrained_transformer',
+    model_name: model_name,
+  },
+
+  trainer(lr, epochs, cuda_device):: {
+    optimizer: {
+      type: 'huggingface_adamw',
+      lr: lr,
+      weight_decay: 0.01,
+      betas: [0.9, 0.98],
+      eps: 1e-6,
+      parameter_groups: [[['bias', 'LayerNorm\\.weight', 'LayerNorm\\.bias'], { weight_decay: 0.0 }]],
+    },
+    learning_rate_scheduler: { type: 'linear_with_warmup_ratio', warmup_ratio: 0.06 },
+    grad_norm: 1.0,
+    num_epochs: epochs,
+    cuda_device: cuda_device,
+  },
+
+  // `allennlp evaluate --predictions-output-file` writes one JSON line per instance.
+  evaluation: { type: 'simple', batch_serializer: { type: 'luke_per_instance' } },
+}

@@ -1,0 +1,30 @@
+// Span-based NER on CoNLL-2003 (paper §4.3; Table 12: lr 1e-5, batch 8, 5 epochs).
+local lib = import 'fine_tuning.libsonnet';
+
+{
+  // variant: 'luke' (entity-aware attention), 'luke_original_attention', or 'roberta' (word features only,
+  // plain pretrained_transformer encoder: the RoBERTa row of Table 3).
+  config(model_name, train_path, validation_path, variant='luke', cuda_device=-1):: {
+    dataset_reader: {
+      type: 'luke_conll2003',
+      model_name: model_name,
+      max_seq_length: 512,
+      max_mention_length: 16,
+      max_entities: 128,
+      encoding: 'iob1',
+    },
+    train_data_path: train_path,
+    validation_data_path: validation_path,
+    model: {
+      type: 'luke_span_ner',
+      embedder: if variant == 'roberta' then lib.transformer_embedder(model_name)
+                else lib.luke_embedder(model_name, entity_aware=variant == 'luke'),
+      feature: if variant == 'roberta' then 'words' else 'all',
+      dropout: 0.1,
+    },
+    data_loader: { batch_size: 8, shuffle: true },
+    validation_data_loader: { batch_size: 8, shuffle: false },
+    trainer: lib.trainer(lr=1e-5, epochs=5, cuda_device=cuda_device) + { validation_metric: '+f1' },
+    evaluation: lib.evaluation,
+  },
+}

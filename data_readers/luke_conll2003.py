@@ -1,0 +1,264 @@
+import functools
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Sequence
+
+import numpy as np
+import torch
+from allennlp.common.file_utils import cached_path
+from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import MetadataField, TensorField
+
+from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
+from luke_allennlp.data.fields import LabelArrayField
+from luke_allennlp.data.tags import tags_to_spans
+from luke_allennlp.data.tokenization import load_fast_tokenizer, special_token_layout
+
+logger = logging.getLogger(__name__)
+
+TAG = re.compile(r"^(O|[BI]-\S+)$")
+
+
+@dataclass
+class Sentence:
+    words: List[str]
+    tags: Optional[List[str]]
+    line: int  # 1-based line of the first word, for messages and ids
+
+
+@dataclass
+class TokenizedDocument:
+    """A document's words tokenised in one call; subword positions index `subword_ids`."""
+
+    sentences: List[Sentence]
+    subword_ids: np.ndarray  # (subwords,)
+    word_starts: np.ndarray  # (words,) first subword of each word
+    word_ends: np.ndarray  # (words,) one past the last subword of each word
+    sentence_offsets: List[int] = field(default_factory=list)  # index of each sentence's first word
+
+
+class SpanLayout:
+    """Every span of up to `max_length` words of a sentence, ordered by (start, end), in chunks of `per_chunk`."""
+
+    def __init__(self, words: int, max_length: int, per_chunk: int):
+        starts, ends = np.triu_indices(words)
+        ends = ends + 1
+        keep = ends - starts <= max_length  # triu_indices orders by (start, end) already
+        self.starts, self.ends = starts[keep], ends[keep]
+        self.count = len(self.starts)
+        self.per_chunk = per_chunk
+        self.padded = -(-self.count // per_chunk) * per_chunk
+        self.spans = torch.from_numpy(np.stack([self.starts, self.ends], 1))  # (spans, 2) word start, end
+        self.index = np.full((words, max_length), -1, dtype=np.int64)  # (start, length - 1) -> span index
+        self.index[self.starts, self.ends - self.starts - 1] = np.arange(self.count)
+        self.entity_ids = self.chunked(np.full(self.count, TASK_ENTITY_VOCAB["[MASK]"]))  # [PAD] = 0 elsewhere
+        self.entity_mask = self.chunked(np.ones(self.count, dtype=bool))
+
+    def chunked(self, values: np.ndarray) -> torch.Tensor:
+        """(spans,) -> (chunks, per_chunk), zero-padded."""
+        out = np.zeros(self.padded, dtype=values.dtype)
+        out[: self.count] = values
+        return torch.from_numpy(out.reshape(-1, self.per_chunk))
+
+
+@DatasetReader.register("luke_conll2003")
+class LukeConll2003Reader(DatasetReader):
+    """
+    CoNLL-2003 NER for span classification with LUKE (paper §4.3).
+
+    Reads the original four-column files (`word POS chunk NER`, `-DOCSTART-` lines between documents, blank
+    lines between sentences). Each sentence becomes one instance: its subwords with the most surrounding
+    document context that fits `max_seq_length`, and every span of up to `max_mention_length` words as a
+    `[MASK]` entity whose positions are the span's subwords, labelled with its gold type or `O`. The spans
+    are grouped into chunks of at most `max_entities` (one encoder pass each, see `luke_span_ner`), so no
+    span is dropped and the model scores whole sentences.
+
+    # Parameters
+
+    model_name : `str`
+        The checkpoint whose fast tokenizer to use (directory or hub name).
+    max_seq_length : `int`, optional (default = `512`)
+        Subwords per encoder input, special tokens included.
+    max_mention_length : `int`, optional (default = `16`)
+        Longest span, in words. Gold entities that are longer cannot be predicted; they are counted and logged.
+    max_entities : `int`, optional (default = `128`)
+        Spans per encoder pass.
+    encoding : `str`, optional (default = `"iob1"`)
+        The tag encoding of the files: `"iob1"` (CoNLL-2003 as shipped) or `"iob2"`.
+    label_namespace : `str`, optional (default = `"labels"`)
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        max_seq_length: int = 512,
+        max_mention_length: int = 16,
+        max_entities: int = 128,
+        encoding: str = "iob1",
+        label_namespace: str = "labels",
+        **kwargs,
+    ) -> None:
+        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        if encoding not in ("iob1", "iob2"):
+            raise ValueError(f"encoding must be iob1 or iob2, not {encoding!r}")
+        self.tokenizer = load_fast_tokenizer(model_name)
+        prefix, suffix = special_token_layout(self.tokenizer)
+        self.prefix, self.suffix = np.array(prefix, dtype=np.int64), np.array(suffix, dtype=np.int64)
+        self.pad_id = self.tokenizer.pad_token_id
+        self.max_words = max_seq_length - len(prefix) - len(suffix)  # subwords for text
+        if self.max_words < 1:
+            raise ValueError(f"max_seq_length {max_seq_length} leaves no room for text")
+        self.max_mention_length = max_mention_length
+        self.max_entities = max_entities
+        self.encoding = encoding
+        self.label_namespace = label_namespace
+        self.stats: Dict[str, int] = {}
+
+    # --- reading files -------------------------------------------------------------------------------
+
+    def _read(self, file_path: str) -> Iterator[Instance]:
+        self.stats = dict.fromkeys(("documents", "sentences", "empty_documents", "truncated_sentences",
+                                    "truncated_gold_entities", "gold_entities_too_long"), 0)  # fmt: skip
+        for index, document in self.shard_iterable(enumerate(self.read_documents(cached_path(file_path)))):
+            if not any(s.words for s in document):
+                self.stats["empty_documents"] += 1
+                logger.warning("%s: document %d has no sentences; skipped", file_path, index)
+                continue
+            self.stats["documents"] += 1
+            tokenized = self._tokenize(document)
+            for sentence_index, sentence in enumerate(document):
+                self.stats["sentences"] += 1
+                yield self._sentence_instance(tokenized, sentence_index, f"{file_path}:{sentence.line}")
+        logger.info("%s: %s", file_path, self.stats)
+
+    def read_documents(self, path: str) -> Iterator[List[Sentence]]:
+        """Parses a CoNLL file into documents of sentences; a malformed line raises naming file and line."""
+        document: List[Sentence] = []
+        words: List[str] = []
+        tags: List[str] = []
+        first_line = 0
+
+        def close_sentence() -> None:
+            if words:
+                document.append(Sentence(list(words), list(tags), first_line))
+                words.clear()
+                tags.clear()
+
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                columns = line.split()
+                if not columns:
+                    close_sentence()
+                elif columns[0] == "-DOCSTART-":
+                    close_sentence()
+                    if number > 1:
+                        yield document
+                    document = []
+                else:
+                    if len(columns) < 2 or not TAG.match(columns[-1]):
+                        raise ValueError(
+                            f"{path}:{number}: expected 'word POS chunk NER' with an O/B-X/I-X tag last, got {line.rstrip()!r}"
+                        )
+                    if not words:
+                        first_line = number
+                    words.append(columns[0])
+                    tags.append(columns[-1])
+        close_sentence()
+        yield document
+
+    # --- instances -------------------------------------------------------------------------------------
+
+    def text_to_instance(  # type: ignore[override]
+        self,
+        words: List[str],
+        tags: Optional[List[str]] = None,
+        left_context: Sequence[Sequence[str]] = (),
+        right_context: Sequence[Sequence[str]] = (),
+        instance_id: str = "input",
+    ) -> Instance:
+        """
+        One sentence, with optional tags and document context (sentences of words before and after it).
+        """
+        if not words:
+            raise ValueError(f"{instance_id}: the sentence has no words")
+        if tags is not None and len(tags) != len(words):
+            raise ValueError(f"{instance_id}: {len(words)} words but {len(tags)} tags")
+        document = [Sentence(list(s), None, 0) for s in left_context]
+        document.append(Sentence(list(words), list(tags) if tags is not None else None, 0))
+        document += [Sentence(list(s), None, 0) for s in right_context]
+        return self._sentence_instance(self._tokenize(document), len(left_context), instance_id)
+
+    def _tokenize(self, document: List[Sentence]) -> TokenizedDocument:
+        words = [w for s in document for w in s.words]
+        encoding = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+        word_index = np.array([-1 if w is None else w for w in encoding.word_ids()], dtype=np.int64)
+        counts = np.bincount(word_index, minlength=len(words))
+        if (counts == 0).any():  # e.g. a word of control characters: give it the unknown token
+            words = [w if c else self.tokenizer.unk_token for w, c in zip(words, counts)]
+            encoding = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+            word_index = np.array(encoding.word_ids(), dtype=np.int64)
+            counts = np.bincount(word_index, minlength=len(words))
+        ends = np.cumsum(counts)
+        offsets = np.cumsum([0] + [len(s.words) for s in document])[:-1].tolist()
+        return TokenizedDocument(document, np.array(encoding["input_ids"]), ends - counts, ends, offsets)
+
+    def _sentence_instance(self, doc: TokenizedDocument, index: int, instance_id: str) -> Instance:
+        sentence = doc.sentences[index]
+        first = doc.sentence_offsets[index]
+        n_words = len(sentence.words)
+        starts = doc.word_starts[first : first + n_words]
+        ends = doc.word_ends[first : first + n_words]
+        # Keep the words whose subwords fit; count what a too-long sentence loses.
+        kept = int(np.searchsorted(ends - starts[0], self.max_words, side="right"))
+        if kept == 0:
+            raise ValueError(f"{instance_id}: the first word alone has more subwords than max_seq_length allows")
+        gold = tags_to_spans(sentence.tags, self.encoding) if sentence.tags is not None else None
+        if kept < n_words:
+            lost = sum(1 for (_, end) in (gold or {}) if end > kept)
+            self.stats["truncated_sentences"] = self.stats.get("truncated_sentences", 0) + 1
+            self.stats["truncated_gold_entities"] = self.stats.get("truncated_gold_entities", 0) + lost
+            logger.warning(
+                "%s: sentence of %d subwords truncated to %d words of %d (max_seq_length); %d gold entities lost",
+                instance_id, ends[-1] - starts[0], kept, n_words, lost,
+            )  # fmt: skip
+        if gold:
+            too_long = sum(1 for (s, e) in gold if e - s > self.max_mention_length)
+            self.stats["gold_entities_too_long"] = self.stats.get("gold_entities_too_long", 0) + too_long
+
+        # The window: the sentence's subwords plus as much context on both sides as fits, split evenly.
+        sentence_start, sentence_end = int(starts[0]), int(ends[kept - 1])
+        room = self.max_words - (sentence_end - sentence_start)
+        available_right = len(doc.subword_ids) - sentence_end
+        left = min(sentence_start, max(room // 2, room - available_right))
+        right = min(available_right, room - left)
+        window = doc.subword_ids[sentence_start - left : sentence_end + right]
+        shift = len(self.prefix) + left - sentence_start  # document subword position -> input position
+
+        layout = self._span_layout(kept)
+        labels = np.full(layout.padded, None, dtype=object)  # None: padding, indexed as -1
+        labels[: layout.count] = "O"
+        for (start, end), kind in (gold or {}).items():
+            if end <= kept and end - start <= self.max_mention_length:
+                labels[layout.index[start, end - start - 1]] = kind
+        word_ids = np.concatenate([self.prefix, window, self.suffix])
+        fields = {
+            "word_ids": TensorField(torch.from_numpy(word_ids), padding_value=self.pad_id),
+            "word_attention_mask": TensorField(torch.ones(len(word_ids), dtype=torch.bool), padding_value=False),
+            "entity_ids": TensorField(layout.entity_ids),
+            "entity_attention_mask": TensorField(layout.entity_mask, padding_value=False),
+            # First subword of the first word, last subword of the last word: the mention's positions.
+            "entity_start_positions": TensorField(layout.chunked(starts[layout.starts] + shift)),
+            "entity_end_positions": TensorField(layout.chunked(ends[layout.ends - 1] - 1 + shift)),
+            "metadata": MetadataField(
+                {"id": instance_id, "words": sentence.words, "spans": layout.spans, "gold_spans": gold}
+            ),
+        }
+        if gold is not None:
+            fields["labels"] = LabelArrayField(labels.reshape(-1, self.max_entities), self.label_namespace)
+        return Instance(fields)
+
+    @functools.lru_cache(maxsize=None)
+    def _span_layout(self, words: int) -> "SpanLayout":
+        """The spans of a sentence of `words` words depend only on its length: built once per length."""
+        return SpanLayout(words, self.max_mention_length, self.max_entities)

@@ -1,0 +1,179 @@
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.modules.token_embedders import TokenEmbedder
+from allennlp.nn import InitializerApplicator
+
+from luke_allennlp.data.tags import spans_to_iob2
+from luke_allennlp.modeling.encoder import span_position_ids
+from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.training.metrics import SpanF1
+
+FEATURES = ("all", "words", "entity")
+Spans = Dict[Tuple[int, int], str]
+
+
+def decode_spans(
+    spans: np.ndarray, logits: torch.Tensor, labels: List[str], outside: int
+) -> List[Tuple[int, int, str, float]]:
+    """
+    The paper's decoding: drop spans predicted `O`, then take spans by descending logit, skipping any that
+    overlaps one already taken. Returns (start, end exclusive, type, probability) sorted by start.
+    """
+    best_logit, best = logits.max(-1)  # (spans,)
+    probability = logits.softmax(-1).gather(-1, best[:, None])[:, 0]
+    chosen: List[Tuple[int, int, str, float]] = []
+    taken = np.zeros(int(spans[:, 1].max()) if len(spans) else 0, dtype=bool)
+    for i in torch.argsort(best_logit, descending=True).tolist():
+        if best[i] == outside:
+            continue
+        start, end = int(spans[i, 0]), int(spans[i, 1])
+        if not taken[start:end].any():
+            taken[start:end] = True
+            chosen.append((start, end, labels[best[i]], float(probability[i])))
+    return sorted(chosen)
+
+
+@Model.register("luke_span_ner")
+class LukeSpanNer(Model):
+    """
+    Span-based NER (paper §4.3): each candidate span is a `[MASK]` entity; its representation is the
+    concatenation of the first word's, the last word's and the entity's final hidden states, followed by a
+    linear classifier over the entity types and `O`, trained with cross-entropy.
+
+    Instances come from `luke_conll2003`: one sentence each, its spans in chunks of `max_entities`; each
+    chunk is one encoder pass over the sentence's words and that chunk's entities.
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    embedder : `TokenEmbedder`
+        A `luke` embedder (use `entity_vocab: "task"`), or for the word-only baseline any word embedder such as
+        `pretrained_transformer` (then `feature` must be `"words"`).
+    feature : `str`, optional (default = `"all"`)
+        `"all"` (first word, last word, entity), `"words"` (first and last word: the RoBERTa baseline of
+        Table 3) or `"entity"`.
+    dropout : `float`, optional (default = `0.1`)
+    label_namespace : `str`, optional (default = `"labels"`)
+    initializer : `InitializerApplicator`, optional
+    """
+
+    default_predictor = "luke_span_ner"
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        embedder: TokenEmbedder,
+        feature: str = "all",
+        dropout: float = 0.1,
+        label_namespace: str = "labels",
+        initializer: InitializerApplicator = InitializerApplicator(),
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        if feature not in FEATURES:
+            raise ValueError(f"feature must be one of {FEATURES}, not {feature!r}")
+        if feature != "words" and not isinstance(embedder, LukeEmbedder):
+            raise ValueError(f'feature "{feature}" needs entity states: use the "luke" embedder')
+        self.embedder = embedder
+        self.feature = feature
+        self.label_namespace = label_namespace
+        self.labels = [vocab.get_token_from_index(i, label_namespace) for i in range(vocab.get_vocab_size(label_namespace))]
+        if "O" not in self.labels:
+            raise ValueError(f'the "{label_namespace}" vocabulary has no "O" label')
+        self.outside = self.labels.index("O")
+        hidden = embedder.get_output_dim()
+        self.dropout = torch.nn.Dropout(dropout)
+        self.classifier = torch.nn.Linear(hidden * {"all": 3, "words": 2, "entity": 1}[feature], len(self.labels))
+        self.metric = SpanF1()
+        initializer(self)
+
+    def forward(  # type: ignore[override]
+        self,
+        word_ids: torch.LongTensor,
+        word_attention_mask: torch.BoolTensor,
+        entity_ids: torch.LongTensor,
+        entity_attention_mask: torch.BoolTensor,
+        entity_start_positions: torch.LongTensor,
+        entity_end_positions: torch.LongTensor,
+        metadata: List[Dict[str, Any]],
+        labels: Optional[torch.LongTensor] = None,
+    ) -> Dict[str, Any]:
+        """
+        # Parameters
+
+        word_ids, word_attention_mask : (batch, words)
+        entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions : (batch, chunks, entities)
+            One `[MASK]` entity per span; start/end are the positions of its first and last subword.
+        labels : (batch, chunks, entities), -1 where there is no span
+        """
+        batch, chunks, per_chunk = entity_ids.shape
+        # One encoder pass per non-empty (sentence, chunk).
+        rows = entity_attention_mask.any(-1).nonzero()  # (passes, 2)
+        sentence, chunk = rows[:, 0], rows[:, 1]
+        starts = entity_start_positions[sentence, chunk]  # (passes, entities)
+        ends = entity_end_positions[sentence, chunk]
+        if isinstance(self.embedder, LukeEmbedder):
+            outputs = self.embedder.encode(
+                word_ids[sentence],
+                word_attention_mask[sentence],
+                entity_ids=entity_ids[sentence, chunk],
+                entity_position_ids=span_position_ids(starts, ends),
+                entity_attention_mask=entity_attention_mask[sentence, chunk],
+            )
+            word_states, entity_states = outputs.last_hidden_state, outputs.entity_last_hidden_state
+        else:  # a word-only encoder: its states do not depend on the chunk, so encode each sentence once
+            word_states = self.embedder(token_ids=word_ids, mask=word_attention_mask)[sentence]
+            entity_states = None
+        hidden = word_states.size(-1)
+        first = word_states.gather(1, starts[..., None].expand(-1, -1, hidden))  # (passes, entities, hidden)
+        last = word_states.gather(1, ends[..., None].expand(-1, -1, hidden))
+        features = {"all": [first, last, entity_states], "words": [first, last], "entity": [entity_states]}
+        logits = self.classifier(self.dropout(torch.cat(features[self.feature], dim=-1)))  # (passes, entities, labels)
+
+        span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
+        span_logits[sentence, chunk] = logits
+        span_logits = span_logits.view(batch, chunks * per_chunk, -1)  # spans in the reader's order
+        output: Dict[str, Any] = {
+            "span_logits": span_logits,
+            "id": [meta["id"] for meta in metadata],
+            "words": [meta["words"] for meta in metadata],
+            "spans": [meta["spans"] for meta in metadata],  # (spans, 2) word start, end exclusive
+            "gold_spans": [meta["gold_spans"] for meta in metadata],
+        }
+        if labels is not None:
+            gold = labels[sentence, chunk]
+            output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
+            predicted = [self._decode(logits, spans) for logits, spans in zip(span_logits, output["spans"])]
+            self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])
+        return output
+
+    def _decode(self, span_logits: torch.Tensor, spans: torch.Tensor) -> List[Tuple[int, int, str, float]]:
+        logits = span_logits[: len(spans)].detach().float().cpu()
+        return decode_spans(spans.numpy(), logits, self.labels, self.outside)
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """Per sentence: `words`, `tags` (IOB2), `entities` ({start, end (exclusive), type, score}) and, with gold
+        labels, `gold_tags` and `predicted_tags`."""
+        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": []}
+        with_gold = all(gold is not None for gold in output_dict["gold_spans"])
+        if with_gold:
+            result.update(gold_tags=[], predicted_tags=[])
+        for logits, spans, words, gold in zip(
+            output_dict["span_logits"], output_dict["spans"], output_dict["words"], output_dict["gold_spans"]
+        ):
+            chosen = self._decode(logits, spans)
+            tags = spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, len(words))
+            result["tags"].append(tags)
+            result["entities"].append([{"start": s, "end": e, "type": k, "score": p} for s, e, k, p in chosen])
+            if with_gold:
+                result["gold_tags"].append(spans_to_iob2(gold, len(words)))
+                result["predicted_tags"].append(tags)
+        return result
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return self.metric.get_metric(reset)

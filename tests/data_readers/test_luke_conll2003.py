@@ -1,0 +1,102 @@
+import logging
+
+import pytest
+
+from data_readers.luke_conll2003 import LukeConll2003Reader
+from luke_allennlp.data.tags import spans_to_iob2, tags_to_spans
+
+
+@pytest.fixture(scope="module")
+def reader(tiny_luke_dir):
+    return LukeConll2003Reader(str(tiny_luke_dir))
+
+
+def test_tags_to_spans_iob1_and_iob2():
+    # IOB1 as shipped: I- starts an entity, B- separates two adjacent entities of one type.
+    assert tags_to_spans(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG"]) == {
+        (0, 2): "PER", (3, 4): "LOC", (4, 5): "LOC", (5, 6): "ORG"
+    }  # fmt: skip
+    assert tags_to_spans(["B-PER", "I-PER", "B-PER", "O", "B-MISC"], "iob2") == {(0, 2): "PER", (2, 3): "PER", (4, 5): "MISC"}
+    assert spans_to_iob2({(0, 2): "PER", (3, 4): "LOC"}, 5) == ["B-PER", "I-PER", "O", "B-LOC", "O"]
+    with pytest.raises(ValueError, match="encoding"):
+        tags_to_spans(["O"], "bioes")
+
+
+def test_reads_real_dev_set_without_losing_an_entity(reader, shared_data):
+    instances = list(reader.read(str(shared_data / "conll2003" / "eng.testa")))
+    assert len(instances) == 3250  # sentences, as the data README counts them
+    assert reader.stats["documents"] == 216
+    gold = sum(len(i["metadata"]["gold_spans"]) for i in instances)
+    labelled = sum(int(((i["labels"].labels != None) & (i["labels"].labels != "O")).sum()) for i in instances)  # noqa: E711
+    assert gold == labelled == 5942
+    assert reader.stats["truncated_sentences"] == 0 and reader.stats["gold_entities_too_long"] == 0
+
+
+def test_instance_layout(reader, shared_data):
+    instance = next(iter(reader.read(str(shared_data / "conll2003" / "eng.testa"))))
+    meta = instance["metadata"]
+    words = meta["words"]  # "CRICKET - LEICESTERSHIRE TAKE OVER AT TOP AFTER INNINGS VICTORY ."
+    n = len(words)
+    spans = meta["spans"]
+    assert len(spans) == sum(min(16, n - i) for i in range(n))  # every span of up to 16 words, once
+    word_ids = instance["word_ids"].tensor
+    assert len(word_ids) <= 512 and word_ids[0] == 0 and word_ids[-1] == 2  # <s> ... </s>
+    # The start/end positions point at the first/last subword of the span's words.
+    tokenizer = reader.tokenizer
+    starts = instance["entity_start_positions"].tensor.flatten()[: len(spans)]
+    ends = instance["entity_end_positions"].tensor.flatten()[: len(spans)]
+    for k in (0, 5, len(spans) - 1):
+        s, e = spans[k]
+        expected = tokenizer(words[s:e], is_split_into_words=True, add_special_tokens=False)["input_ids"]
+        assert word_ids[starts[k] : ends[k] + 1].tolist() == expected
+    chunks, per_chunk = instance["entity_ids"].tensor.shape
+    assert per_chunk == 128 and chunks == -(-len(spans) // 128)
+    assert instance["entity_attention_mask"].tensor.sum() == len(spans)
+
+
+def test_context_fills_the_window_around_the_sentence(tiny_luke_dir, tmp_path):
+    reader = LukeConll2003Reader(str(tiny_luke_dir), max_seq_length=12)
+    text = "-DOCSTART- -X- O O\n\n" + "".join(
+        f"w{i}a NN O O\nw{i}b NN O I-PER\n\n" for i in range(6)
+    )  # six sentences of two one-subword-ish words
+    path = tmp_path / "doc.txt"
+    path.write_text(text)
+    instances = list(reader.read(str(path)))
+    tokenizer = reader.tokenizer
+    middle = instances[3]
+    sentence = tokenizer(middle["metadata"]["words"], is_split_into_words=True, add_special_tokens=False)["input_ids"]
+    ids = middle["word_ids"].tensor.tolist()
+    assert len(ids) == 12
+    inner = ids[1:-1]
+    at = next(i for i in range(len(inner)) if inner[i : i + len(sentence)] == sentence)
+    assert 0 < at and at + len(sentence) < len(inner)  # context on both sides
+    assert middle["metadata"]["gold_spans"] == {(1, 2): "PER"}
+
+
+def test_bad_input_is_named(tiny_luke_dir, tmp_path, caplog):
+    reader = LukeConll2003Reader(str(tiny_luke_dir), max_seq_length=8)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("-DOCSTART- -X- O O\n\nEU NNP I-NP I-ORG\nrejects VBZ I-VP X-TAG\n")
+    with pytest.raises(ValueError, match=r"bad.txt:4: expected 'word POS chunk NER'"):
+        list(reader.read(str(bad)))
+    odd = tmp_path / "odd.txt"
+    long_sentence = "".join(f"word{i} NN O {'I-ORG' if i == 9 else 'O'}\n" for i in range(10))
+    odd.write_text("-DOCSTART- -X- O O\n\n-DOCSTART- -X- O O\n\n" + long_sentence)
+    with caplog.at_level(logging.WARNING):
+        instances = list(reader.read(str(odd)))
+    assert reader.stats["empty_documents"] == 1 and "has no sentences" in caplog.text
+    assert reader.stats["truncated_sentences"] == 1 and reader.stats["truncated_gold_entities"] == 1
+    assert "odd.txt:5: sentence of" in caplog.text and "1 gold entities lost" in caplog.text
+    # The lost entity stays in the gold spans, so evaluation counts it as missed.
+    assert instances[0]["metadata"]["gold_spans"] == {(9, 10): "ORG"}
+    assert max(e for _, e in instances[0]["metadata"]["spans"]) < 10
+    with pytest.raises(ValueError, match="3 words but 2 tags"):
+        reader.text_to_instance(["a", "b", "c"], ["O", "O"])
+
+
+def test_text_to_instance_with_context(reader):
+    instance = reader.text_to_instance(["Peter", "visited", "Paris"], left_context=[["Hello", "."]], right_context=[["Bye"]])
+    assert instance["metadata"]["words"] == ["Peter", "visited", "Paris"]
+    assert "labels" not in instance.fields
+    assert reader.tokenizer.decode(instance["word_ids"].tensor) == "<s> Hello . Peter visited Paris Bye</s>"  # each word after a space
+    assert instance["metadata"]["spans"][:3].tolist() == [[0, 1], [0, 2], [0, 3]]
