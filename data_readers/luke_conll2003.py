@@ -255,7 +255,7 @@ class LukeConll2003Reader(DatasetReader):
             ),
         }
         if gold is not None:
-            fields["labels"] = LabelArrayField(labels.reshape(-1, self.max_entities), self.label_namespace)
+            fields["labels"] = LabelArrayField(labels.reshape(-1, self.max_entities), self.label_namespace, instance_id)
         return Instance(fields)
 
     @functools.lru_cache(maxsize=None)

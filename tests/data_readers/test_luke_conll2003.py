@@ -100,3 +100,14 @@ def test_text_to_instance_with_context(reader):
     assert "labels" not in instance.fields
     assert reader.tokenizer.decode(instance["word_ids"].tensor) == "<s> Hello . Peter visited Paris Bye</s>"  # each word after a space
     assert instance["metadata"]["spans"][:3].tolist() == [[0, 1], [0, 2], [0, 3]]
+
+
+def test_unknown_label_at_evaluation_is_named(reader, tmp_path):
+    from allennlp.data import Vocabulary
+
+    vocab = Vocabulary({"labels": {"O": 1, "PER": 1}}, non_padded_namespaces=["labels"])
+    path = tmp_path / "dev.txt"
+    path.write_text("-DOCSTART- -X- O O\n\nAcme NNP I-NP I-ORG\nwins VBZ I-VP O\n")
+    instance = next(iter(reader.read(str(path))))
+    with pytest.raises(ValueError, match=r"dev.txt:3: label\(s\) \['ORG'\] not in the 'labels' vocabulary"):
+        instance.index_fields(vocab)

@@ -20,13 +20,16 @@ class LabelArrayField(Field[torch.Tensor]):
     labels : `np.ndarray`
         Strings, or `None` where there is no label (padding inside the instance; indexed as -1).
     label_namespace : `str`, optional (default = `"labels"`)
+    source : `str`, optional (default = `""`)
+        Where the labels come from (e.g. `file:line`), named when a label is not in the vocabulary.
     """
 
-    __slots__ = ["labels", "_label_namespace", "_indices"]
+    __slots__ = ["labels", "_label_namespace", "_indices", "_source"]
 
-    def __init__(self, labels: np.ndarray, label_namespace: str = "labels") -> None:
+    def __init__(self, labels: np.ndarray, label_namespace: str = "labels", source: str = "") -> None:
         self.labels = np.asarray(labels, dtype=object)
         self._label_namespace = label_namespace
+        self._source = source
         self._indices: Optional[np.ndarray] = None
 
     def count_vocab_items(self, counter: Dict[str, Dict[str, int]]) -> None:
@@ -38,7 +41,14 @@ class LabelArrayField(Field[torch.Tensor]):
         indices = np.full(self.labels.shape, PADDING_INDEX, dtype=np.int64)
         present = self.labels != None  # noqa: E711
         uniques, inverse = np.unique(self.labels[present].astype(str), return_inverse=True)
-        ids = np.array([vocab.get_token_index(u, self._label_namespace) for u in uniques], dtype=np.int64)
+        known = vocab.get_token_to_index_vocabulary(self._label_namespace)
+        unknown = [str(u) for u in uniques if u not in known]
+        if unknown:
+            raise ValueError(
+                f"{self._source or 'an instance'}: label(s) {unknown} not in the {self._label_namespace!r} "
+                f"vocabulary, which has {sorted(known)}"
+            )
+        ids = np.array([known[u] for u in uniques], dtype=np.int64)
         indices[present] = ids[inverse] if len(uniques) else indices[present]
         self._indices = indices
 

@@ -1,0 +1,95 @@
+"""
+Learning check on real data: a small LUKE, randomly initialised (no pretrained weights can be downloaded
+here), trained for a fixed budget with the real CoNLL-2003 config on the first documents of eng.train, scored
+on the first documents of eng.testa, against two baselines: the trivial one (everything `O`, F1 0) and a
+dictionary baseline (every training entity string, tagged with its most frequent type, longest match first).
+
+    python benchmarks/ner_learning_check.py [--train-docs 120] [--dev-docs 30] [--epochs 6]
+"""
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from allennlp.commands.train import train_model_from_file  # noqa: E402
+
+from data_readers.luke_conll2003 import LukeConll2003Reader  # noqa: E402
+from luke_allennlp.data.tags import tags_to_spans  # noqa: E402
+from luke_allennlp.modeling import LukeConfig, LukeEncoder  # noqa: E402
+from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
+from luke_allennlp.training.metrics import SpanF1  # noqa: E402
+
+
+def first_documents(source: Path, count: int, target: Path) -> Path:
+    lines = source.read_text().split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("-DOCSTART-")] + [len(lines)]
+    target.write_text("\n".join(lines[: starts[count]]) + "\n")
+    return target
+
+
+def dictionary_baseline(train: Path, dev: Path, reader: LukeConll2003Reader) -> float:
+    types = defaultdict(Counter)
+    for doc in reader.read_documents(str(train)):
+        for s in doc:
+            for (a, b), kind in tags_to_spans(s.tags).items():
+                types[tuple(s.words[a:b])][kind] += 1
+    lexicon = {name: kinds.most_common(1)[0][0] for name, kinds in types.items()}
+    longest = max(map(len, lexicon))
+    metric = SpanF1()
+    for doc in reader.read_documents(str(dev)):
+        for s in doc:
+            predicted, i = {}, 0
+            while i < len(s.words):
+                for length in range(min(longest, len(s.words) - i), 0, -1):
+                    kind = lexicon.get(tuple(s.words[i : i + length]))
+                    if kind:
+                        predicted[(i, i + length)] = kind
+                        i += length
+                        break
+                else:
+                    i += 1
+            metric([predicted], [tags_to_spans(s.tags)])
+    return metric.get_metric()["f1"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--train-docs", type=int, default=120)
+    parser.add_argument("--dev-docs", type=int, default=30)
+    parser.add_argument("--epochs", type=int, default=6)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ner-learning-"))
+    data = shared_data_dir() / "conll2003"
+    train = first_documents(data / "eng.train", args.train_docs, work / "train.txt")
+    dev = first_documents(data / "eng.testa", args.dev_docs, work / "dev.txt")
+    model_dir = work / "small-luke"
+    save_roberta_tokenizer(model_dir)
+    config = LukeConfig(vocab_size=ROBERTA_VOCAB_SIZE, entity_vocab_size=4, hidden_size=128, entity_emb_size=64,
+                        num_hidden_layers=2, num_attention_heads=4, intermediate_size=256, max_position_embeddings=514,
+                        type_vocab_size=1, layer_norm_eps=1e-5)  # fmt: skip
+    LukeEncoder(config).save_pretrained(str(model_dir))
+
+    import os
+
+    os.environ.update(MODEL_NAME=str(model_dir), TRAIN_DATA_PATH=str(train), VALIDATION_DATA_PATH=str(dev))
+    overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": args.epochs, "data_loader.batch_size": 16,
+                 "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1}  # fmt: skip
+    start = time.time()
+    train_model_from_file(str(REPO / "configs/ner/conll2003.jsonnet"), str(work / "run"), overrides=json.dumps(overrides))
+    metrics = json.loads((work / "run" / "metrics.json").read_text())
+    baseline = dictionary_baseline(train, dev, LukeConll2003Reader(str(model_dir)))
+    sentences = sum(len(d) for d in LukeConll2003Reader(str(model_dir)).read_documents(str(train)))
+    print(f"\ntrain: first {args.train_docs} documents of eng.train ({sentences} sentences); dev: first {args.dev_docs} of eng.testa")
+    print(f"small LUKE from scratch (hidden 128, 2 layers), {args.epochs} epochs, {time.time() - start:.0f} s")
+    print(f"dev span F1: model {metrics['best_validation_f1']:.3f} (precision {metrics['best_validation_precision']:.3f}, "
+          f"recall {metrics['best_validation_recall']:.3f}); dictionary baseline {baseline:.3f}; trivial baseline 0.000")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
