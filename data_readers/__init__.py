@@ -1,4 +1,5 @@
 """Registered AllenNLP dataset readers for the LUKE tasks (one reader per module)."""
 from data_readers.luke_conll2003 import LukeConll2003Reader
+from data_readers.luke_open_entity import LukeOpenEntityReader
 
-__all__ = ["LukeConll2003Reader"]
+__all__ = ["LukeConll2003Reader", "LukeOpenEntityReader"]

@@ -1,3 +1,4 @@
+import json
 import os
 
 # Nothing in the suite may reach a hub: a missing local file must fail fast instead. Set before
@@ -42,4 +43,13 @@ def conll_slice(shared_data, tmp_path_factory) -> Path:
     starts = [i for i, line in enumerate(lines) if line.startswith("-DOCSTART-")]
     path = tmp_path_factory.mktemp("conll") / "slice.txt"
     path.write_text("\n".join(lines[: starts[2]]) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def open_entity_slice(shared_data, tmp_path_factory) -> Path:
+    """The first 40 examples of Open Entity's train.json (paper format), written to a temporary file."""
+    examples = json.loads((shared_data / "open_entity" / "train.json").read_text())[:40]
+    path = tmp_path_factory.mktemp("open_entity") / "slice.json"
+    path.write_text(json.dumps(examples))
     return path

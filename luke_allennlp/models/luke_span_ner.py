@@ -9,11 +9,10 @@ from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
 from luke_allennlp.data.tags import spans_to_iob2
-from luke_allennlp.modeling.encoder import span_position_ids
+from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, encode_mentions, mention_features
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 from luke_allennlp.training.metrics import SpanF1
 
-FEATURES = ("all", "words", "entity")
 Spans = Dict[Tuple[int, int], str]
 
 
@@ -75,10 +74,7 @@ class LukeSpanNer(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        if feature not in FEATURES:
-            raise ValueError(f"feature must be one of {FEATURES}, not {feature!r}")
-        if feature != "words" and not isinstance(embedder, LukeEmbedder):
-            raise ValueError(f'feature "{feature}" needs entity states: use the "luke" embedder')
+        check_feature(feature, embedder)
         self.embedder = embedder
         self.feature = feature
         self.label_namespace = label_namespace
@@ -88,7 +84,7 @@ class LukeSpanNer(Model):
         self.outside = self.labels.index("O")
         hidden = embedder.get_output_dim()
         self.dropout = torch.nn.Dropout(dropout)
-        self.classifier = torch.nn.Linear(hidden * {"all": 3, "words": 2, "entity": 1}[feature], len(self.labels))
+        self.classifier = torch.nn.Linear(hidden * FEATURE_WIDTHS[feature], len(self.labels))
         self.metric = SpanF1()
         initializer(self)
 
@@ -118,22 +114,15 @@ class LukeSpanNer(Model):
         starts = entity_start_positions[sentence, chunk]  # (passes, entities)
         ends = entity_end_positions[sentence, chunk]
         if isinstance(self.embedder, LukeEmbedder):
-            outputs = self.embedder.encode(
-                word_ids[sentence],
-                word_attention_mask[sentence],
-                entity_ids=entity_ids[sentence, chunk],
-                entity_position_ids=span_position_ids(starts, ends),
-                entity_attention_mask=entity_attention_mask[sentence, chunk],
-            )
-            word_states, entity_states = outputs.last_hidden_state, outputs.entity_last_hidden_state
+            word_states, entity_states = encode_mentions(
+                self.embedder, word_ids[sentence], word_attention_mask[sentence], entity_ids[sentence, chunk],
+                starts, ends, entity_attention_mask[sentence, chunk],
+            )  # fmt: skip
         else:  # a word-only encoder: its states do not depend on the chunk, so encode each sentence once
             word_states = self.embedder(token_ids=word_ids, mask=word_attention_mask)[sentence]
             entity_states = None
-        hidden = word_states.size(-1)
-        first = word_states.gather(1, starts[..., None].expand(-1, -1, hidden))  # (passes, entities, hidden)
-        last = word_states.gather(1, ends[..., None].expand(-1, -1, hidden))
-        features = {"all": [first, last, entity_states], "words": [first, last], "entity": [entity_states]}
-        logits = self.classifier(self.dropout(torch.cat(features[self.feature], dim=-1)))  # (passes, entities, labels)
+        features = mention_features(word_states, entity_states, starts, ends, self.feature)
+        logits = self.classifier(self.dropout(features))  # (passes, entities, labels)
 
         span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
         span_logits[sentence, chunk] = logits

@@ -9,7 +9,8 @@ from tests.conftest import REPO_ROOT
 
 CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet"))
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder.
-HYPER_PARAMETERS = {"ner": (1e-5, 8, 5)}
+HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3)}
+DATA = {"ner": "conll_slice", "entity_typing": "open_entity_slice"}  # fixtures of tests/conftest.py
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_size": 8, "dataset_reader.max_seq_length": 64}
 
 
@@ -18,11 +19,12 @@ def test_every_config_is_covered():
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_config_trains(config, tmp_path, monkeypatch, tiny_luke_dir, tiny_roberta_dir, conll_slice):
+def test_config_trains(config, tmp_path, monkeypatch, tiny_luke_dir, tiny_roberta_dir, request):
     model_dir = tiny_roberta_dir if "roberta" in config.name else tiny_luke_dir
+    data = request.getfixturevalue(DATA[config.parent.name])
     monkeypatch.setenv("MODEL_NAME", str(model_dir))
-    monkeypatch.setenv("TRAIN_DATA_PATH", str(conll_slice))
-    monkeypatch.setenv("VALIDATION_DATA_PATH", str(conll_slice))
+    monkeypatch.setenv("TRAIN_DATA_PATH", str(data))
+    monkeypatch.setenv("VALIDATION_DATA_PATH", str(data))
     params = Params.from_file(str(config))
     lr, batch_size, epochs = HYPER_PARAMETERS[config.parent.name]
     assert params["trainer"]["optimizer"]["lr"] == lr

@@ -1,0 +1,12 @@
+// Open Entity typing, variant "luke" (configs/lib/entity_typing.libsonnet).
+// Set: MODEL_NAME (e.g. studio-ousia/luke-base, or a local checkpoint directory),
+//      TRAIN_DATA_PATH (e.g. ../shared/data/open_entity/train.json; the crowd JSON-lines format works too),
+//      VALIDATION_DATA_PATH (e.g. ../shared/data/open_entity/dev.json).
+// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+local typing = import '../lib/entity_typing.libsonnet';
+typing.config(
+  std.extVar('MODEL_NAME'),
+  std.extVar('TRAIN_DATA_PATH'),
+  std.extVar('VALIDATION_DATA_PATH'),
+  variant='luke',
+)

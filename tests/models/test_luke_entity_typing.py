@@ -1,0 +1,50 @@
+import json
+
+import pytest
+from allennlp.common.testing import ModelTestCase
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
+
+from tests.conftest import REPO_ROOT
+
+CONFIG = REPO_ROOT / "configs" / "entity_typing" / "open_entity.jsonnet"
+
+
+class TestLukeEntityTyping(ModelTestCase):
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_luke_dir, open_entity_slice, monkeypatch):
+        for name in ("TRAIN_DATA_PATH", "VALIDATION_DATA_PATH"):
+            monkeypatch.setenv(name, str(open_entity_slice))
+        monkeypatch.setenv("MODEL_NAME", str(tiny_luke_dir))
+        self.set_up_model(CONFIG, open_entity_slice)
+
+    def test_train_save_and_load(self):
+        self.ensure_model_can_train_save_and_load(
+            self.param_file,
+            # Only the entity's final state is classified: the last layer's word queries cannot affect it.
+            gradients_to_ignore={"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"}
+            | {f"embedder.luke.encoder.layer.1.attention.self.{q}.{p}" for q in ("query", "w2e_query") for p in ("weight", "bias")},
+            overrides=json.dumps({"trainer.optimizer.lr": 1e-3}),
+        )
+
+    def test_outputs(self):
+        output = self.model.make_output_human_readable(self.model(**self.dataset.as_tensor_dict()))
+        types = set(self.vocab.get_token_to_index_vocabulary("labels"))
+        for labels, probabilities in zip(output["labels"], output["probabilities"]):
+            assert set(probabilities) == types and set(labels) <= types
+            assert all((probabilities[t] > 0.5) == (t in labels) for t in types)
+        metrics = self.model.get_metrics(reset=True)
+        assert set(metrics) == {"precision", "recall", "f1"}
+
+
+def test_predictor(tiny_luke_dir, open_entity_slice, tmp_path, monkeypatch):
+    from allennlp.commands.train import train_model_from_file
+
+    for name, value in (("MODEL_NAME", tiny_luke_dir), ("TRAIN_DATA_PATH", open_entity_slice), ("VALIDATION_DATA_PATH", open_entity_slice)):
+        monkeypatch.setenv(name, str(value))
+    train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
+    predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
+    result = predictor.predict_json({"sentence": "Web users can locate its address using Google Maps .", "span": [0, 9]})
+    assert set(result) == {"labels", "probabilities"} and "person" in result["probabilities"]
+    with pytest.raises(ValueError, match="span"):
+        predictor.predict_json({"sentence": "no span"})
