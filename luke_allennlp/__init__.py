@@ -12,9 +12,13 @@ luke_allennlp_compat.install()
 
 if importlib.util.find_spec("allennlp") is not None:
     from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer  # noqa: F401
-    from luke_allennlp.models import LukeEntityTyping, LukeSpanNer  # noqa: F401
+    from luke_allennlp.models import LukeEntityTyping, LukeRelationClassifier, LukeSpanNer  # noqa: F401
     from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder  # noqa: F401
-    from luke_allennlp.predictors import LukeEntityTypingPredictor, LukeSpanNerPredictor  # noqa: F401
-    from luke_allennlp.training.metrics import MultiLabelF1, SpanF1  # noqa: F401
+    from luke_allennlp.predictors import (  # noqa: F401
+        LukeEntityTypingPredictor,
+        LukeRelationClassifierPredictor,
+        LukeSpanNerPredictor,
+    )
+    from luke_allennlp.training.metrics import MultiLabelF1, RelationF1, SpanF1  # noqa: F401
     import data_readers  # noqa: F401  (the readers live in their own package; importing it registers them)
     from luke_allennlp.training.learning_rate_schedulers import LinearWithWarmupRatio  # noqa: F401

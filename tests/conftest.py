@@ -53,3 +53,17 @@ def open_entity_slice(shared_data, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("open_entity") / "slice.json"
     path.write_text(json.dumps(examples))
     return path
+
+
+@pytest.fixture(scope="session")
+def semeval_slice(shared_data, tmp_path_factory) -> Path:
+    """The first 40 examples of SemEval-2010 Task 8's training file, written to a temporary file."""
+    lines = (shared_data / "semeval2010_task8" / "TRAIN_FILE.TXT").read_text().splitlines()
+    path = tmp_path_factory.mktemp("semeval") / "slice.txt"
+    path.write_text("\n".join(lines[: 40 * 4]) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tacred_train(shared_data) -> Path:
+    return shared_data / "tacred_sample" / "train.json"

@@ -9,8 +9,9 @@ from tests.conftest import REPO_ROOT
 
 CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet"))
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder.
-HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3)}
-DATA = {"ner": "conll_slice", "entity_typing": "open_entity_slice"}  # fixtures of tests/conftest.py
+HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5)}
+# Fixtures of tests/conftest.py, by config name prefix.
+DATA = {"conll2003": "conll_slice", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice"}
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_size": 8, "dataset_reader.max_seq_length": 64}
 
 
@@ -21,7 +22,7 @@ def test_every_config_is_covered():
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_config_trains(config, tmp_path, monkeypatch, tiny_luke_dir, tiny_roberta_dir, request):
     model_dir = tiny_roberta_dir if "roberta" in config.name else tiny_luke_dir
-    data = request.getfixturevalue(DATA[config.parent.name])
+    data = request.getfixturevalue(next(v for k, v in DATA.items() if config.name.startswith(k)))
     monkeypatch.setenv("MODEL_NAME", str(model_dir))
     monkeypatch.setenv("TRAIN_DATA_PATH", str(data))
     monkeypatch.setenv("VALIDATION_DATA_PATH", str(data))
@@ -33,4 +34,6 @@ def test_config_trains(config, tmp_path, monkeypatch, tiny_luke_dir, tiny_robert
     model = train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(TINY))
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert "validation_f1" in metrics and metrics["training_loss"] > 0
+    if config.name.startswith("semeval"):
+        assert params["trainer"]["validation_metric"] == "+macro_f1"
     assert (tmp_path / "run" / "model.tar.gz").exists() and model is not None

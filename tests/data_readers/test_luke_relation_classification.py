@@ -1,0 +1,80 @@
+import json
+
+import pytest
+
+from data_readers.luke_relation_classification import LukeRelationClassificationReader, parse_tagged
+
+
+@pytest.fixture(scope="module")
+def reader(tiny_luke_dir):
+    return LukeRelationClassificationReader(str(tiny_luke_dir))
+
+
+def mentions(reader, instance):
+    ids = instance["word_ids"].tensor
+    starts, ends = instance["entity_start_positions"].tensor, instance["entity_end_positions"].tensor
+    return [reader.tokenizer.decode(ids[s : e + 1]).strip() for s, e in zip(starts, ends)]
+
+
+def test_parse_tagged():
+    assert parse_tagged("The <e1>child</e1> was in the <e2>cradle</e2>.", "x") == ("The child was in the cradle.", (4, 9), (21, 27))
+    assert parse_tagged("<e2>A</e2> of <e1>B</e1>", "x") == ("A of B", (5, 6), (0, 1))
+    with pytest.raises(ValueError, match="f:3: expected one <e1>"):
+        parse_tagged("no tags", "f:3")
+
+
+def test_reads_semeval(reader, shared_data):
+    train = list(reader.read_examples(str(shared_data / "semeval2010_task8" / "TRAIN_FILE.TXT")))
+    test = list(reader.read_examples(str(shared_data / "semeval2010_task8" / "TEST_FILE_FULL.TXT")))  # CRLF lines
+    assert len(train) == 8000 and len(test) == 2717
+    assert len({label for *_, label in train}) == 19  # 9 directed relations x 2 + Other
+    example_id, text, head, tail, label = train[0]
+    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == ("configuration", "elements", "Component-Whole(e2,e1)")
+    instance = reader.text_to_instance(text, head, tail, label, example_id)
+    assert mentions(reader, instance) == ["configuration", "elements"]
+    assert instance["entity_ids"].tensor.tolist() == [2, 3]  # [HEAD], [TAIL]
+
+
+def test_reads_tacred(reader, shared_data):
+    instances = list(reader.read(str(shared_data / "tacred_sample" / "train.json")))
+    assert len(instances) == 20
+    raw = json.loads((shared_data / "tacred_sample" / "train.json").read_text())
+    for instance, example in zip(instances, raw):
+        subject = " ".join(example["token"][example["subj_start"] : example["subj_end"] + 1])
+        obj = " ".join(example["token"][example["obj_start"] : example["obj_end"] + 1])
+        assert mentions(reader, instance) == [subject, obj]
+        assert instance["label"].label == example["relation"]
+
+
+def test_reads_kbp37_format(reader, tmp_path):
+    path = tmp_path / "kbp37.txt"
+    path.write_text('1\t"<e1>Tom Hanks</e1> , known as <e2>Hanks</e2> ."\nper:alternate_names(e1,e2)\n\n2\t"<e1>A</e1> and <e2>B</e2>"\nno_relation\n\n')
+    examples = list(reader.read_examples(str(path)))
+    assert [(t[h[0] : h[1]], t[s[0] : s[1]], label) for _, t, h, s, label in examples] == [
+        ("Tom Hanks", "Hanks", "per:alternate_names(e1,e2)"), ("A", "B", "no_relation")
+    ]  # fmt: skip
+
+
+def test_entity_markers(tiny_luke_dir):
+    reader = LukeRelationClassificationReader(str(tiny_luke_dir), use_entity_markers=True)
+    instance = reader.text_to_instance("Jobs founded Apple in 1976 .", (13, 18), (0, 4))
+    assert instance["metadata"]["text"] == "# Jobs # founded @ Apple @ in 1976 ."
+    assert mentions(reader, instance) == ["@ Apple @", "# Jobs #"]  # head, tail
+    with pytest.raises(ValueError, match="do not overlap"):
+        reader.text_to_instance("New York City", (0, 8), (4, 13))
+
+
+def test_bad_input_is_named(reader, tmp_path):
+    with pytest.raises(ValueError, match=r"ex1: tail span \[3, 40\] is out of range"):
+        reader.text_to_instance("short text", (0, 5), (3, 40), example_id="ex1")
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([{"id": "a1", "relation": "x", "token": ["a", "b"], "subj_start": 0, "subj_end": 5, "obj_start": 1, "obj_end": 1}]))
+    with pytest.raises(ValueError, match=r"bad.json:a1: token span \[0, 5\] is out of range for 2 tokens"):
+        list(reader.read(str(path)))
+    tagged = tmp_path / "bad.txt"
+    tagged.write_text('7\t"<e1>A</e1> and <e2>B</e2>"\nComment: x\n')
+    with pytest.raises(ValueError, match="bad.txt:2: expected the relation label after example 7"):
+        list(reader.read(str(tagged)))
+    far = LukeRelationClassificationReader(str(reader.tokenizer.name_or_path), max_seq_length=8)
+    with pytest.raises(ValueError, match="subwords apart, more than max_seq_length allows"):
+        far.text_to_instance("A " + "x " * 30 + "B", (0, 1), (62, 63), example_id="far")

@@ -1,0 +1,53 @@
+import json
+
+import pytest
+from allennlp.commands.train import train_model_from_file
+from allennlp.common.testing import ModelTestCase
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
+
+from tests.conftest import REPO_ROOT
+
+CONFIG = REPO_ROOT / "configs" / "relation_classification" / "tacred.jsonnet"
+
+
+class TestLukeRelationClassifier(ModelTestCase):
+    @pytest.fixture(autouse=True)
+    def _model(self, tiny_luke_dir, tacred_train, monkeypatch):
+        for name in ("TRAIN_DATA_PATH", "VALIDATION_DATA_PATH"):
+            monkeypatch.setenv(name, str(tacred_train))
+        monkeypatch.setenv("MODEL_NAME", str(tiny_luke_dir))
+        self.set_up_model(CONFIG, tacred_train)
+
+    def test_train_save_and_load(self):
+        self.ensure_model_can_train_save_and_load(
+            self.param_file,
+            # Only the entities' final states are classified: the last layer's word queries cannot affect them.
+            gradients_to_ignore={"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"}
+            | {f"embedder.luke.encoder.layer.1.attention.self.{q}.{p}" for q in ("query", "w2e_query") for p in ("weight", "bias")},
+            overrides=json.dumps({"trainer.optimizer.lr": 1e-3}),
+        )
+
+    def test_outputs(self):
+        output = self.model.make_output_human_readable(self.model(**self.dataset.as_tensor_dict()))
+        labels = set(self.vocab.get_token_to_index_vocabulary("labels"))
+        assert labels == {"no_relation", "org:city_of_headquarters"}
+        for label, probabilities in zip(output["label"], output["probabilities"]):
+            assert label == max(probabilities, key=probabilities.get)
+            assert sum(probabilities.values()) == pytest.approx(1.0)
+        assert set(self.model.get_metrics(reset=True)) == {"precision", "recall", "f1", "macro_f1"}
+
+
+def test_predictor(tiny_luke_dir, tacred_train, tmp_path, monkeypatch):
+    for name, value in (("MODEL_NAME", tiny_luke_dir), ("TRAIN_DATA_PATH", tacred_train), ("VALIDATION_DATA_PATH", tacred_train)):
+        monkeypatch.setenv(name, str(value))
+    train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
+    predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
+    by_text = predictor.predict_json({"text": "Steve Jobs founded Apple in Cupertino .", "head": [19, 24], "tail": [0, 10]})
+    by_tokens = predictor.predict_json(
+        {"tokens": ["Steve", "Jobs", "founded", "Apple", "in", "Cupertino", "."], "head": [3, 3], "tail": [0, 1]}
+    )
+    assert by_text == by_tokens  # the same input, given two ways
+    assert by_text["label"] in by_text["probabilities"]
+    with pytest.raises(ValueError, match="out of range"):
+        predictor.predict_json({"tokens": ["a"], "head": [0, 0], "tail": [1, 2]})
