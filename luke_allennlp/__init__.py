@@ -12,7 +12,7 @@ luke_allennlp_compat.install()
 
 if importlib.util.find_spec("allennlp") is not None:
     from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer  # noqa: F401
-    from luke_allennlp.models import LukeEntityTyping, LukeRelationClassifier, LukeSpanNer  # noqa: F401
+    from luke_allennlp.models import LukeBioTagger, LukeEntityTyping, LukeRelationClassifier, LukeSpanNer  # noqa: F401
     from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder  # noqa: F401
     from luke_allennlp.predictors import (  # noqa: F401
         LukeEntityTypingPredictor,

@@ -1,5 +1,6 @@
 // Shared parts of the fine-tuning configs: the paper's optimiser and schedule (Tables 11 and 12: AdamW,
-// weight decay 0.01, linear decay with 6% warm-up, gradient clipping 1.0) and the LUKE / RoBERTa embedders.
+// weight decay 0.01, Adam betas (0.9, 0.98), epsilon 1e-6, linear decay with 6% warm-up) and the LUKE /
+// RoBERTa embedders.
 {
   // The `luke` embedder with the fine-tuning entity vocabulary ([PAD], [MASK], [HEAD], [TAIL]).
   luke_embedder(model_name, entity_aware=true):: {
@@ -25,7 +26,6 @@
       parameter_groups: [[['bias', 'LayerNorm\\.weight', 'LayerNorm\\.bias'], { weight_decay: 0.0 }]],
     },
     learning_rate_scheduler: { type: 'linear_with_warmup_ratio', warmup_ratio: 0.06 },
-    grad_norm: 1.0,
     num_epochs: epochs,
     cuda_device: cuda_device,
   },

@@ -2,8 +2,9 @@
 local lib = import 'fine_tuning.libsonnet';
 
 {
-  // variant: 'luke' (entity-aware attention), 'luke_original_attention', or 'roberta' (word features only,
-  // plain pretrained_transformer encoder: the RoBERTa row of Table 3).
+  // variant: 'luke' (entity-aware attention), 'luke_original_attention', 'roberta' (word features only,
+  // plain pretrained_transformer encoder: the RoBERTa row of Table 3), or 'bio_crf' (the classic BIO tagger
+  // with a CRF over a plain pretrained_transformer encoder, on the same reader output).
   config(model_name, train_path, validation_path, variant='luke', cuda_device=-1):: {
     dataset_reader: {
       type: 'luke_conll2003',
@@ -15,7 +16,12 @@ local lib = import 'fine_tuning.libsonnet';
     },
     train_data_path: train_path,
     validation_data_path: validation_path,
-    model: {
+    model: if variant == 'bio_crf' then {
+      type: 'luke_bio_tagger',
+      embedder: lib.transformer_embedder(model_name),
+      use_crf: true,
+      dropout: 0.1,
+    } else {
       type: 'luke_span_ner',
       embedder: if variant == 'roberta' then lib.transformer_embedder(model_name)
                 else lib.luke_embedder(model_name, entity_aware=variant == 'luke'),

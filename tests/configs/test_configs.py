@@ -21,7 +21,7 @@ def test_every_config_is_covered():
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_config_trains(config, tmp_path, monkeypatch, tiny_luke_dir, tiny_roberta_dir, request):
-    model_dir = tiny_roberta_dir if "roberta" in config.name else tiny_luke_dir
+    model_dir = tiny_roberta_dir if "roberta" in config.name or "bio_crf" in config.name else tiny_luke_dir
     data = request.getfixturevalue(next(v for k, v in DATA.items() if config.name.startswith(k)))
     monkeypatch.setenv("MODEL_NAME", str(model_dir))
     monkeypatch.setenv("TRAIN_DATA_PATH", str(data))

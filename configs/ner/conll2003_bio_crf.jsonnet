@@ -1,0 +1,12 @@
+// CoNLL-2003 span NER, variant "bio_crf" (configs/lib/ner.libsonnet).
+// Set: MODEL_NAME (e.g. studio-ousia/luke-base, or a local checkpoint directory),
+//      TRAIN_DATA_PATH (e.g. ../shared/data/conll2003/eng.train),
+//      VALIDATION_DATA_PATH (e.g. ../shared/data/conll2003/eng.testa).
+// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+local ner = import '../lib/ner.libsonnet';
+ner.config(
+  std.extVar('MODEL_NAME'),
+  std.extVar('TRAIN_DATA_PATH'),
+  std.extVar('VALIDATION_DATA_PATH'),
+  variant='bio_crf'
+)

@@ -1,0 +1,153 @@
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.nn.functional as F
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.modules import ConditionalRandomField
+from allennlp.modules.conditional_random_field import allowed_transitions
+from allennlp.modules.token_embedders import TokenEmbedder
+from allennlp.nn import InitializerApplicator
+from allennlp.nn.util import sequence_cross_entropy_with_logits
+
+from luke_allennlp.data.tags import spans_to_iob2, tags_to_spans
+from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.training.metrics import SpanF1
+
+
+@Model.register("luke_bio_tagger")
+class LukeBioTagger(Model):
+    """
+    The classic NER baseline beside `luke_span_ner`: each word's first-subword state is classified into BIO
+    tags (IOB2), optionally with a CRF (Viterbi decoding, transitions restricted to valid BIO sequences).
+
+    It reads the same `luke_conll2003` instances: the word positions are those of the one-word spans, the
+    gold tags come from the gold spans, and the tag set is `O` plus `B-X`/`I-X` for each type X of the
+    reader's label vocabulary. Entity inputs are ignored (a `luke` embedder runs on the words alone).
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    embedder : `TokenEmbedder`
+        A word encoder: `pretrained_transformer`, or `luke` (without entities).
+    use_crf : `bool`, optional (default = `True`)
+    dropout : `float`, optional (default = `0.1`)
+    label_namespace : `str`, optional (default = `"labels"`)
+        The reader's span label namespace, from which the types are taken.
+    initializer : `InitializerApplicator`, optional
+    """
+
+    default_predictor = "luke_span_ner"
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        embedder: TokenEmbedder,
+        use_crf: bool = True,
+        dropout: float = 0.1,
+        label_namespace: str = "labels",
+        initializer: InitializerApplicator = InitializerApplicator(),
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        types = sorted(t for t in vocab.get_token_to_index_vocabulary(label_namespace) if t != "O")
+        self.tags = ["O"] + [f"{prefix}-{kind}" for kind in types for prefix in ("B", "I")]
+        self.tag_index = {tag: i for i, tag in enumerate(self.tags)}
+        self.embedder = embedder
+        self.dropout = torch.nn.Dropout(dropout)
+        self.classifier = torch.nn.Linear(embedder.get_output_dim(), len(self.tags))
+        self.crf = (
+            ConditionalRandomField(len(self.tags), allowed_transitions("BIO", dict(enumerate(self.tags))))
+            if use_crf
+            else None
+        )
+        self.metric = SpanF1()
+        initializer(self)
+
+    def forward(  # type: ignore[override]
+        self,
+        word_ids: torch.LongTensor,
+        word_attention_mask: torch.BoolTensor,
+        entity_start_positions: torch.LongTensor,
+        metadata: List[Dict[str, Any]],
+        labels: Optional[torch.LongTensor] = None,
+        **entity_fields: torch.Tensor,
+    ) -> Dict[str, Any]:
+        """
+        # Parameters
+
+        word_ids, word_attention_mask : (batch, subwords)
+        entity_start_positions : (batch, chunks, entities): the first subword of each span (the one-word spans
+            give each word's)
+        labels : the span labels; their presence says gold spans are available in `metadata`
+        """
+        if isinstance(self.embedder, LukeEmbedder):
+            states = self.embedder.encode(word_ids, word_attention_mask).last_hidden_state
+        else:
+            states = self.embedder(token_ids=word_ids, mask=word_attention_mask)  # (batch, subwords, hidden)
+        starts = entity_start_positions.flatten(1)
+        positions = []
+        for b, meta in enumerate(metadata):
+            spans = meta["spans"]
+            one_word = (spans[:, 1] - spans[:, 0] == 1).nonzero()[:, 0].to(starts.device)  # in word order
+            positions.append(starts[b, one_word])
+        word_positions = torch.nn.utils.rnn.pad_sequence(positions, batch_first=True)  # (batch, words)
+        mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(p, dtype=torch.bool) for p in positions], batch_first=True)
+        word_states = states.gather(1, word_positions[..., None].expand(-1, -1, states.size(-1)))
+        logits = self.classifier(self.dropout(word_states))  # (batch, words, tags)
+        output: Dict[str, Any] = {
+            "logits": logits,
+            "mask": mask,
+            "id": [m["id"] for m in metadata],
+            "words": [m["words"] for m in metadata],
+            "gold_spans": [m["gold_spans"] for m in metadata],
+        }
+        if labels is not None:
+            gold = torch.zeros_like(mask, dtype=torch.long)
+            for b, meta in enumerate(metadata):
+                kept = len(positions[b])
+                tags = spans_to_iob2(meta["gold_spans"], len(meta["words"]))[:kept]
+                gold[b, :kept] = torch.tensor([self.tag_index.get(t, 0) for t in tags])
+            if self.crf is not None:
+                output["loss"] = -self.crf(logits, gold, mask) / len(metadata)
+            else:
+                output["loss"] = sequence_cross_entropy_with_logits(logits, gold, mask)
+            predicted = self._decode(logits, mask)
+            self.metric(
+                [tags_to_spans(tags, "iob2") for tags in predicted], [m["gold_spans"] for m in metadata]
+            )
+        return output
+
+    def _decode(self, logits: torch.Tensor, mask: torch.Tensor) -> List[List[str]]:
+        if self.crf is not None:
+            paths = [path for path, _ in self.crf.viterbi_tags(logits, mask)]
+        else:
+            paths = [row[: int(m.sum())] for row, m in zip(logits.argmax(-1).tolist(), mask)]
+        return [[self.tags[i] for i in path] for path in paths]
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """Per sentence, as `luke_span_ner`: `words`, `tags` (IOB2), `entities` (score: the mean probability of
+        the span's tags) and, with gold labels, `gold_tags` and `predicted_tags`."""
+        probabilities = F.softmax(output_dict["logits"].detach().float(), dim=-1)
+        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": []}
+        with_gold = all(gold is not None for gold in output_dict["gold_spans"])
+        if with_gold:
+            result.update(gold_tags=[], predicted_tags=[])
+        for b, tags in enumerate(self._decode(output_dict["logits"], output_dict["mask"])):
+            words = output_dict["words"][b]
+            tags = tags + ["O"] * (len(words) - len(tags))  # words cut by max_seq_length
+            spans = tags_to_spans(tags, "iob2")
+            entities = []
+            for (start, end), kind in sorted(spans.items()):
+                ids = [self.tag_index[tags[i]] for i in range(start, end)]
+                score = float(probabilities[b, torch.arange(start, end), ids].mean())
+                entities.append({"start": start, "end": end, "type": kind, "score": score})
+            result["tags"].append(tags)
+            result["entities"].append(entities)
+            if with_gold:
+                result["gold_tags"].append(spans_to_iob2(output_dict["gold_spans"][b], len(words)))
+                result["predicted_tags"].append(tags)
+        return result
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return self.metric.get_metric(reset)
