@@ -16,6 +16,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
+def set_config_env(monkeypatch, model_dir: Path, data: Path) -> None:
+    """The extVars of the configs in configs/: a checkpoint, and one file for training and validation."""
+    monkeypatch.setenv("MODEL_NAME", str(model_dir))
+    monkeypatch.setenv("TRAIN_DATA_PATH", str(data))
+    monkeypatch.setenv("VALIDATION_DATA_PATH", str(data))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     return shared_data_dir()

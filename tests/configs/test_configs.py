@@ -5,7 +5,7 @@ import pytest
 from allennlp.commands.train import train_model_from_file
 from allennlp.common import Params
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, set_config_env
 
 CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet"))
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder.
@@ -23,9 +23,7 @@ def test_every_config_is_covered():
 def test_config_trains(config, tmp_path, monkeypatch, tiny_luke_dir, tiny_roberta_dir, request):
     model_dir = tiny_roberta_dir if "roberta" in config.name or "bio_crf" in config.name else tiny_luke_dir
     data = request.getfixturevalue(next(v for k, v in DATA.items() if config.name.startswith(k)))
-    monkeypatch.setenv("MODEL_NAME", str(model_dir))
-    monkeypatch.setenv("TRAIN_DATA_PATH", str(data))
-    monkeypatch.setenv("VALIDATION_DATA_PATH", str(data))
+    set_config_env(monkeypatch, model_dir, data)
     params = Params.from_file(str(config))
     lr, batch_size, epochs = HYPER_PARAMETERS[config.parent.name]
     assert params["trainer"]["optimizer"]["lr"] == lr

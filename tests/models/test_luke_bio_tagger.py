@@ -5,7 +5,7 @@ import torch
 from allennlp.common.testing import ModelTestCase
 
 from luke_allennlp.data.tags import tags_to_spans
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, set_config_env
 
 CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003_bio_crf.jsonnet"
 
@@ -13,9 +13,7 @@ CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003_bio_crf.jsonnet"
 class TestLukeBioTagger(ModelTestCase):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_roberta_dir, conll_slice, monkeypatch):
-        for name in ("TRAIN_DATA_PATH", "VALIDATION_DATA_PATH"):
-            monkeypatch.setenv(name, str(conll_slice))
-        monkeypatch.setenv("MODEL_NAME", str(tiny_roberta_dir))
+        set_config_env(monkeypatch, tiny_roberta_dir, conll_slice)
         self.set_up_model(CONFIG, conll_slice)
 
     def test_train_save_and_load(self):

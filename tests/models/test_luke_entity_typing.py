@@ -5,7 +5,7 @@ from allennlp.common.testing import ModelTestCase
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, set_config_env
 
 CONFIG = REPO_ROOT / "configs" / "entity_typing" / "open_entity.jsonnet"
 
@@ -13,9 +13,7 @@ CONFIG = REPO_ROOT / "configs" / "entity_typing" / "open_entity.jsonnet"
 class TestLukeEntityTyping(ModelTestCase):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_luke_dir, open_entity_slice, monkeypatch):
-        for name in ("TRAIN_DATA_PATH", "VALIDATION_DATA_PATH"):
-            monkeypatch.setenv(name, str(open_entity_slice))
-        monkeypatch.setenv("MODEL_NAME", str(tiny_luke_dir))
+        set_config_env(monkeypatch, tiny_luke_dir, open_entity_slice)
         self.set_up_model(CONFIG, open_entity_slice)
 
     def test_train_save_and_load(self):
@@ -40,8 +38,7 @@ class TestLukeEntityTyping(ModelTestCase):
 def test_predictor(tiny_luke_dir, open_entity_slice, tmp_path, monkeypatch):
     from allennlp.commands.train import train_model_from_file
 
-    for name, value in (("MODEL_NAME", tiny_luke_dir), ("TRAIN_DATA_PATH", open_entity_slice), ("VALIDATION_DATA_PATH", open_entity_slice)):
-        monkeypatch.setenv(name, str(value))
+    set_config_env(monkeypatch, tiny_luke_dir, open_entity_slice)
     train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
     predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
     result = predictor.predict_json({"sentence": "Web users can locate its address using Google Maps .", "span": [0, 9]})

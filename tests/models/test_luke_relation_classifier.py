@@ -6,7 +6,7 @@ from allennlp.common.testing import ModelTestCase
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, set_config_env
 
 CONFIG = REPO_ROOT / "configs" / "relation_classification" / "tacred.jsonnet"
 
@@ -14,9 +14,7 @@ CONFIG = REPO_ROOT / "configs" / "relation_classification" / "tacred.jsonnet"
 class TestLukeRelationClassifier(ModelTestCase):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_luke_dir, tacred_train, monkeypatch):
-        for name in ("TRAIN_DATA_PATH", "VALIDATION_DATA_PATH"):
-            monkeypatch.setenv(name, str(tacred_train))
-        monkeypatch.setenv("MODEL_NAME", str(tiny_luke_dir))
+        set_config_env(monkeypatch, tiny_luke_dir, tacred_train)
         self.set_up_model(CONFIG, tacred_train)
 
     def test_train_save_and_load(self):
@@ -39,8 +37,7 @@ class TestLukeRelationClassifier(ModelTestCase):
 
 
 def test_predictor(tiny_luke_dir, tacred_train, tmp_path, monkeypatch):
-    for name, value in (("MODEL_NAME", tiny_luke_dir), ("TRAIN_DATA_PATH", tacred_train), ("VALIDATION_DATA_PATH", tacred_train)):
-        monkeypatch.setenv(name, str(value))
+    set_config_env(monkeypatch, tiny_luke_dir, tacred_train)
     train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
     predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
     by_text = predictor.predict_json({"text": "Steve Jobs founded Apple in Cupertino .", "head": [19, 24], "tail": [0, 10]})

@@ -4,7 +4,7 @@ import torch
 from allennlp.common.testing import ModelTestCase
 
 from luke_allennlp.models.luke_span_ner import decode_spans
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, set_config_env
 
 NER_CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"
 SMALL = '{"data_loader.batch_size": 4, "dataset_reader.max_seq_length": 64, "trainer.optimizer.lr": 1e-3}'
@@ -13,9 +13,7 @@ SMALL = '{"data_loader.batch_size": 4, "dataset_reader.max_seq_length": 64, "tra
 class TestLukeSpanNer(ModelTestCase):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_luke_dir, conll_slice, monkeypatch):
-        for name in ("TRAIN_DATA_PATH", "VALIDATION_DATA_PATH"):
-            monkeypatch.setenv(name, str(conll_slice))
-        monkeypatch.setenv("MODEL_NAME", str(tiny_luke_dir))
+        set_config_env(monkeypatch, tiny_luke_dir, conll_slice)
         self.set_up_model(NER_CONFIG, conll_slice)
 
     def test_train_save_and_load(self):
