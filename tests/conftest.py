@@ -16,6 +16,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
+# What a tiny (2-layer) LUKE classifier over entity states alone leaves without gradient: the pooler, and the
+# last layer's word queries, which no entity state depends on.
+UNUSED_BY_ENTITY_HEADS = {"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"} | {
+    f"embedder.luke.encoder.layer.1.attention.self.{q}.{p}" for q in ("query", "w2e_query") for p in ("weight", "bias")
+}
+
+
 def set_config_env(monkeypatch, model_dir: Path, data: Path) -> None:
     """The extVars of the configs in configs/: a checkpoint, and one file for training and validation."""
     monkeypatch.setenv("MODEL_NAME", str(model_dir))

@@ -137,7 +137,7 @@ class LukeSpanNer(Model):
         if labels is not None:
             gold = labels[sentence, chunk]
             output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
-            predicted = [self._decode(logits, spans) for logits, spans in zip(span_logits, output["spans"])]
+            predicted = [self._decode(row, spans) for row, spans in zip(span_logits, output["spans"])]
             self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])
         return output
 
