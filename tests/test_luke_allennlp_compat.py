@@ -86,6 +86,31 @@ def test_placeholder_torchvision_explains_itself():
     assert "torchvision.io.read_image is unavailable: torchvision could not be imported" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "torchvision_init, expected",
+    [
+        # Installed but built for another torch, as PyPI's torchvision beside this machine's CPU torch.
+        ("raise RuntimeError('operator torchvision::nms does not exist')", "placeholder: RuntimeError: operator torchvision::nms"),
+        # A working torchvision is used as it is.
+        ("class io:\n    pass\n", "real"),
+    ],
+    ids=["broken", "working"],
+)
+def test_torchvision_that_loads_is_kept_and_one_that_breaks_is_replaced(tmp_path, torchvision_init, expected):
+    package = tmp_path / "torchvision"
+    package.mkdir()
+    (package / "__init__.py").write_text(torchvision_init)
+    code = (
+        "import allennlp.data.image_loader as il, luke_allennlp_compat as c\n"
+        "tv = il.torchvision\n"
+        "print('placeholder: ' + tv.__reason__ if isinstance(tv, c._PlaceholderModule) else 'real')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().startswith(expected)
+
+
 def run_allennlp(*args, env):
     result = subprocess.run(
         [str(ALLENNLP), *args], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600
