@@ -11,7 +11,6 @@ allocator's peak on a GPU; on the CPU (Linux), the peak resident memory of a fir
 """
 import argparse
 import contextlib
-import os
 import statistics
 import sys
 import time

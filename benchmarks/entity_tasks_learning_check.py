@@ -7,7 +7,6 @@ fixed budget, against the majority-class baseline of each task.
 """
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -17,28 +16,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from allennlp.commands.train import train_model_from_file  # noqa: E402
-
-from luke_allennlp.modeling import LukeConfig, LukeEncoder  # noqa: E402
-from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
+from luke_allennlp.testing import SMALL, shared_data_dir, train_from_scratch, write_tiny_checkpoint  # noqa: E402
 from luke_allennlp.training.metrics import MultiLabelF1, RelationF1  # noqa: E402
-
-
-def small_luke(directory: Path) -> Path:
-    save_roberta_tokenizer(directory)
-    config = LukeConfig(vocab_size=ROBERTA_VOCAB_SIZE, entity_vocab_size=4, hidden_size=128, entity_emb_size=64,
-                        num_hidden_layers=2, num_attention_heads=4, intermediate_size=256, max_position_embeddings=514,
-                        type_vocab_size=1, layer_norm_eps=1e-5)  # fmt: skip
-    LukeEncoder(config).save_pretrained(str(directory))
-    return directory
-
-
-def train(config: str, model: Path, train_path: Path, dev_path: Path, out: Path, epochs: int, batch: int) -> dict:
-    os.environ.update(MODEL_NAME=str(model), TRAIN_DATA_PATH=str(train_path), VALIDATION_DATA_PATH=str(dev_path))
-    overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": epochs, "data_loader.batch_size": batch,
-                 "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1}  # fmt: skip
-    train_model_from_file(str(REPO / config), str(out), overrides=json.dumps(overrides))
-    return json.loads((out / "metrics.json").read_text())
 
 
 def main() -> None:
@@ -48,7 +27,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="entity-tasks-"))
-    model = small_luke(work / "small-luke")
+    model = write_tiny_checkpoint(work / "small-luke", "luke", **SMALL)
     data = shared_data_dir()
 
     # SemEval: blocks of 4 lines; the official test file as dev.
@@ -57,7 +36,7 @@ def main() -> None:
     (work / "semeval_train.txt").write_text("\n".join(train_lines[: 4 * args.train_examples]) + "\n")
     (work / "semeval_dev.txt").write_text("\n".join(test_lines[: 4 * args.dev_examples]) + "\n")
     start = time.time()
-    rc = train("configs/relation_classification/semeval.jsonnet", model, work / "semeval_train.txt", work / "semeval_dev.txt", work / "rc", args.epochs, 32)
+    rc = train_from_scratch("configs/relation_classification/semeval.jsonnet", model, work / "semeval_train.txt", work / "semeval_dev.txt", work / "rc", args.epochs, 32)
     rc_time = time.time() - start
     dev_labels = [l.strip() for l in test_lines[1 : 4 * args.dev_examples : 4]]
     majority = Counter(l.strip() for l in train_lines[1 : 4 * args.train_examples : 4]).most_common(1)[0][0]
@@ -70,7 +49,7 @@ def main() -> None:
     train_examples = json.loads((data / "open_entity" / "train.json").read_text())
     dev_examples = json.loads((data / "open_entity" / "dev.json").read_text())[: args.dev_examples]
     (work / "oe_dev.json").write_text(json.dumps(dev_examples))
-    et = train("configs/entity_typing/open_entity.jsonnet", model, data / "open_entity" / "train.json", work / "oe_dev.json", work / "et", args.epochs, 16)
+    et = train_from_scratch("configs/entity_typing/open_entity.jsonnet", model, data / "open_entity" / "train.json", work / "oe_dev.json", work / "et", args.epochs, 16)
     et_time = time.time() - start
     top = Counter(l for e in train_examples for l in e["labels"]).most_common(1)[0][0]
     import torch

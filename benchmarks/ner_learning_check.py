@@ -7,7 +7,6 @@ dictionary baseline (every training entity string, tagged with its most frequent
     python benchmarks/ner_learning_check.py [--train-docs 120] [--dev-docs 30] [--epochs 6]
 """
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -17,12 +16,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from allennlp.commands.train import train_model_from_file  # noqa: E402
-
 from data_readers.luke_conll2003 import LukeConll2003Reader  # noqa: E402
 from luke_allennlp.data.tags import tags_to_spans  # noqa: E402
-from luke_allennlp.modeling import LukeConfig, LukeEncoder  # noqa: E402
-from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
+from luke_allennlp.testing import SMALL, shared_data_dir, train_from_scratch, write_tiny_checkpoint  # noqa: E402
 from luke_allennlp.training.metrics import SpanF1  # noqa: E402
 
 
@@ -68,21 +64,9 @@ def main() -> None:
     data = shared_data_dir() / "conll2003"
     train = first_documents(data / "eng.train", args.train_docs, work / "train.txt")
     dev = first_documents(data / "eng.testa", args.dev_docs, work / "dev.txt")
-    model_dir = work / "small-luke"
-    save_roberta_tokenizer(model_dir)
-    config = LukeConfig(vocab_size=ROBERTA_VOCAB_SIZE, entity_vocab_size=4, hidden_size=128, entity_emb_size=64,
-                        num_hidden_layers=2, num_attention_heads=4, intermediate_size=256, max_position_embeddings=514,
-                        type_vocab_size=1, layer_norm_eps=1e-5)  # fmt: skip
-    LukeEncoder(config).save_pretrained(str(model_dir))
-
-    import os
-
-    os.environ.update(MODEL_NAME=str(model_dir), TRAIN_DATA_PATH=str(train), VALIDATION_DATA_PATH=str(dev))
-    overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": args.epochs, "data_loader.batch_size": 16,
-                 "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1}  # fmt: skip
+    model_dir = write_tiny_checkpoint(work / "small-luke", "luke", **SMALL)
     start = time.time()
-    train_model_from_file(str(REPO / "configs/ner/conll2003.jsonnet"), str(work / "run"), overrides=json.dumps(overrides))
-    metrics = json.loads((work / "run" / "metrics.json").read_text())
+    metrics = train_from_scratch("configs/ner/conll2003.jsonnet", model_dir, train, dev, work / "run", args.epochs, 16)
     baseline = dictionary_baseline(train, dev, LukeConll2003Reader(str(model_dir)))
     sentences = sum(len(d) for d in LukeConll2003Reader(str(model_dir)).read_documents(str(train)))
     print(f"\ntrain: first {args.train_docs} documents of eng.train ({sentences} sentences); dev: first {args.dev_docs} of eng.testa")
