@@ -7,25 +7,37 @@ from allennlp.common import Params
 
 from tests.conftest import REPO_ROOT, set_config_env
 
-CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet"))
-# Paper Tables 11/12: (learning rate, batch size, epochs) per task folder.
-HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5)}
+# Pretraining configs have their own smoke test (tests/configs/test_pretraining_configs.py).
+CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet") if p.parent.name != "pretraining")
+# Paper Tables 11/12: (learning rate, batch size, epochs) per task folder, or per config name prefix.
+HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5),
+                    "squad": (15e-6, 48, 2), "record": (1e-5, 32, 2)}  # fmt: skip
 # Fixtures of tests/conftest.py, by config name prefix.
-DATA = {"conll2003": "conll_slice", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice"}
+DATA = {"conll2003": "conll_slice", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice",
+        "squad": "squad_slice", "record": "record_sample"}  # fmt: skip
+# The tiny checkpoint each config trains from, by the first of these words in its name (LUKE otherwise).
+MODELS = [("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir")]
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_size": 8, "dataset_reader.max_seq_length": 64}
 
 
+def hyper_parameters(config):
+    if config.parent.name in HYPER_PARAMETERS:
+        return HYPER_PARAMETERS[config.parent.name]
+    return next(v for k, v in HYPER_PARAMETERS.items() if config.name.startswith(k))
+
+
 def test_every_config_is_covered():
-    assert CONFIGS and all(p.parent.name in HYPER_PARAMETERS for p in CONFIGS)
+    assert CONFIGS and all(hyper_parameters(p) for p in CONFIGS)
+    assert all(any(p.name.startswith(k) for k in DATA) for p in CONFIGS)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_config_trains(config, tmp_path, monkeypatch, tiny_luke_dir, tiny_roberta_dir, request):
-    model_dir = tiny_roberta_dir if "roberta" in config.name or "bio_crf" in config.name else tiny_luke_dir
+def test_config_trains(config, tmp_path, monkeypatch, request):
+    model_dir = request.getfixturevalue(next((v for k, v in MODELS if k in config.name), "tiny_luke_dir"))
     data = request.getfixturevalue(next(v for k, v in DATA.items() if config.name.startswith(k)))
     set_config_env(monkeypatch, model_dir, data)
     params = Params.from_file(str(config))
-    lr, batch_size, epochs = HYPER_PARAMETERS[config.parent.name]
+    lr, batch_size, epochs = hyper_parameters(config)
     assert params["trainer"]["optimizer"]["lr"] == lr
     assert params["data_loader"]["batch_size"] == batch_size and params["trainer"]["num_epochs"] == epochs
     assert params["trainer"]["learning_rate_scheduler"] == {"type": "linear_with_warmup_ratio", "warmup_ratio": 0.06}

@@ -1,0 +1,156 @@
+"""
+Question + passage inputs for reading comprehension (SQuAD, ReCoRD): the tokenizer's own pair format
+(`<s> q </s></s> p </s>` for RoBERTa, `[CLS] q [SEP] p [SEP]` for BERT, `p <sep> q <sep> <cls>` for XLNet)
+and sliding windows over passages too long for one input, as BERT's `doc_stride` does.
+
+The passage is tokenised once; each window is a range of its subwords, so a character offset maps to the
+same subword in every window that holds it.
+"""
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+from transformers import PreTrainedTokenizerFast
+
+
+@dataclass(frozen=True)
+class PairLayout:
+    """Where a tokenizer puts its special tokens around a pair of sequences, and the token type ids it uses."""
+
+    prefix: Tuple[int, ...]
+    middle: Tuple[int, ...]
+    suffix: Tuple[int, ...]
+    types: Tuple[Tuple[int, ...], int, Tuple[int, ...], int, Tuple[int, ...]]  # prefix, first, middle, second, suffix
+
+    @classmethod
+    def of(cls, tokenizer: PreTrainedTokenizerFast) -> "PairLayout":
+        ids = tokenizer.build_inputs_with_special_tokens([-1], [-2])
+        types = tokenizer.create_token_type_ids_from_sequences([-1], [-2])
+        a, b = ids.index(-1), ids.index(-2)
+        layout = (tuple(types[:a]), types[a], tuple(types[a + 1 : b]), types[b], tuple(types[b + 1 :]))
+        return cls(tuple(ids[:a]), tuple(ids[a + 1 : b]), tuple(ids[b + 1 :]), layout)
+
+    @property
+    def num_special(self) -> int:
+        return len(self.prefix) + len(self.middle) + len(self.suffix)
+
+    def build(self, first: Sequence[int], second: Sequence[int]) -> Tuple[List[int], List[int], int, int]:
+        """(input ids, token type ids, position of `first`'s first subword, position of `second`'s first subword)."""
+        prefix_types, first_type, middle_types, second_type, suffix_types = self.types
+        ids = [*self.prefix, *first, *self.middle, *second, *self.suffix]
+        types = [*prefix_types, *[first_type] * len(first), *middle_types, *[second_type] * len(second), *suffix_types]
+        first_at = len(self.prefix)
+        return ids, types, first_at, first_at + len(first) + len(self.middle)
+
+
+@dataclass
+class TokenizedText:
+    text: str
+    ids: List[int]
+    offsets: np.ndarray  # (subwords, 2) character start, end (exclusive) of each subword in `text`
+
+    def char_span_to_subwords(self, start: int, end: int) -> Optional[Tuple[int, int]]:
+        """First and last (inclusive) subword overlapping characters [start, end), or None if none does."""
+        inside = np.nonzero((self.offsets[:, 0] < end) & (self.offsets[:, 1] > start))[0]
+        return (int(inside[0]), int(inside[-1])) if len(inside) else None
+
+
+@dataclass
+class Window:
+    """One encoder input: the question and the passage subwords [passage_begin, passage_end)."""
+
+    input_ids: List[int]
+    token_type_ids: List[int]
+    question_start: int  # input position of the question's first subword
+    passage_start: int  # input position of subword `passage_begin`
+    passage_begin: int
+    passage_end: int
+
+    def contains(self, first: int, last: int) -> bool:
+        """Whether passage subwords first..last (inclusive) are all in this window."""
+        return self.passage_begin <= first and last < self.passage_end
+
+    def position(self, subword: int) -> int:
+        """The input position of passage subword `subword` (which must be in the window)."""
+        return self.passage_start + subword - self.passage_begin
+
+
+@dataclass
+class EncodedPair:
+    question: TokenizedText
+    passage: TokenizedText
+    windows: List[Window]
+    question_truncated: int  # subwords cut from the end of a question longer than `max_question_length`
+
+
+def tokenize(tokenizer: PreTrainedTokenizerFast, text: str) -> TokenizedText:
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = np.array(encoding["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+    return TokenizedText(text, list(encoding["input_ids"]), offsets)
+
+
+def window_starts(length: int, room: int, stride: int) -> List[int]:
+    """Starts of windows of `room` subwords over `length`, each `stride` after the last, until one reaches the end."""
+    starts = [0]
+    while starts[-1] + room < length:
+        starts.append(starts[-1] + stride)
+    return starts
+
+
+class QuestionPassageEncoder:
+    """
+    Encodes a question with a passage as one or more windows in the tokenizer's pair format.
+
+    # Parameters
+
+    tokenizer : `PreTrainedTokenizerFast`
+    max_seq_length : `int`, optional (default = `512`)
+        Subwords per input, special tokens included.
+    doc_stride : `int`, optional (default = `128`)
+        Subwords between the starts of consecutive windows over a long passage.
+    max_question_length : `int`, optional (default = `64`)
+        Longer questions are cut to this many subwords (reported in `EncodedPair.question_truncated`).
+    question_first : `bool`, optional (default = `None`)
+        Whether the question comes first. `None` follows the tokenizer, as transformers' SQuAD code does:
+        question first, except for left-padding tokenizers (XLNet), whose pretraining put the passage first.
+    """
+
+    def __init__(
+        self,
+        tokenizer: PreTrainedTokenizerFast,
+        max_seq_length: int = 512,
+        doc_stride: int = 128,
+        max_question_length: int = 64,
+        question_first: Optional[bool] = None,
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.layout = PairLayout.of(tokenizer)
+        self.max_seq_length = max_seq_length
+        self.doc_stride = doc_stride
+        self.max_question_length = max_question_length
+        self.question_first = tokenizer.padding_side != "left" if question_first is None else question_first
+        if max_seq_length - self.layout.num_special - max_question_length < 1:
+            raise ValueError(
+                f"max_seq_length {max_seq_length} leaves no room for the passage after a question of "
+                f"{max_question_length} subwords and {self.layout.num_special} special tokens"
+            )
+        if doc_stride < 1:
+            raise ValueError(f"doc_stride must be positive, not {doc_stride}")
+
+    def encode(self, question: str, passage: str) -> EncodedPair:
+        q = tokenize(self.tokenizer, question)
+        cut = max(0, len(q.ids) - self.max_question_length)
+        if cut:
+            q = TokenizedText(question, q.ids[: self.max_question_length], q.offsets[: self.max_question_length])
+        p = tokenize(self.tokenizer, passage)
+        room = self.max_seq_length - self.layout.num_special - len(q.ids)
+        windows = []
+        for begin in window_starts(len(p.ids), room, min(self.doc_stride, room)):
+            end = min(begin + room, len(p.ids))
+            piece = p.ids[begin:end]
+            if self.question_first:
+                ids, types, question_start, passage_start = self.layout.build(q.ids, piece)
+            else:
+                ids, types, passage_start, question_start = self.layout.build(piece, q.ids)
+            windows.append(Window(ids, types, question_start, passage_start, begin, end))
+        return EncodedPair(q, p, windows, cut)
