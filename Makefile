@@ -36,4 +36,4 @@ clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
 demo: install
-	$(PY) demo/ner_demo.py
+	$(PY) demo/pretraining_demo.py

@@ -1,6 +1,12 @@
 """Registered AllenNLP dataset readers for the LUKE tasks (one reader per module)."""
 from data_readers.luke_conll2003 import LukeConll2003Reader
 from data_readers.luke_open_entity import LukeOpenEntityReader
+from data_readers.luke_pretraining import LukePretrainingReader
+from data_readers.luke_record import LukeRecordReader
 from data_readers.luke_relation_classification import LukeRelationClassificationReader
+from data_readers.luke_squad import LukeSquadReader
 
-__all__ = ["LukeConll2003Reader", "LukeOpenEntityReader", "LukeRelationClassificationReader"]
+__all__ = [
+    "LukeConll2003Reader", "LukeOpenEntityReader", "LukePretrainingReader", "LukeRecordReader",
+    "LukeRelationClassificationReader", "LukeSquadReader",
+]  # fmt: skip

@@ -1,9 +1,11 @@
 """
-`make demo`: the project's main job end to end, offline, on data it ships, in a few minutes on 2 cores.
+The NER part of `make demo` (its first part, `pretraining_demo.py`, pretrains the LUKE this part fine-tunes),
+offline, on data it ships, in a few minutes on 2 cores. Run alone, it starts from a random LUKE:
 
 1. writes a small NER corpus in CoNLL-2003 format (IOB1, as the real files) from the templates and name
    lists below;
-2. trains a byte-level BPE tokenizer on it and builds a tiny, randomly initialised LUKE checkpoint;
+2. trains a byte-level BPE tokenizer on it and builds a tiny, randomly initialised LUKE checkpoint
+   (or, with `--model DIR`, fine-tunes an existing checkpoint such as the pretraining demo's);
 3. `allennlp train` with the real CoNLL-2003 config (configs/ner/conll2003.jsonnet; sizes overridden);
 4. `allennlp evaluate`, with one prediction per sentence;
 5. `allennlp predict` on a raw sentence.
@@ -99,23 +101,24 @@ def allennlp(*args: str, env: dict) -> None:
         sys.exit(f"allennlp {args[0]} failed:\n{result.stderr[-4000:]}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", type=Path, default=REPO / "output" / "demo")
-    parser.add_argument("--epochs", type=int, default=10)
-    args = parser.parse_args()
-    out = args.output.resolve()
-    (out / "data").mkdir(parents=True, exist_ok=True)
+def offline_env() -> dict:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def write_corpora(directory: Path):
+    """The demo's NER training and development files."""
     rng = random.Random(13)
-    train, dev = out / "data" / "train.txt", out / "data" / "dev.txt"
+    train, dev = directory / "train.txt", directory / "dev.txt"
     write_corpus(train, 60, rng)
     write_corpus(dev, 12, rng)
-    build_tiny_luke(out / "tiny-luke", train)
+    return train, dev
 
-    env = {**os.environ, "MODEL_NAME": str(out / "tiny-luke"), "TRAIN_DATA_PATH": str(train),
-           "VALIDATION_DATA_PATH": str(dev), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip
-    # The paper's config, scaled to a tiny model trained from scratch: shorter windows, a larger learning rate.
-    overrides = {"dataset_reader.max_seq_length": 64, "trainer.num_epochs": args.epochs, "data_loader.batch_size": 16,
+
+def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, env: dict) -> None:
+    """Trains, evaluates and runs the NER model from `model_dir` with the allennlp command."""
+    env = {**env, "MODEL_NAME": str(model_dir), "TRAIN_DATA_PATH": str(train), "VALIDATION_DATA_PATH": str(dev)}
+    # The paper's config, scaled to a tiny model: shorter windows, a larger learning rate.
+    overrides = {"dataset_reader.max_seq_length": 64, "trainer.num_epochs": epochs, "data_loader.batch_size": 16,
                  "trainer.optimizer.lr": 2e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1}  # fmt: skip
     run = out / "ner-model"
     allennlp("train", "configs/ner/conll2003.jsonnet", "-s", str(run), "-f", "-o", json.dumps(overrides), env=env)
@@ -129,12 +132,27 @@ def main() -> None:
 
     scores = json.loads(metrics.read_text())
     print(f"\ndata:              {train}, {dev}")
-    print(f"tiny LUKE:         {out / 'tiny-luke'}")
+    print(f"LUKE checkpoint:   {model_dir}")
     print(f"trained model:     {run / 'model.tar.gz'}")
     print(f"dev metrics:       {metrics}  (span F1 {scores['f1']:.3f}, precision {scores['precision']:.3f}, recall {scores['recall']:.3f})")
     print(f"dev predictions:   {predictions}  (one JSON line per sentence: words, gold_tags, predicted_tags)")
     print(f"raw prediction:    {predicted}")
     print(predicted.read_text().strip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output", type=Path, default=REPO / "output" / "demo")
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--model", type=Path, help="a LUKE checkpoint to fine-tune (default: a new random tiny LUKE)")
+    args = parser.parse_args()
+    out = args.output.resolve()
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    train, dev = write_corpora(out / "data")
+    model_dir = args.model.resolve() if args.model else out / "tiny-luke"
+    if args.model is None:
+        build_tiny_luke(model_dir, train)
+    fine_tune(out, model_dir, train, dev, args.epochs, offline_env())
 
 
 if __name__ == "__main__":

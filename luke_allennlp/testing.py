@@ -43,7 +43,8 @@ def write_tiny_checkpoint(
 ) -> Path:
     """
     Writes a tiny random checkpoint of `kind` "luke" (`LukeEncoder.save_pretrained`), "roberta" or "bert"
-    (`transformers` models) with the RoBERTa tokenizer. `config` overrides the tiny sizes.
+    (`transformers` models) with the RoBERTa tokenizer, or "xlnet" (`XLNetModel`) with a small sentencepiece
+    tokenizer trained in the call (see `save_xlnet_tokenizer`). `config` overrides the tiny sizes.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -63,10 +64,45 @@ def write_tiny_checkpoint(
         from transformers import BertConfig, BertModel
 
         BertModel(BertConfig(max_position_embeddings=512, pad_token_id=1, **sizes)).save_pretrained(directory)
+    elif kind == "xlnet":
+        from transformers import XLNetConfig, XLNetModel
+
+        vocab_size = save_xlnet_tokenizer(directory)
+        xlnet = {"d_model": TINY["hidden_size"], "n_layer": TINY["num_hidden_layers"], "n_head": TINY["num_attention_heads"],
+                 "d_inner": TINY["intermediate_size"], "vocab_size": vocab_size, "use_mems_eval": False, **config}  # fmt: skip
+        XLNetModel(XLNetConfig(**xlnet)).save_pretrained(directory)
+        return directory
     else:
-        raise ValueError(f"kind must be luke, roberta or bert, not {kind!r}")
+        raise ValueError(f"kind must be luke, roberta, bert or xlnet, not {kind!r}")
     save_roberta_tokenizer(directory)
     return directory
+
+
+def save_xlnet_tokenizer(directory: Union[str, os.PathLike], vocab_size: int = 2000) -> int:
+    """
+    Trains a small sentencepiece unigram model offline on the SQuAD dev passages of the shared data, with
+    XLNet's special pieces at XLNet's ids (`<unk>` 0, `<s>` 1, `</s>` 2, `<cls>` 3, `<sep>` 4, `<pad>` 5,
+    `<mask>` 6, `<eod>` 7, `<eop>` 8), and saves it as an `XLNetTokenizerFast`. Returns its vocabulary size.
+    """
+    import json
+    import tempfile
+
+    import sentencepiece as spm
+    from transformers import XLNetTokenizerFast
+
+    squad = json.loads((shared_data_dir() / "squad1.1" / "dev-v1.1.json").read_text(encoding="utf-8"))
+    texts = [p["context"] for article in squad["data"][:12] for p in article["paragraphs"]]
+    with tempfile.TemporaryDirectory() as work:
+        corpus = Path(work) / "corpus.txt"
+        corpus.write_text("\n".join(texts), encoding="utf-8")
+        spm.SentencePieceTrainer.train(
+            input=str(corpus), model_prefix=str(Path(work) / "spiece"), vocab_size=vocab_size, model_type="unigram",
+            character_coverage=1.0, user_defined_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
+            minloglevel=2,
+        )  # fmt: skip
+        tokenizer = XLNetTokenizerFast(vocab_file=str(Path(work) / "spiece.model"))
+        tokenizer.save_pretrained(str(directory))
+    return len(tokenizer)
 
 
 def train_from_scratch(config: str, model_dir: Path, train: Path, dev: Path, out: Path, epochs: int, batch_size: int) -> dict:

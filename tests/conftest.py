@@ -81,3 +81,75 @@ def semeval_slice(shared_data, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tacred_train(shared_data) -> Path:
     return shared_data / "tacred_sample" / "train.json"
+
+
+@pytest.fixture(scope="session")
+def record_sample(shared_data) -> Path:
+    """Two real ReCoRD passages with one query each (the official JSON format)."""
+    return shared_data / "record" / "record_sample.json"
+
+
+@pytest.fixture(scope="session")
+def tiny_xlnet_dir(tmp_path_factory) -> Path:
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-xlnet"), "xlnet")
+
+
+@pytest.fixture(scope="session")
+def squad_slice(shared_data, tmp_path_factory) -> Path:
+    """The first two paragraphs of SQuAD 1.1 dev (article Super_Bowl_50, 55 questions), written to a temporary file."""
+    squad = json.loads((shared_data / "squad1.1" / "dev-v1.1.json").read_text(encoding="utf-8"))
+    article = squad["data"][0]
+    path = tmp_path_factory.mktemp("squad") / "slice.json"
+    path.write_text(json.dumps({"version": squad["version"], "data": [{**article, "paragraphs": article["paragraphs"][:2]}]}))
+    return path
+
+
+# Names linked on the page "Super Bowl 50" and their targets, for SQuAD's entity inputs (the article pages of
+# SQuAD are not in the shared dumps). "gold" has a link probability below the configs' 0.01; "Levi's Stadium"
+# is left out of tiny_luke_squad_dir's entity vocabulary.
+SUPER_BOWL_50_LINKS = {
+    "Super Bowl": "Super Bowl", "American football": "American football", "National Football League": "National Football League",
+    "NFL": "National Football League", "American Football Conference": "American Football Conference",
+    "AFC": "American Football Conference", "National Football Conference": "National Football Conference",
+    "NFC": "National Football Conference", "Denver Broncos": "Denver Broncos", "Broncos": "Denver Broncos",
+    "Carolina Panthers": "Carolina Panthers", "Panthers": "Carolina Panthers", "Levi's Stadium": "Levi's Stadium",
+    "San Francisco Bay Area": "San Francisco Bay Area", "Santa Clara, California": "Santa Clara, California",
+    "California": "California", "Cam Newton": "Cam Newton", "Arizona Cardinals": "Arizona Cardinals",
+    "New England Patriots": "New England Patriots", "Super Bowl XLIX": "Super Bowl XLIX", "gold": "Gold (color)",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def squad_mention_dictionary(tmp_path_factory) -> Path:
+    """A mention dictionary (the JSON of `allennlp build-mention-dictionary`) with the page "Super Bowl 50"."""
+    probability = {name: 0.002 if name == "gold" else 0.5 for name in SUPER_BOWL_50_LINKS}
+    path = tmp_path_factory.mktemp("squad-mentions") / "mention_dictionary.json"
+    path.write_text(json.dumps({"version": 1, "dump": "handwritten", "min_link_probability": 0.0,
+                                "pages": {"Super Bowl 50": SUPER_BOWL_50_LINKS}, "link_probability": probability, "stats": {}}))  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_luke_squad_dir(tmp_path_factory) -> Path:
+    """A tiny LUKE whose entity_vocab.json holds the targets of SUPER_BOWL_50_LINKS but "Levi's Stadium"."""
+    directory = write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-luke-squad"), "luke")
+    titles = ["[PAD]", "[UNK]", "[MASK]"] + sorted(set(SUPER_BOWL_50_LINKS.values()) - {"Levi's Stadium"})
+    (directory / "entity_vocab.json").write_text(json.dumps({title: i for i, title in enumerate(titles)}))
+    return directory
+
+
+@pytest.fixture(scope="session")
+def pretraining_corpus(shared_data, tmp_path_factory) -> Path:
+    """A pretraining corpus directory (95 rows of up to 128 subwords) from 40 CoNLL-2003 documents, their
+    named-entity spans as entities (tests/pretraining_corpus.py)."""
+    from tests.pretraining_corpus import write_corpus
+
+    return write_corpus(tmp_path_factory.mktemp("pretraining") / "corpus", shared_data / "conll2003" / "eng.train")
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_mlm_dir(tmp_path_factory) -> Path:
+    """A tiny random RobertaForMaskedLM (with its lm_head) and the RoBERTa tokenizer."""
+    from tests.pretraining_corpus import write_tiny_roberta_mlm
+
+    return write_tiny_roberta_mlm(tmp_path_factory.mktemp("tiny-roberta-mlm"))

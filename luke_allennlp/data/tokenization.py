@@ -1,8 +1,15 @@
 """Fast subword tokenizers for pre-split words, and where a model's special tokens go."""
 import functools
-from typing import List, Tuple
+import json
+import logging
+from typing import List, Optional, Tuple
 
+import transformers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+
+# LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
+FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
 
 
 @functools.lru_cache(maxsize=8)
@@ -10,14 +17,38 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
     """
     The checkpoint's fast tokenizer, able to take pre-split words (`is_split_into_words=True`): byte-level
     BPE tokenizers (RoBERTa, GPT-2, LUKE) are loaded with `add_prefix_space=True`, so that every word is
-    tokenised as it would be after a space.
+    tokenised as it would be after a space. A LUKE checkpoint (`LukeTokenizer`, `MLukeTokenizer`) gets the fast
+    version of its word tokenizer (RoBERTa's BPE, XLM-R's sentencepiece) from its files, with its special tokens.
     """
+    word_tokenizer = FAST_WORD_TOKENIZERS.get(_tokenizer_class(model_name))
+    if word_tokenizer is not None:
+        tokenizer_class = getattr(transformers, word_tokenizer)
+        kwargs = {"add_prefix_space": True} if word_tokenizer == "RobertaTokenizerFast" else {}
+        # Quiet the warning that the files name another class: that is the point here.
+        base_logger = logging.getLogger("transformers.tokenization_utils_base")
+        level = base_logger.level
+        base_logger.setLevel(logging.ERROR)
+        try:
+            return tokenizer_class.from_pretrained(model_name, **kwargs)
+        finally:
+            base_logger.setLevel(level)
     tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True)
     if not tokenizer.is_fast:
         raise ValueError(f"{model_name}: a fast (Rust) tokenizer is required for its offset and word maps")
     if getattr(tokenizer, "add_prefix_space", None) is False:
         tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True, add_prefix_space=True)
     return tokenizer
+
+
+def _tokenizer_class(model_name: str) -> Optional[str]:
+    """The `tokenizer_class` named by the checkpoint's tokenizer_config.json, if any."""
+    from luke_allennlp.modeling.loading import checkpoint_file
+
+    path = checkpoint_file(model_name, "tokenizer_config.json")
+    if path is None:
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("tokenizer_class")
 
 
 def special_token_layout(tokenizer: PreTrainedTokenizerFast) -> Tuple[List[int], List[int]]:

@@ -137,12 +137,15 @@ class QuestionPassageEncoder:
         if doc_stride < 1:
             raise ValueError(f"doc_stride must be positive, not {doc_stride}")
 
-    def encode(self, question: str, passage: str) -> EncodedPair:
+    def encode(self, question: str, passage: str, passage_tokens: Optional[TokenizedText] = None) -> EncodedPair:
+        """`passage_tokens`: the passage already tokenised (by `tokenize`), to share it between its questions."""
         q = tokenize(self.tokenizer, question)
         cut = max(0, len(q.ids) - self.max_question_length)
         if cut:
             q = TokenizedText(question, q.ids[: self.max_question_length], q.offsets[: self.max_question_length])
-        p = tokenize(self.tokenizer, passage)
+        if passage_tokens is not None and passage_tokens.text != passage:
+            raise ValueError("passage_tokens is the tokenisation of another text than passage")
+        p = passage_tokens if passage_tokens is not None else tokenize(self.tokenizer, passage)
         room = self.max_seq_length - self.layout.num_special - len(q.ids)
         windows = []
         for begin in window_starts(len(p.ids), room, min(self.doc_stride, room)):
@@ -154,3 +157,35 @@ class QuestionPassageEncoder:
                 ids, types, passage_start, question_start = self.layout.build(piece, q.ids)
             windows.append(Window(ids, types, question_start, passage_start, begin, end))
         return EncodedPair(q, p, windows, cut)
+
+
+def max_context_windows(windows: Sequence[Window], num_subwords: int) -> np.ndarray:
+    """
+    For each passage subword, the index of the window in which it has the most context (BERT's
+    `_check_is_max_context`): score min(subwords left of it, subwords right of it) + 0.01 x window length, the
+    first window winning ties. Decoding starts an answer only in that window, so overlapping windows do not
+    propose the same start twice with less context.
+    """
+    best = np.full(num_subwords, -1, dtype=np.int64)
+    best_score = np.full(num_subwords, -np.inf)
+    for index, window in enumerate(windows):
+        positions = np.arange(window.passage_begin, window.passage_end)
+        length = window.passage_end - window.passage_begin
+        score = np.minimum(positions - window.passage_begin, window.passage_end - 1 - positions) + 0.01 * length
+        better = score > best_score[positions]
+        best[positions[better]] = index
+        best_score[positions[better]] = score[better]
+    return best
+
+
+def stack_windows(windows: Sequence[Window], pad_id: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The windows of one question as right-padded arrays (windows, longest window): input ids (padded with
+    `pad_id`), token type ids and attention mask."""
+    width = max(len(w.input_ids) for w in windows)
+    ids = np.full((len(windows), width), pad_id, dtype=np.int64)
+    types = np.zeros((len(windows), width), dtype=np.int64)
+    mask = np.zeros((len(windows), width), dtype=bool)
+    for row, window in enumerate(windows):
+        length = len(window.input_ids)
+        ids[row, :length], types[row, :length], mask[row, :length] = window.input_ids, window.token_type_ids, True
+    return ids, types, mask

@@ -2,5 +2,6 @@
 huggingface_hub for loading checkpoints)."""
 from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.encoder import LukeEncoder, LukeEncoderOutput
+from luke_allennlp.modeling.pretraining import LukeForPretraining, LukeForPretrainingOutput
 
-__all__ = ["LukeConfig", "LukeEncoder", "LukeEncoderOutput"]
+__all__ = ["LukeConfig", "LukeEncoder", "LukeEncoderOutput", "LukeForPretraining", "LukeForPretrainingOutput"]

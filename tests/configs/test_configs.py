@@ -16,7 +16,8 @@ HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relatio
 DATA = {"conll2003": "conll_slice", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice",
         "squad": "squad_slice", "record": "record_sample"}  # fmt: skip
 # The tiny checkpoint each config trains from, by the first of these words in its name (LUKE otherwise).
-MODELS = [("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir")]
+MODELS = [("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir"),
+          ("squad", "tiny_luke_squad_dir")]  # fmt: skip
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_size": 8, "dataset_reader.max_seq_length": 64}
 
 
@@ -36,6 +37,8 @@ def test_config_trains(config, tmp_path, monkeypatch, request):
     model_dir = request.getfixturevalue(next((v for k, v in MODELS if k in config.name), "tiny_luke_dir"))
     data = request.getfixturevalue(next(v for k, v in DATA.items() if config.name.startswith(k)))
     set_config_env(monkeypatch, model_dir, data)
+    if config.name.startswith("squad"):  # the configs with entity inputs read a mention dictionary
+        monkeypatch.setenv("MENTION_DICTIONARY", str(request.getfixturevalue("squad_mention_dictionary")))
     params = Params.from_file(str(config))
     lr, batch_size, epochs = hyper_parameters(config)
     assert params["trainer"]["optimizer"]["lr"] == lr

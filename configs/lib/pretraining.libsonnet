@@ -1,0 +1,85 @@
+// LUKE pretraining (paper §3.3, Appendix A and Table 9): masked language modelling + masked entity prediction
+// on a corpus built by `allennlp build-pretraining-corpus`, with AllenNLP's distributed training.
+//
+// Table 9: batch 2,048 sequences (per-device batch x devices x gradient accumulation), AdamW (beta2 0.999,
+// epsilon 1e-6, weight decay 0.01, none on biases and layer norms), 2,500 warm-up steps then linear decay,
+// 15% of words (whole words) and 15% of entities masked, dropout 0.1, no gradient clipping. Appendix A:
+// stage 1 updates only the new parameters (entity embeddings and the entity prediction head) for 100K steps
+// at peak lr 5e-4; stage 2 updates everything for 100K more at peak lr 1e-5.
+//
+// The corpus is read lazily, and an "epoch" is `steps_per_epoch` optimizer steps (the checkpoint interval);
+// the reader starts a new pass, with new masks, whenever it reaches the end of the corpus.
+{
+  batch_size:: 2048,  // sequences per optimizer step, across devices and accumulated micro-batches
+
+  // Parameters the original recipe freezes in stage 1 (those initialised from RoBERTa): word embeddings,
+  // transformer layers, pooler and MLM head. What stays trainable is `luke.entity_embeddings.*` (the new
+  // entity table, its projection, position/token-type embeddings and layer norm) and `entity_predictions.*`.
+  // Not anchored: in distributed training the names start with DistributedDataParallel's `module.`.
+  word_side:: ['pretraining\\.luke\\.(embeddings|encoder|pooler)\\.', 'pretraining\\.lm_head\\.'],
+
+  // model: a `model` block (see `model` below, or `{type: 'from_archive', ...}`); steps: optimizer steps;
+  // freeze_word_side: stage 1. cuda_devices: one process per entry; [-1, -1] runs two processes on the CPU.
+  config(model, corpus, lr, steps, freeze_word_side=false, cuda_devices=[0, 1, 2, 3, 4, 5, 6, 7],
+         batch_size_per_device=16, steps_per_epoch=1000, seed=13370)::
+    local accumulation = $.batch_size / (batch_size_per_device * std.length(cuda_devices));
+    assert accumulation == std.floor(accumulation) && accumulation >= 1 :
+           'batch_size_per_device x number of devices must divide %d' % $.batch_size;
+    {
+      dataset_reader: {
+        type: 'luke_pretraining',
+        masked_lm_prob: 0.15,
+        masked_entity_prob: 0.15,
+        random_word_prob: 0.1,
+        unmasked_word_prob: 0.1,
+        whole_word_masking: true,
+        seed: seed,
+      },
+      train_data_path: corpus,
+      vocabulary: { type: 'empty' },  // words and entities are ids from the corpus
+      model: model,
+      data_loader: {
+        batch_size: batch_size_per_device,
+        batches_per_epoch: steps_per_epoch * accumulation,
+        max_instances_in_memory: batch_size_per_device * 64,  // lazy: each pass is read (and masked) anew
+        num_workers: 2,
+      },
+      trainer: {
+        optimizer: {
+          type: 'adamw',
+          lr: lr,
+          betas: [0.9, 0.999],
+          eps: 1e-6,
+          weight_decay: 0.01,
+          parameter_groups:
+            (if freeze_word_side then [[$.word_side, { requires_grad: false }]] else []) +
+            // No weight decay on biases and layer norms (of what is trained: the groups may not overlap).
+            [[[(if freeze_word_side then 'pretraining\\.(luke\\.entity_embeddings|entity_predictions)\\..*' else '')
+               + '(bias|LayerNorm\\.weight|layer_norm\\.weight)$'], { weight_decay: 0.0 }]],
+        },
+        learning_rate_scheduler: { type: 'linear_with_warmup', warmup_steps: 2500 },
+        num_epochs: std.ceil(steps / steps_per_epoch),
+        num_gradient_accumulation_steps: accumulation,
+        use_amp: std.all([d >= 0 for d in cuda_devices]),  // mixed precision on GPUs
+        // allennlp's check flags a biased linear layer followed by a layer norm, which the heads have by design
+        // (BERT's dense -> gelu -> layer norm; the check cannot see the functional gelu between them).
+        run_confidence_checks: false,
+      },
+      distributed: { cuda_devices: cuda_devices } + (
+        // The optimizer freezes the word side after DistributedDataParallel has registered every parameter,
+        // which then must be told that some get no gradient (their buckets are still all-reduced, as zeros).
+        if freeze_word_side then { ddp_accelerator: { type: 'torch', find_unused_parameters: true } } else {}
+      ),
+    },
+
+  // The `luke_pretraining` model, starting from `model_name` (RoBERTa/BERT, or LUKE to continue pretraining);
+  // a new entity table gets the corpus's entity vocabulary size. Plain attention during pretraining, as in the
+  // original implementation (`allennlp export-luke` initialises the entity-aware queries from it).
+  model(model_name, corpus):: {
+    type: 'luke_pretraining',
+    model_name: model_name,
+    entity_vocab: corpus,
+    use_entity_aware_attention: false,
+    config_overrides: { hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1 },
+  },
+}

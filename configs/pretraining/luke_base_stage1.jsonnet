@@ -1,0 +1,12 @@
+// LUKE base pretraining, stage 1 of 2 (paper Appendix A; configs/lib/pretraining.libsonnet): from RoBERTa,
+// only the new parameters (entity embeddings and the entity prediction head) are trained, for 100K steps
+// at peak lr 5e-4; everything initialised from RoBERTa stays frozen. Stage 2: luke_base_stage2.jsonnet.
+// Set: MODEL_NAME (e.g. roberta-base, or a local RoBERTa/BERT checkpoint directory),
+//      CORPUS (a directory written by `allennlp build-pretraining-corpus`).
+// Runs on 8 GPUs (distributed.cuda_devices) with 16 sequences per GPU and 16 accumulated micro-batches
+// (2,048 per step). For G GPUs, override distributed.cuda_devices and trainer.num_gradient_accumulation_steps
+// (= 2048 / (16 G)) and data_loader.batches_per_epoch (= 1000 x that), or edit the config() call below.
+// On the CPU: -o '{"distributed.cuda_devices": [-1, -1], "trainer.use_amp": false, ...}'.
+local lib = import '../lib/pretraining.libsonnet';
+local corpus = std.extVar('CORPUS');
+lib.config(lib.model(std.extVar('MODEL_NAME'), corpus), corpus, lr=5e-4, steps=100000, freeze_word_side=true)

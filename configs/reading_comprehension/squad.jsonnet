@@ -1,0 +1,14 @@
+// SQuAD 1.1 extractive QA, variant "luke", with entity inputs (configs/lib/reading_comprehension.libsonnet).
+// Set: MODEL_NAME (e.g. studio-ousia/luke-base, or a local LUKE checkpoint directory with its entity_vocab.json),
+//      TRAIN_DATA_PATH (the official train-v1.1.json), VALIDATION_DATA_PATH (the official dev-v1.1.json,
+//      e.g. ../shared/data/squad1.1/dev-v1.1.json),
+//      MENTION_DICTIONARY (the JSON written by `allennlp build-mention-dictionary DUMP OUT`).
+// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+local rc = import '../lib/reading_comprehension.libsonnet';
+rc.squad(
+  std.extVar('MODEL_NAME'),
+  std.extVar('TRAIN_DATA_PATH'),
+  std.extVar('VALIDATION_DATA_PATH'),
+  variant='luke',
+  mention_dictionary=std.extVar('MENTION_DICTIONARY'),
+)

@@ -1,0 +1,12 @@
+// SQuAD 1.1 extractive QA, variant "xlnet" (XLNet's pair format: passage first, <sep> <cls> last, segment ids) (configs/lib/reading_comprehension.libsonnet).
+// Set: MODEL_NAME (e.g. xlnet-large-cased, or a local checkpoint directory),
+//      TRAIN_DATA_PATH (the official train-v1.1.json), VALIDATION_DATA_PATH (the official dev-v1.1.json,
+//      e.g. ../shared/data/squad1.1/dev-v1.1.json).
+// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+local rc = import '../lib/reading_comprehension.libsonnet';
+rc.squad(
+  std.extVar('MODEL_NAME'),
+  std.extVar('TRAIN_DATA_PATH'),
+  std.extVar('VALIDATION_DATA_PATH'),
+  variant='xlnet',
+)

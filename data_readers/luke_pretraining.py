@@ -1,0 +1,294 @@
+import collections
+import logging
+import multiprocessing
+import unicodedata
+from typing import Counter, Iterator, List, Optional, Sequence
+
+import numpy as np
+import torch
+from allennlp.common.util import lazy_groups_of
+from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import TensorField
+
+from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
+from luke_allennlp.data.tokenization import special_token_layout
+
+logger = logging.getLogger(__name__)
+
+IGNORE_INDEX = -100  # label of positions that are not predicted
+# Data-loader worker slots of the pass counter (see `_next_pass`).
+MAX_WORKERS = 1024
+ROWS_PER_READ = 128  # rows fetched from the Arrow table at once
+STATS = ("rows", "truncated_rows", "entities_cut_by_truncation", "entities_over_max_entities")
+
+
+def word_start_table(tokenizer) -> np.ndarray:
+    """
+    (vocab,) bool, indexed by subword id: whether the subword starts a word, for whole-word masking. WordPiece
+    marks continuations with `##`; byte-level BPE and sentencepiece mark word starts (`Ġ`, `▁`), and there a
+    subword that begins with punctuation also starts a word, as in the original LUKE. Special tokens (and ids
+    the vocabulary lacks) start words.
+    """
+    wordpiece = type(tokenizer.backend_tokenizer.model).__name__ == "WordPiece"
+    vocab = tokenizer.get_vocab()
+    starts = np.ones(max(vocab.values()) + 1, dtype=bool)
+    special = set(tokenizer.all_special_ids)
+    for token, index in vocab.items():
+        if index in special:
+            continue
+        if wordpiece:
+            starts[index] = not token.startswith("##")
+        else:
+            starts[index] = token[0] in "Ġ▁" or unicodedata.category(token[0]).startswith("P")
+    return starts
+
+
+@DatasetReader.register("luke_pretraining")
+class LukePretrainingReader(DatasetReader):
+    """
+    Reads a pretraining corpus (a directory written by `allennlp build-pretraining-corpus`) row by row from its
+    memory-mapped Arrow files, sharded across distributed ranks and data-loader workers, and masks each row
+    as in the paper (§3.3, Appendix A):
+
+    - words: `masked_lm_prob` of the subwords, chosen as whole words (`whole_word_masking`) in random order;
+      a chosen word becomes `<mask>` (80%), random subwords (`random_word_prob`, 10%) or stays
+      (`unmasked_word_prob`, 10%). Special tokens are never chosen. At least one subword per row.
+    - entities: `masked_entity_prob` of the entities (at least one per row that has any) are replaced by
+      `[MASK]`; their position ids are kept. `[PAD]` and `[UNK]` entities are inputs, never targets.
+
+    Labels are the original ids at masked positions and -100 elsewhere. With `dynamic_masking` (RoBERTa's),
+    masks are drawn afresh on every pass over the corpus (allennlp re-reads a lazy dataset each epoch; set the
+    data loader's `max_instances_in_memory`, else instances and their masks are cached after the first pass).
+    Each row's masks come from a generator seeded with (`seed`, pass, row index): a run is reproducible from
+    its seed, and the masks do not depend on the number of ranks or workers.
+
+    Rows longer than `max_seq_length` (special tokens included) are truncated, dropping the entities whose
+    mentions they cut; rows with more than `max_entities` entities keep the first ones. Both are counted and
+    logged at the end of each pass.
+
+    # Parameters
+
+    masked_lm_prob : `float`, optional (default = `0.15`)
+    masked_entity_prob : `float`, optional (default = `0.15`)
+    random_word_prob : `float`, optional (default = `0.1`)
+        Of the chosen words, the share replaced by random subwords.
+    unmasked_word_prob : `float`, optional (default = `0.1`)
+        Of the chosen words, the share left unchanged (but predicted).
+    whole_word_masking : `bool`, optional (default = `True`)
+    dynamic_masking : `bool`, optional (default = `True`)
+        New masks on every pass; if false, every pass gives the same masks (e.g. for a validation corpus).
+    shuffle : `bool`, optional (default = `True`)
+        Read the rows in a random order, a new one on every pass (the corpus is in page order).
+    seed : `int`, optional (default = `13370`)
+    max_seq_length : `int`, optional (default = `None`)
+        Subwords per instance with special tokens; `None` = the corpus's.
+    max_entities : `int`, optional (default = `None`)
+        Entities per instance; `None` = all the corpus gives.
+    """
+
+    def __init__(
+        self,
+        masked_lm_prob: float = 0.15,
+        masked_entity_prob: float = 0.15,
+        random_word_prob: float = 0.1,
+        unmasked_word_prob: float = 0.1,
+        whole_word_masking: bool = True,
+        dynamic_masking: bool = True,
+        shuffle: bool = True,
+        seed: int = 13370,
+        max_seq_length: Optional[int] = None,
+        max_entities: Optional[int] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        for name, value in [("masked_lm_prob", masked_lm_prob), ("masked_entity_prob", masked_entity_prob),
+                            ("random_word_prob + unmasked_word_prob", random_word_prob + unmasked_word_prob)]:  # fmt: skip
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], not {value}")
+        self.masked_lm_prob = masked_lm_prob
+        self.masked_entity_prob = masked_entity_prob
+        self.random_word_prob = random_word_prob
+        self.unmasked_word_prob = unmasked_word_prob
+        self.whole_word_masking = whole_word_masking
+        self.dynamic_masking = dynamic_masking
+        self.shuffle = shuffle
+        self.seed = seed
+        self.max_seq_length = max_seq_length
+        self.max_entities = max_entities
+        # How many passes each worker slot has started. Shared memory: data-loader workers are new processes
+        # on every pass, so a plain attribute would not survive from one pass to the next.
+        self._passes = multiprocessing.RawArray("q", MAX_WORKERS)
+        self._corpus: Optional[PretrainingCorpus] = None
+        self.stats: Counter = collections.Counter()  # rows read and what was cut, in the last pass
+
+    def _next_pass(self) -> int:
+        worker = self.get_worker_info()
+        slot = worker.id if worker is not None else 0
+        if slot >= MAX_WORKERS:
+            raise ValueError(f"luke_pretraining supports at most {MAX_WORKERS} data-loader workers")
+        index = self._passes[slot]
+        self._passes[slot] = index + 1
+        return index
+
+    def set_corpus(self, path: str) -> None:
+        """Loads what masking needs from the corpus: its tokenizer's special tokens and word starts, the entity
+        vocabulary's special ids. `_read` calls it; call it yourself to use `text_to_instance` alone."""
+        if self._corpus is not None and str(self._corpus.directory) == str(path):
+            return
+        corpus = PretrainingCorpus(path)
+        tokenizer = corpus.tokenizer()
+        entity_vocab = corpus.entity_vocab()
+        self.prefix, self.suffix = special_token_layout(tokenizer)
+        self.pad_id, self.mask_id = tokenizer.pad_token_id, tokenizer.mask_token_id
+        if self.mask_id is None:
+            raise ValueError(f"{corpus.tokenizer_path}: the tokenizer has no mask token")
+        self.word_starts = word_start_table(tokenizer)
+        special = np.ones(len(self.word_starts), dtype=bool)  # special tokens and ids the vocabulary lacks
+        special[list(tokenizer.get_vocab().values())] = False
+        special[tokenizer.all_special_ids] = True
+        self.special_words = special
+        self.random_words = np.flatnonzero(~special)  # what a randomly replaced subword may become
+        self.entity_vocab_size = len(entity_vocab)
+        self.entity_mask_id = entity_vocab.mask_id
+        self.unpredicted_entities = np.array([entity_vocab.pad_id, entity_vocab.unk_id, entity_vocab.mask_id])
+        self.room = (self.max_seq_length or corpus.max_seq_length) - len(self.prefix) - len(self.suffix)
+        self._corpus = corpus
+
+    def _read(self, file_path: str) -> Iterator[Instance]:
+        self.set_corpus(file_path)
+        dataset = self._corpus.load_dataset()
+        pass_index = self._next_pass() if self.dynamic_masking else 0
+        order = np.arange(len(dataset))
+        if self.shuffle:  # the same order in every rank and worker, so that the shards partition it
+            order = np.random.default_rng((self.seed, pass_index)).permutation(len(dataset))
+        self.stats = collections.Counter(dict.fromkeys(STATS, 0))
+        for chunk in lazy_groups_of(self.shard_iterable(order), ROWS_PER_READ):
+            rows = dataset[[int(i) for i in chunk]]
+            for k, row_index in enumerate(chunk):
+                rng = np.random.default_rng((self.seed, pass_index, int(row_index)))
+                self.stats["rows"] += 1
+                yield self.text_to_instance(
+                    rows["word_ids"][k], rows["entity_ids"][k], rows["entity_position_ids"][k], rng,
+                    example_id=f"{file_path} row {row_index}",
+                )  # fmt: skip
+        worker = self.get_worker_info()
+        if any(v for k, v in self.stats.items() if k != "rows"):
+            worker_id = worker.id if worker else 0
+            logger.warning("%s, pass %d, worker %d: %s", file_path, pass_index, worker_id, dict(self.stats))
+
+    def text_to_instance(  # type: ignore[override]
+        self,
+        word_ids: Sequence[int],
+        entity_ids: Sequence[int],
+        entity_position_ids: Sequence[Sequence[int]],
+        rng: Optional[np.random.Generator] = None,
+        example_id: str = "input",
+    ) -> Instance:
+        """
+        One corpus row (subword ids without special tokens, entity ids, each entity's subword positions in
+        `word_ids`) as a masked instance; `rng` draws the masks (a fresh unseeded generator if None).
+        """
+        if self._corpus is None:
+            raise ValueError("call set_corpus(corpus_directory) before text_to_instance")
+        rng = rng if rng is not None else np.random.default_rng()
+        words = np.asarray(word_ids, dtype=np.int64)
+        entities = np.asarray(entity_ids, dtype=np.int64)
+        mentions = [np.asarray(p, dtype=np.int64) for p in entity_position_ids]
+        self._check_row(words, entities, mentions, example_id)
+        if len(words) > self.room:
+            self.stats["truncated_rows"] += 1
+            words = words[: self.room]
+            keep = [i for i, m in enumerate(mentions) if m.max() < self.room]
+            self.stats["entities_cut_by_truncation"] += len(mentions) - len(keep)
+            entities, mentions = entities[keep], [mentions[i] for i in keep]
+        if self.max_entities is not None and len(entities) > self.max_entities:
+            self.stats["entities_over_max_entities"] += len(entities) - self.max_entities
+            entities, mentions = entities[: self.max_entities], mentions[: self.max_entities]
+
+        masked_words, word_labels = self._mask_words(words, rng)
+        masked_entities, entity_labels = self._mask_entities(entities, rng)
+        shift = len(self.prefix)  # entity positions index the words after the prefix tokens
+        positions = np.full((len(mentions), max([len(m) for m in mentions], default=1)), -1, dtype=np.int64)
+        for i, mention in enumerate(mentions):
+            positions[i, : len(mention)] = mention + shift
+        input_ids = np.concatenate([self.prefix, masked_words, self.suffix]).astype(np.int64)
+        no_label = IGNORE_INDEX
+        labels = np.concatenate([np.full(shift, no_label), word_labels, np.full(len(self.suffix), no_label)])
+        fields = {
+            "word_ids": TensorField(torch.from_numpy(input_ids), padding_value=self.pad_id),
+            "word_attention_mask": TensorField(torch.ones(len(input_ids), dtype=torch.bool), padding_value=False),
+            "masked_lm_labels": TensorField(torch.from_numpy(labels), padding_value=no_label),
+            "entity_ids": TensorField(torch.from_numpy(masked_entities), padding_value=0),
+            "entity_position_ids": TensorField(torch.from_numpy(positions), padding_value=-1),
+            "entity_attention_mask": TensorField(torch.ones(len(entities), dtype=torch.bool), padding_value=False),
+            "masked_entity_labels": TensorField(torch.from_numpy(entity_labels), padding_value=no_label),
+        }
+        return Instance(fields)
+
+    def _check_row(self, words: np.ndarray, entities: np.ndarray, mentions: List[np.ndarray], example_id: str) -> None:
+        """A clear error for a row that does not fit the corpus's tokenizer and entity vocabulary."""
+        if len(words) == 0:
+            raise ValueError(f"{example_id}: no words")
+        if len(mentions) != len(entities):
+            raise ValueError(f"{example_id}: {len(entities)} entity ids but {len(mentions)} entity position lists")
+        for i, mention in enumerate(mentions):
+            if len(mention) == 0 or mention.min() < 0 or mention.max() >= len(words):
+                positions = mention.tolist()
+                raise ValueError(f"{example_id}: entity {i}'s positions {positions} are not in its {len(words)} words")
+        bad_words = words[(words < 0) | (words >= len(self.word_starts))].tolist()
+        if bad_words:
+            raise ValueError(f"{example_id}: word ids {bad_words} are not in the tokenizer's {len(self.word_starts)} ids")
+        bad_entities = entities[(entities < 0) | (entities >= self.entity_vocab_size)].tolist()
+        if bad_entities:
+            size = self.entity_vocab_size
+            raise ValueError(f"{example_id}: entity ids {bad_entities} are not in the {size}-entity vocabulary")
+
+    def _mask_words(self, words: np.ndarray, rng: np.random.Generator):
+        """(masked ids, labels): whole words chosen in random order until `masked_lm_prob` of the subwords."""
+        labels = np.full(len(words), IGNORE_INDEX, dtype=np.int64)
+        masked = words.copy()
+        if self.masked_lm_prob == 0.0:
+            return masked, labels
+        starts = self.word_starts[words] if self.whole_word_masking else np.ones(len(words), dtype=bool)
+        starts[0] = True
+        bounds = np.append(np.flatnonzero(starts), len(words))  # word w is words[bounds[w]:bounds[w + 1]]
+        special = self.special_words[words]
+        budget = max(1, round(len(words) * self.masked_lm_prob))
+        chosen: List[int] = []
+        total = 0
+        for w in rng.permutation(len(bounds) - 1):
+            begin, end = bounds[w], bounds[w + 1]
+            if end - begin > budget - total or special[begin:end].any():
+                continue
+            chosen.append(w)
+            total += end - begin
+            if total == budget:
+                break
+        spans = [(bounds[w], bounds[w + 1]) for w in chosen]
+        if not spans:  # every word is longer than the budget: mask one subword
+            candidates = np.flatnonzero(~special)
+            if len(candidates) == 0:
+                return masked, labels
+            position = int(rng.choice(candidates))
+            spans = [(position, position + 1)]
+        keep_below = 1.0 - self.random_word_prob - self.unmasked_word_prob
+        for begin, end in spans:
+            labels[begin:end] = words[begin:end]
+            draw = rng.random()
+            if draw < keep_below:
+                masked[begin:end] = self.mask_id
+            elif draw < keep_below + self.random_word_prob:
+                masked[begin:end] = rng.choice(self.random_words, end - begin)
+        return masked, labels
+
+    def _mask_entities(self, entities: np.ndarray, rng: np.random.Generator):
+        """(masked ids, labels): `masked_entity_prob` of the predictable entities become `[MASK]`."""
+        labels = np.full(len(entities), IGNORE_INDEX, dtype=np.int64)
+        masked = entities.copy()
+        candidates = np.flatnonzero(~np.isin(entities, self.unpredicted_entities))
+        if self.masked_entity_prob == 0.0 or len(candidates) == 0:
+            return masked, labels
+        chosen = rng.choice(candidates, max(1, round(len(candidates) * self.masked_entity_prob)), replace=False)
+        labels[chosen] = entities[chosen]
+        masked[chosen] = self.entity_mask_id
+        return masked, labels

@@ -1,0 +1,305 @@
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from allennlp.common.file_utils import cached_path
+from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import MetadataField, TensorField
+
+from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
+from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.data.windows import QuestionPassageEncoder, TokenizedText, stack_windows, tokenize
+
+logger = logging.getLogger(__name__)
+
+PLACEHOLDER = "@placeholder"
+CharSpan = Tuple[int, int]  # characters, end INCLUSIVE (ReCoRD's convention)
+MASK = TASK_ENTITY_VOCAB["[MASK]"]
+STATS = ("passages", "queries", "windows", "split_passages", "truncated_queries", "mentions", "duplicate_mentions",
+         "mentions_without_subwords", "mentions_cut_by_max_entities", "candidates", "candidates_without_window",
+         "queries_without_gold_candidate", "queries_with_gold_outside_windows", "answers_not_matching_offsets")  # fmt: skip
+
+
+@dataclass
+class RecordQuery:
+    """One query of a ReCoRD file, validated; spans are character spans with inclusive ends."""
+
+    query_id: str
+    passage_id: str
+    passage: str
+    entities: List[CharSpan]
+    query: str
+    answers: Optional[List[str]]  # gold answer texts; None for unlabelled data
+
+
+@DatasetReader.register("luke_record")
+class LukeRecordReader(DatasetReader):
+    """
+    Cloze-style QA on ReCoRD (paper §4.4).
+
+    Reads the official JSON (`data[].passage.text`, `passage.entities[{start, end}]`, `qas[].query` with one
+    `@placeholder`, `qas[].answers[{start, end, text}]`; all character ends INCLUSIVE). Each query becomes
+    one instance: the query and passage in the tokenizer's pair format (`<s> query </s></s> passage </s>`),
+    with BERT-style sliding windows over passages longer than one input, stacked as `(windows, words)`.
+    In every window the first entity is a `[MASK]` entity over the subwords of `@placeholder` in the query,
+    followed by one `[MASK]` entity per passage entity mention that lies wholly inside the window.
+
+    Candidates are the distinct texts of the passage's entity mentions, in order of first appearance; a
+    candidate is correct when its text equals a gold answer's text (what the official evaluation compares).
+    As in the original LUKE code, each mention is its own entity and is scored on its own; `luke_record`
+    trains every mention with its candidate's label and scores a candidate by its best mention in any window.
+
+    Line breaks become spaces (the passages separate their `@highlight` lines with them), which keeps every
+    character offset. Counted and logged per file (also in `self.stats`): passages split into several
+    windows, queries cut to `max_query_length`, mentions cut by `max_entities`, candidates without any
+    mention inside a window, queries whose gold answer is not a candidate or lies outside every window,
+    and gold answers whose text differs from their offsets (the text is kept: the evaluation uses it).
+
+    # Parameters
+
+    model_name : `str`
+        The checkpoint whose fast tokenizer to use (directory or hub name).
+    max_seq_length : `int`, optional (default = `512`)
+        Subwords per window, special tokens included.
+    doc_stride : `int`, optional (default = `128`)
+        Subwords between the starts of consecutive windows over a long passage.
+    max_query_length : `int`, optional (default = `90`)
+        Longer queries keep this many subwords around the placeholder (counted). It is capped at half of
+        what `max_seq_length` leaves after the special tokens, so that short inputs keep room for the passage.
+    max_entities : `int`, optional (default = `128`)
+        Entities per window, the placeholder included; mentions beyond it are cut (counted and logged).
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        max_seq_length: int = 512,
+        doc_stride: int = 128,
+        max_query_length: int = 90,
+        max_entities: int = 128,
+        **kwargs,
+    ) -> None:
+        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        if max_entities < 2:
+            raise ValueError(f"max_entities must leave room for the placeholder and a candidate, not {max_entities}")
+        self.tokenizer = load_fast_tokenizer(model_name)
+        special = len(self.tokenizer.build_inputs_with_special_tokens([], []))
+        self.max_query_length = min(max_query_length, (max_seq_length - special) // 2)
+        if self.max_query_length < max_query_length:
+            logger.warning("max_query_length %d capped to %d for max_seq_length %d",
+                           max_query_length, self.max_query_length, max_seq_length)  # fmt: skip
+        self.encoder = QuestionPassageEncoder(
+            self.tokenizer, max_seq_length, doc_stride, max_question_length=self.max_query_length
+        )
+        self.max_entities = max_entities
+        self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        self._passage: Optional[TokenizedText] = None  # the last passage tokenised
+
+    # --- reading files -------------------------------------------------------------------------------
+
+    def _read(self, file_path: str) -> Iterator[Instance]:
+        self.stats = dict.fromkeys(STATS, 0)
+        for example in self.shard_iterable(self.read_queries(cached_path(file_path), file_path)):
+            try:
+                instance = self.text_to_instance(
+                    example.passage, example.query, example.entities, example.answers, example.query_id,
+                    passage_id=example.passage_id,
+                )  # fmt: skip
+            except ValueError as e:
+                raise ValueError(f"{file_path}: query {e}") from None
+            yield instance
+        logger.info("%s: %s", file_path, self.stats)
+
+    def read_queries(self, path: str, name: Optional[str] = None) -> Iterator[RecordQuery]:
+        """The queries of a ReCoRD file, validated; bad input raises an error naming the file and the passage
+        or query id."""
+        name = name or path
+        with open(path, encoding="utf-8") as f:
+            try:
+                data = json.load(f)["data"]
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise ValueError(f"{name}: not a ReCoRD JSON file with a top-level 'data' list ({e})") from None
+        seen: Dict[str, str] = {}
+        labelled: Optional[bool] = None
+        for index, entry in enumerate(data):
+            passage_id = str(entry.get("id", f"#{index}")) if isinstance(entry, dict) else f"#{index}"
+            where = f"{name}: passage {passage_id}"
+            text = _field(_field(entry, "passage", where), "text", where)
+            if not isinstance(text, str):
+                raise ValueError(f"{where}: the passage text is not a string")
+            entities = []
+            for number, entity in enumerate(_field(entry["passage"], "entities", where)):
+                start, end = _field(entity, "start", f"{where} entity {number}"), _field(entity, "end", f"{where} entity {number}")
+                if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end < len(text)):
+                    raise ValueError(
+                        f"{where}: entity {number} [{start}, {end}] (inclusive) is out of range for a passage of {len(text)} characters"
+                    )
+                entities.append((start, end))
+            self.stats["passages"] += 1
+            for qa in _field(entry, "qas", where):
+                query_id = str(_field(qa, "id", where))
+                where_query = f"{name}: query {query_id}"
+                if query_id in seen:
+                    raise ValueError(f"{where_query}: the query id is repeated (first in passage {seen[query_id]})")
+                seen[query_id] = passage_id
+                query = _field(qa, "query", where_query)
+                if not isinstance(query, str) or query.count(PLACEHOLDER) != 1:
+                    raise ValueError(f"{where_query}: the query must contain {PLACEHOLDER} exactly once: {query!r}")
+                answers = qa.get("answers") or None
+                if labelled is None:
+                    labelled = answers is not None
+                elif labelled != (answers is not None):
+                    raise ValueError(f"{where_query}: {'has' if answers else 'has no'} answers, unlike the queries before it")
+                texts = None
+                if answers is not None:
+                    texts = [self._check_answer(answer, text, f"{where_query} answer {i}") for i, answer in enumerate(answers)]
+                yield RecordQuery(query_id, passage_id, text, entities, query, texts)
+
+    def _check_answer(self, answer: Any, passage: str, where: str) -> str:
+        answer_text = _field(answer, "text", where)
+        start, end = _field(answer, "start", where), _field(answer, "end", where)
+        if not (isinstance(answer_text, str) and isinstance(start, int) and isinstance(end, int)):
+            raise ValueError(f"{where}: expected a text and integer start/end, got {answer!r}")
+        if passage[start : end + 1] != answer_text:
+            self.stats["answers_not_matching_offsets"] += 1
+            logger.warning("%s: text %r differs from the passage at [%d, %d] (%r); the text is used",
+                           where, answer_text, start, end, passage[start : end + 1])  # fmt: skip
+        return answer_text
+
+    # --- instances -------------------------------------------------------------------------------------
+
+    def text_to_instance(  # type: ignore[override]
+        self,
+        passage: str,
+        query: str,
+        entities: Sequence[CharSpan],
+        answers: Optional[Sequence[str]] = None,
+        query_id: str = "input",
+        passage_id: Optional[str] = None,
+    ) -> Instance:
+        """
+        One query. `entities` are the passage's entity mentions as character spans with INCLUSIVE ends (as in
+        the ReCoRD files); `answers` are the gold answer texts, if known.
+        """
+        if query.count(PLACEHOLDER) != 1:
+            raise ValueError(f"{query_id}: the query must contain {PLACEHOLDER} exactly once: {query!r}")
+        for start, end in entities:
+            if not 0 <= start <= end < len(passage):
+                raise ValueError(
+                    f"{query_id}: entity [{start}, {end}] (inclusive) is out of range for a passage of {len(passage)} characters"
+                )
+        stats = self.stats
+        stats["queries"] += 1
+        text = passage  # candidate texts come from the passage as given, to compare with the gold texts
+        passage, query = passage.replace("\n", " "), query.replace("\n", " ")
+        query, placeholder, cut = self._fit_query(query, query_id)
+        if self._passage is None or self._passage.text != passage:  # the queries of a passage come together
+            self._passage = tokenize(self.tokenizer, passage)
+        pair = self.encoder.encode(query, passage, self._passage)
+        stats["truncated_queries"] += cut or pair.question_truncated > 0
+        stats["windows"] += len(pair.windows)
+        stats["split_passages"] += len(pair.windows) > 1
+        question_span = pair.question.char_span_to_subwords(*placeholder)
+        if question_span is None or pair.question.offsets[question_span[1], 1] < placeholder[1]:
+            raise ValueError(f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={self.max_query_length} subwords")
+
+        # Candidates: distinct mention texts in order of first appearance; mentions in passage order.
+        spans = sorted(set(map(tuple, entities)))
+        stats["duplicate_mentions"] += len(entities) - len(spans)
+        candidates: List[str] = []
+        candidate_spans: List[List[List[int]]] = []  # per candidate, its mentions [start, end] (inclusive)
+        index_of: Dict[str, int] = {}
+        mentions: List[Tuple[int, int, int]] = []  # (first subword, last subword, candidate)
+        for start, end in spans:
+            mention = text[start : end + 1]
+            if mention not in index_of:
+                index_of[mention] = len(candidates)
+                candidates.append(mention)
+                candidate_spans.append([])
+            candidate_spans[index_of[mention]].append([start, end])
+            subwords = pair.passage.char_span_to_subwords(start, end + 1)
+            if subwords is None:
+                stats["mentions_without_subwords"] += 1
+                logger.warning("%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention)
+                continue
+            mentions.append((*subwords, index_of[mention]))
+        stats["mentions"] += len(spans)
+        stats["candidates"] += len(candidates)
+
+        # Per window: the placeholder, then the mentions wholly inside it, up to max_entities in all.
+        windows = pair.windows
+        width = min(self.max_entities, 1 + max(sum(w.contains(f, l) for f, l, _ in mentions) for w in windows))
+        entity_ids = np.zeros((len(windows), width), dtype=np.int64)  # [PAD] = 0
+        starts, ends, types = (np.zeros_like(entity_ids) for _ in range(3))
+        candidate_of = np.full_like(entity_ids, -1)
+        in_window = np.zeros(len(candidates), dtype=bool)
+        for row, window in enumerate(windows):
+            inside = [(window.position(f), window.position(l), c) for f, l, c in mentions if window.contains(f, l)]
+            if len(inside) > width - 1:
+                stats["mentions_cut_by_max_entities"] += len(inside) - (width - 1)
+                logger.warning("%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",
+                               query_id, row, len(inside), len(inside) - (width - 1), self.max_entities)  # fmt: skip
+                inside = inside[: width - 1]
+            first, last = (window.question_start + s for s in question_span)
+            inside = [(first, last, -1)] + inside
+            count = len(inside)
+            entity_ids[row, :count] = MASK
+            starts[row, :count], ends[row, :count], candidate_of[row, :count] = np.array(inside, dtype=np.int64).T
+            types[row, :count] = np.asarray(window.token_type_ids)[starts[row, :count]]
+            in_window[candidate_of[row, 1:count]] = True
+        stats["candidates_without_window"] += int((~in_window).sum())
+
+        word_ids, word_types, word_mask = stack_windows(windows, self.tokenizer.pad_token_id)
+        fields = {
+            "word_ids": TensorField(torch.from_numpy(word_ids), padding_value=self.tokenizer.pad_token_id),
+            "word_attention_mask": TensorField(torch.from_numpy(word_mask), padding_value=False),
+            "word_type_ids": TensorField(torch.from_numpy(word_types)),
+            "entity_ids": TensorField(torch.from_numpy(entity_ids)),
+            "entity_attention_mask": TensorField(torch.from_numpy(entity_ids != 0), padding_value=False),
+            "entity_type_ids": TensorField(torch.from_numpy(types)),
+            "entity_start_positions": TensorField(torch.from_numpy(starts)),
+            "entity_end_positions": TensorField(torch.from_numpy(ends)),
+            "entity_candidates": TensorField(torch.from_numpy(candidate_of), padding_value=-1),
+        }
+        metadata = {"id": query_id, "passage_id": passage_id, "query": query, "candidates": candidates,
+                    "candidate_spans": candidate_spans, "answers": list(answers) if answers is not None else None}  # fmt: skip
+        if answers is not None:
+            gold = set(answers)
+            labels = np.array([c in gold for c in candidates], dtype=np.int64)
+            if not labels.any():
+                stats["queries_without_gold_candidate"] += 1
+                logger.warning("%s: no candidate equals a gold answer %s", query_id, sorted(gold))
+            elif not (labels.astype(bool) & in_window).any():
+                stats["queries_with_gold_outside_windows"] += 1
+                logger.warning("%s: no mention of a gold answer %s lies inside a window", query_id, sorted(gold))
+            fields["labels"] = TensorField(torch.from_numpy(labels), padding_value=-1)
+        fields["metadata"] = MetadataField(metadata)
+        return Instance(fields)
+
+    def _fit_query(self, query: str, query_id: str) -> Tuple[str, Tuple[int, int], bool]:
+        """
+        The query, cut to `max_query_length` subwords around the placeholder if it is longer, the placeholder's
+        character span in it (end exclusive), and whether it was cut.
+        """
+        start = query.index(PLACEHOLDER)
+        end = start + len(PLACEHOLDER)
+        tokens = tokenize(self.tokenizer, query)
+        keep = self.max_query_length
+        if len(tokens.ids) <= keep:
+            return query, (start, end), False
+        first, last = tokens.char_span_to_subwords(start, end)
+        if last - first + 1 > keep:
+            raise ValueError(f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={keep} subwords")
+        begin = min(max(0, first - (keep - (last - first + 1)) // 2), len(tokens.ids) - keep)
+        cut_start, cut_end = int(tokens.offsets[begin, 0]), int(tokens.offsets[begin + keep - 1, 1])
+        return query[cut_start:cut_end], (start - cut_start, end - cut_start), True
+
+
+def _field(record: Any, key: str, where: str) -> Any:
+    if not isinstance(record, dict) or key not in record:
+        raise ValueError(f"{where}: missing field {key!r}")
+    return record[key]
+

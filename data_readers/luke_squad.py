@@ -1,0 +1,440 @@
+import json
+import logging
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from allennlp.common.file_utils import cached_path
+from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import MetadataField, TensorField
+
+from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.modeling.loading import checkpoint_file, read_config
+from luke_allennlp.data.windows import (
+    EncodedPair,
+    QuestionPassageEncoder,
+    TokenizedText,
+    max_context_windows,
+    stack_windows,
+    tokenize,
+)
+
+logger = logging.getLogger(__name__)
+
+STATS = ("questions", "windows", "split_passages", "truncated_questions", "answers_cutting_subwords",
+         "answers_outside_windows", "pages_not_in_dictionary", "mentions", "mentions_not_in_entity_vocab",
+         "mentions_too_long", "mentions_cut_by_max_entities")  # fmt: skip
+# Tokens as the mention dictionary counts names: runs of word characters, or one other non-space character.
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_WORD_CHARACTER = re.compile(r"\w")
+
+
+@dataclass
+class SquadQuestion:
+    question_id: str
+    title: str  # the article's title: the Wikipedia page the passage comes from
+    context: str
+    question: str
+    answers: List[Tuple[int, str]]  # (character start, text); the first one trains
+
+
+@dataclass
+class Mentions:
+    """The entity mentions found in a text: (entity id, first subword, last subword), and what was skipped."""
+
+    entities: List[Tuple[int, int, int]] = field(default_factory=list)
+    not_in_entity_vocab: int = 0
+    too_long: int = 0
+
+
+class NameMatcher:
+    """
+    Finds names in text: case-sensitive, starting and ending at token boundaries (tokens as the mention
+    dictionary counts occurrences: runs of word characters, or one other non-space character), scanning left to
+    right and taking the longest name that starts at each token, without overlaps (as LUKE's `_detect_mentions`
+    does over words).
+
+    # Parameters
+
+    names : `Dict[str, Optional[int]]`
+        Each name and its entity id; `None` for a name whose target is not in the entity vocabulary (it is
+        still matched, so that it hides the shorter names inside it, and counted).
+    """
+
+    def __init__(self, names: Dict[str, Optional[int]]) -> None:
+        self.names = names
+        self._by_first_token: Dict[str, List[str]] = {}
+        for name in sorted(names, key=len, reverse=True):
+            first = _TOKEN.match(name)
+            if first is not None:  # a name starting with white space never matches
+                self._by_first_token.setdefault(first.group(), []).append(name)
+
+    def find(self, text: str) -> List[Tuple[int, int, str]]:
+        """Matches as (character start, end exclusive, name), in text order."""
+        found = []
+        position = 0
+        for token in _TOKEN.finditer(text):
+            start = token.start()
+            if start < position:
+                continue
+            for name in self._by_first_token.get(token.group(), ()):
+                end = start + len(name)
+                # The match must end where a token ends: not between two word characters.
+                inside_word = end < len(text) and _WORD_CHARACTER.match(text[end - 1]) and _WORD_CHARACTER.match(text[end])
+                if text.startswith(name, start) and not inside_word:
+                    found.append((start, end, name))
+                    position = end
+                    break
+        return found
+
+
+@DatasetReader.register("luke_squad")
+class LukeSquadReader(DatasetReader):
+    """
+    Extractive QA on SQuAD 1.1 (paper §4.5, Appendix C) for any fast tokenizer (LUKE/RoBERTa, BERT, XLNet).
+
+    Reads the official JSON (`data[].title`, `data[].paragraphs[].context`, `.qas[].id`, `.question`,
+    `.answers[{text, answer_start}]`). Each question becomes one instance: the question and its passage in
+    the tokenizer's pair format (`<s> q </s></s> p </s>`, `[CLS] q [SEP] p [SEP]`, XLNet's `p <sep> q <sep>
+    <cls>`), with BERT's `doc_stride` sliding windows over passages longer than one input, stacked as
+    `(windows, words)`; the model decodes the best answer across all windows of the question.
+
+    Labels come from the first gold answer (all of them are kept for the metric): its character span is
+    mapped through the fast tokenizer's offsets to the first and last subword that overlap it; a window that
+    does not hold both is labelled with the position of the tokenizer's CLS token (`<s>`/`[CLS]` first,
+    XLNet's `<cls>` last), as BERT and XLNet do. An answer that starts or ends inside a subword (`Japan` in
+    `Japanese`) gets the whole subword; such answers are counted.
+
+    Entity inputs (optional, the paper's LUKE setting): with `mention_dictionary`, the names linked on the
+    passage's source page (the article `title`) are found in the question and the passage by `NameMatcher`;
+    each match whose target is in the entity vocabulary becomes an entity over the matched subwords, the
+    question's in every window, the passage's in the windows that hold them whole. Names whose link
+    probability is below `min_link_probability` are ignored (names ambiguous on a page are left out of the
+    dictionary when it is built). Without `mention_dictionary` there are no entity inputs (the "w/o entity
+    inputs" ablation of Table 5).
+
+    Bad input (a missing field, an answer whose `answer_start` does not point at its text, a repeated question
+    id, an empty question or passage) raises an error naming the file and the question. Counted and logged
+    per file (also in `self.stats`): passages split into several windows, questions cut to
+    `max_question_length`, answers cutting a subword, answers that fit in no window (their question is
+    labelled CLS in every window), pages missing from the dictionary, entity mentions, mentions whose
+    target is not in the entity vocabulary, mentions longer than `max_mention_length`, mentions cut by
+    `max_entities`.
+
+    # Parameters
+
+    model_name : `str`
+        The checkpoint whose fast tokenizer to use (directory or hub name).
+    max_seq_length : `int`, optional (default = `512`)
+        Subwords per window, special tokens included.
+    doc_stride : `int`, optional (default = `128`)
+        Subwords between the starts of consecutive windows over a long passage.
+    max_question_length : `int`, optional (default = `64`)
+        Longer questions are cut to this many subwords (counted). It is capped at half of what `max_seq_length`
+        leaves after the special tokens, so that short inputs keep room for the passage.
+    question_first : `bool`, optional (default = `None`)
+        Whether the question comes first in the pair; `None` follows the tokenizer (XLNet: passage first).
+    mention_dictionary : `str`, optional (default = `None`)
+        The JSON written by `allennlp build-mention-dictionary`; enables entity inputs.
+    entity_vocab : `str`, optional (default = `None`)
+        The entity vocabulary of the checkpoint's entity table (any format `EntityVocab.from_file` reads);
+        `None` is the checkpoint's `entity_vocab.json`.
+    min_link_probability : `float`, optional (default = `0.01`)
+        Names linked less often than this when they appear in Wikipedia are ignored.
+    max_entities : `int`, optional (default = `128`)
+        Entities per window (question entities first); the rest are cut (counted).
+    max_mention_length : `int`, optional (default = `30`)
+        Longest mention in subwords; longer matches are skipped (counted).
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        max_seq_length: int = 512,
+        doc_stride: int = 128,
+        max_question_length: int = 64,
+        question_first: Optional[bool] = None,
+        mention_dictionary: Optional[str] = None,
+        entity_vocab: Optional[str] = None,
+        min_link_probability: float = 0.01,
+        max_entities: int = 128,
+        max_mention_length: int = 30,
+        **kwargs,
+    ) -> None:
+        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.tokenizer = load_fast_tokenizer(model_name)
+        room = max_seq_length - len(self.tokenizer.build_inputs_with_special_tokens([], []))
+        if max_question_length > room // 2:
+            logger.warning("max_question_length %d capped to %d, half of what max_seq_length %d leaves for text",
+                           max_question_length, room // 2, max_seq_length)  # fmt: skip
+        self.encoder = QuestionPassageEncoder(
+            self.tokenizer, max_seq_length, doc_stride, min(max_question_length, room // 2), question_first=question_first
+        )
+        if self.tokenizer.cls_token_id is None:
+            raise ValueError(f"{model_name}: the tokenizer has no CLS token to label windows without the answer")
+        if max_entities < 1 or max_mention_length < 1:
+            raise ValueError(f"max_entities ({max_entities}) and max_mention_length ({max_mention_length}) must be positive")
+        self.max_entities = max_entities
+        self.max_mention_length = max_mention_length
+        self.min_link_probability = min_link_probability
+        self.mention_dictionary = None
+        if mention_dictionary is not None:
+            from luke_allennlp.data.entity_vocab import EntityVocab
+            from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+
+            self.mention_dictionary = MentionDictionary.from_file(cached_path(mention_dictionary))
+            self.entity_vocab = EntityVocab.from_file(_entity_vocab_path(model_name, entity_vocab))
+            config = read_config(model_name)
+            rows = config.get("entity_vocab_size") if config.get("model_type") == "luke" else None
+            if rows is not None and len(self.entity_vocab) > rows:
+                raise ValueError(
+                    f"the entity vocabulary has {len(self.entity_vocab)} ids but {model_name}'s entity table {rows} rows"
+                )
+            built_with = self.mention_dictionary.min_link_probability
+            if min_link_probability < built_with:
+                logger.warning("%s has no names below its min_link_probability %g, whatever the reader's (%g)",
+                               mention_dictionary, built_with, min_link_probability)  # fmt: skip
+        elif entity_vocab is not None:
+            raise ValueError("entity_vocab is only used with mention_dictionary (entity inputs)")
+        self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        # The questions of a passage come one after another: its subwords and mentions are computed once.
+        self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
+        self._passage_mentions_cache: Tuple[Any, Optional[Mentions]] = (None, None)
+        self._matchers: Dict[str, Optional[NameMatcher]] = {}
+
+    # --- reading files -------------------------------------------------------------------------------
+
+    def _read(self, file_path: str) -> Iterator[Instance]:
+        self.stats = dict.fromkeys(STATS, 0)
+        for question in self.shard_iterable(self.read_questions(cached_path(file_path), file_path)):
+            yield self.text_to_instance(
+                question.question, question.context, question.answers, question.title, question.question_id
+            )
+        logger.info("%s: %s", file_path, self.stats)
+
+    @staticmethod
+    def read_questions(path: str, name: Optional[str] = None) -> Iterator[SquadQuestion]:
+        """The questions of a SQuAD file, validated; bad input raises an error naming the file and the question."""
+        name = name or path
+        with open(path, encoding="utf-8") as f:
+            try:
+                articles = json.load(f)["data"]
+            except (json.JSONDecodeError, KeyError, TypeError) as e:
+                raise ValueError(f"{name}: not a SQuAD JSON file with a top-level 'data' list ({type(e).__name__}: {e})") from None
+        seen: Dict[str, str] = {}
+        for a, article in enumerate(articles):
+            title = _require(article, "title", str, f"{name}: article {a}")
+            for p, paragraph in enumerate(_require(article, "paragraphs", list, f"{name}: article {a} ({title})")):
+                where = f"{name}: article {a} ({title}), paragraph {p}"
+                context = _require(paragraph, "context", str, where)
+                for q, qa in enumerate(_require(paragraph, "qas", list, where)):
+                    question_id = _require(qa, "id", str, f"{where}, question {q}")
+                    at = f"{name}: question {question_id} ({title}, paragraph {p})"
+                    if question_id in seen:
+                        raise ValueError(f"{at}: the question id is repeated (first in {seen[question_id]})")
+                    seen[question_id] = f"{title}, paragraph {p}"
+                    question = _require(qa, "question", str, at)
+                    _check_not_empty(question, context, at)
+                    answers = _require(qa, "answers", list, at)
+                    if not answers:
+                        raise ValueError(f"{at}: no answers (unanswerable questions, SQuAD 2.0's, are not supported)")
+                    checked = []
+                    for number, answer in enumerate(answers):
+                        text = _require(answer, "text", str, f"{at}, answer {number}")
+                        start = _require(answer, "answer_start", int, f"{at}, answer {number}")
+                        if not text.strip():
+                            raise ValueError(f"{at}, answer {number}: the answer text is empty")
+                        if start < 0 or context[start : start + len(text)] != text:
+                            raise ValueError(
+                                f"{at}, answer {number}: the text {text!r} is not at answer_start {start} of the passage, "
+                                f"which has {context[start : start + len(text)]!r} there"
+                            )
+                        checked.append((start, text))
+                    yield SquadQuestion(question_id, title, context, question, checked)
+
+    # --- instances -------------------------------------------------------------------------------------
+
+    def text_to_instance(  # type: ignore[override]
+        self,
+        question: str,
+        context: str,
+        answers: Optional[Sequence[Tuple[int, str]]] = None,
+        title: Optional[str] = None,
+        question_id: str = "input",
+    ) -> Instance:
+        """
+        One question. `answers`: gold (character start, text) pairs, the first giving the labels; `title`: the
+        Wikipedia page of the passage, whose links give the entity inputs (with a mention dictionary).
+        """
+        _check_not_empty(question, context, question_id)
+        stats = self.stats
+        stats["questions"] += 1
+        pair = self.encoder.encode(question, context, self._tokenize_passage(context))
+        windows = pair.windows
+        stats["windows"] += len(windows)
+        stats["split_passages"] += len(windows) > 1
+        stats["truncated_questions"] += pair.question_truncated > 0
+
+        word_ids, type_ids, mask = stack_windows(windows, self.tokenizer.pad_token_id)
+        passage_subwords = np.full(word_ids.shape, -1, dtype=np.int64)  # input position -> passage subword
+        best = max_context_windows(windows, len(pair.passage.ids))
+        max_context = np.zeros(word_ids.shape, dtype=bool)  # passage subwords with the most context here
+        cls_positions = np.array([w.input_ids.index(self.tokenizer.cls_token_id) for w in windows], dtype=np.int64)
+        for row, window in enumerate(windows):
+            span = slice(window.passage_start, window.passage_start + window.passage_end - window.passage_begin)
+            passage_subwords[row, span] = np.arange(window.passage_begin, window.passage_end)
+            max_context[row, span] = best[window.passage_begin : window.passage_end] == row
+
+        fields = {
+            "word_ids": TensorField(torch.from_numpy(word_ids), padding_value=self.tokenizer.pad_token_id),
+            "word_attention_mask": TensorField(torch.from_numpy(mask), padding_value=False),
+            "word_type_ids": TensorField(torch.from_numpy(type_ids)),
+            "passage_subwords": TensorField(torch.from_numpy(passage_subwords), padding_value=-1),
+            "max_context": TensorField(torch.from_numpy(max_context), padding_value=False),
+        }
+        if self.mention_dictionary is not None:
+            fields.update(self._entity_fields(pair, title, question_id))
+        if answers:
+            first = self.answer_subwords(pair.passage, *answers[0])
+            if first is not None and self.subword_text(pair.passage, *first) != answers[0][1].strip():
+                stats["answers_cutting_subwords"] += 1
+            starts, ends = cls_positions.copy(), cls_positions.copy()
+            for row, window in enumerate(windows):
+                if first is not None and window.contains(*first):
+                    starts[row], ends[row] = window.position(first[0]), window.position(first[1])
+            if first is None or not any(w.contains(*first) for w in windows):
+                stats["answers_outside_windows"] += 1
+                logger.warning("%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1])
+            fields["start_positions"] = TensorField(torch.from_numpy(starts), padding_value=-1)
+            fields["end_positions"] = TensorField(torch.from_numpy(ends), padding_value=-1)
+        fields["metadata"] = MetadataField({
+            "id": question_id, "question": question, "context": context, "title": title,
+            "answers": [text for _, text in answers] if answers else None,
+            "answer_spans": list(answers) if answers else None, "offsets": torch.from_numpy(pair.passage.offsets),
+        })  # fmt: skip
+        return Instance(fields)
+
+    @staticmethod
+    def answer_subwords(passage: TokenizedText, start: int, text: str) -> Optional[Tuple[int, int]]:
+        """First and last passage subword of the answer at character `start` (its surrounding white space left
+        out: some tokenizers' offsets include the space before a word), or None if it covers no subword."""
+        end = start + len(text.rstrip())
+        start += len(text) - len(text.lstrip())
+        return passage.char_span_to_subwords(start, end) if start < end else None
+
+    @staticmethod
+    def subword_text(passage: TokenizedText, first: int, last: int) -> str:
+        """The passage's text from subword `first` to subword `last`, without surrounding white space."""
+        return passage.text[passage.offsets[first, 0] : passage.offsets[last, 1]].strip()
+
+    def _tokenize_passage(self, context: str) -> TokenizedText:
+        """The passage's subwords, tokenised once for the questions about it (they come one after another)."""
+        if self._passage_cache[0] != context:
+            self._passage_cache = (context, tokenize(self.tokenizer, context))
+        return self._passage_cache[1]  # type: ignore[return-value]
+
+    # --- entity inputs ---------------------------------------------------------------------------------
+
+    def _entity_fields(self, pair: EncodedPair, title: Optional[str], question_id: str) -> Dict[str, TensorField]:
+        """Entities of the matched names per window: the question's in every window, then the passage's that
+        the window holds whole, up to `max_entities`."""
+        matcher = self._matcher(title) if title is not None else None
+        if title is not None and matcher is None:
+            self.stats["pages_not_in_dictionary"] += 1
+        question, passage = Mentions(), Mentions()
+        if matcher is not None:
+            question = self._mentions(matcher, pair.question)
+            key = (title, pair.passage.text)
+            if self._passage_mentions_cache[0] != key:
+                self._passage_mentions_cache = (key, self._mentions(matcher, pair.passage))
+            passage = self._passage_mentions_cache[1]  # type: ignore[assignment]
+        for name in ("not_in_entity_vocab", "too_long"):
+            self.stats[f"mentions_{name}"] += getattr(question, name) + getattr(passage, name)
+        self.stats["mentions"] += len(question.entities) + len(passage.entities)
+        question, passage = question.entities, passage.entities
+        windows = pair.windows
+        rows, cut = [], 0
+        for window in windows:
+            inside = [(e, window.question_start + f, window.question_start + l) for e, f, l in question]
+            inside += [(e, window.position(f), window.position(l)) for e, f, l in passage if window.contains(f, l)]
+            cut += max(0, len(inside) - self.max_entities)
+            rows.append(inside[: self.max_entities])
+        if cut:
+            self.stats["mentions_cut_by_max_entities"] += cut
+            logger.warning("%s: %d entity mentions cut by max_entities=%d", question_id, cut, self.max_entities)
+        width = max(1, max(map(len, rows)))  # at least one (padding) entity, so that every batch has entity inputs
+        entity_ids, starts, ends, types = (np.zeros((len(windows), width), dtype=np.int64) for _ in range(4))
+        mask = np.zeros((len(windows), width), dtype=bool)
+        for row, (window, inside) in enumerate(zip(windows, rows)):
+            if inside:
+                count = len(inside)
+                entity_ids[row, :count], starts[row, :count], ends[row, :count] = np.array(inside).T
+                types[row, :count] = np.asarray(window.token_type_ids)[starts[row, :count]]  # the words' segment
+                mask[row, :count] = True
+        return {
+            "entity_ids": TensorField(torch.from_numpy(entity_ids)),
+            "entity_attention_mask": TensorField(torch.from_numpy(mask), padding_value=False),
+            "entity_type_ids": TensorField(torch.from_numpy(types)),
+            "entity_start_positions": TensorField(torch.from_numpy(starts)),
+            "entity_end_positions": TensorField(torch.from_numpy(ends)),
+        }
+
+    def _matcher(self, title: str) -> Optional[NameMatcher]:
+        """The names linked on page `title` with their entity ids (None for targets not in the entity vocabulary),
+        those below `min_link_probability` left out; None if the dictionary does not have the page."""
+        if title not in self._matchers:
+            assert self.mention_dictionary is not None
+            # SQuAD's titles are URL-quoted page names (Beyonc%C3%A9, Super_Bowl_50), as LUKE's code reads them.
+            names = self.mention_dictionary.names_for_page(urllib.parse.unquote(title))
+            if not names:
+                logger.warning("page %r is not in the mention dictionary: no entities for its passages", title)
+                self._matchers[title] = None
+            else:
+                keep = {name: self.entity_vocab.get(target) for name, target in names.items()
+                        if self.mention_dictionary.link_probability(name) >= self.min_link_probability}  # fmt: skip
+                self._matchers[title] = NameMatcher(keep)
+        return self._matchers[title]
+
+    def _mentions(self, matcher: NameMatcher, text: TokenizedText) -> "Mentions":
+        """The names found in `text` whose targets are in the vocabulary, as entities over their subwords."""
+        found = Mentions()
+        for start, end, name in matcher.find(text.text):
+            entity_id = matcher.names[name]
+            if entity_id is None:
+                found.not_in_entity_vocab += 1
+                continue
+            subwords = text.char_span_to_subwords(start, end)
+            if subwords is None or text.offsets[subwords[1], 1] < end:  # in a part of the question that was cut
+                continue
+            if subwords[1] - subwords[0] + 1 > self.max_mention_length:
+                found.too_long += 1
+                continue
+            found.entities.append((entity_id, *subwords))
+        return found
+
+
+def _check_not_empty(question: str, context: str, where: str) -> None:
+    if not question.strip() or not context.strip():
+        raise ValueError(f"{where}: the {'question' if context.strip() else 'passage'} is empty")
+
+
+def _require(record: Any, key: str, kind: type, where: str) -> Any:
+    """`record[key]`, which must exist and be of type `kind`."""
+    if not isinstance(record, dict) or key not in record:
+        raise ValueError(f"{where}: missing field {key!r}")
+    value = record[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{where}: field {key!r} should be {kind.__name__}, not {type(value).__name__} ({value!r})")
+    return value
+
+
+def _entity_vocab_path(model_name: str, entity_vocab: Optional[str]) -> str:
+    if entity_vocab is not None:
+        return cached_path(entity_vocab)
+    path = checkpoint_file(model_name, "entity_vocab.json")
+    if path is None:
+        raise ValueError(f"{model_name} has no entity_vocab.json: pass entity_vocab, the vocabulary of its entity table")
+    return path

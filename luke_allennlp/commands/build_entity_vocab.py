@@ -1,0 +1,46 @@
+"""`allennlp build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump (LUKE's JSONL or TSV)."""
+import argparse
+import json
+import logging
+
+from allennlp.commands.subcommand import Subcommand
+
+from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input
+from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
+
+logger = logging.getLogger(__name__)
+
+
+@Subcommand.register("build-entity-vocab")
+class BuildEntityVocab(Subcommand):
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        description = (
+            "Count the links of a Wikipedia XML dump (through redirects) and write the most linked articles, after "
+            "[PAD]=0, [UNK]=1, [MASK]=2, as LUKE's entity vocabulary: JSONL if OUT ends with .jsonl, TSV if .tsv."
+        )
+        summary = "Build LUKE's entity vocabulary from a dump."
+        subparser = parser.add_parser(self.name, description=description, help=summary)
+        subparser.add_argument("dump", help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz)")
+        subparser.add_argument("output", help="the vocabulary file to write (.jsonl or .tsv)")
+        subparser.add_argument("--vocab-size", type=int, default=500_000,
+                               help="entities kept, the 3 special ones included (the paper's 500K)")  # fmt: skip
+        subparser.add_argument("--min-count", type=int, default=1, help="keep entities linked at least this often")
+        subparser.add_argument("--language", default="en", help="the language written with each title in JSONL")
+        subparser.add_argument("--include-missing-pages", action="store_true",
+                               help="also keep linked titles the dump has no page for (for sample dumps)")  # fmt: skip
+        subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
+        add_num_workers(subparser)
+        subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
+        return subparser
+
+
+def _run(args: argparse.Namespace) -> None:
+    if not args.output.endswith((".jsonl", ".tsv")):
+        raise SystemExit(f"allennlp build-entity-vocab: error: {args.output}: the output must end with .jsonl or .tsv")
+    vocab, summary = build_entity_vocab(
+        args.dump, vocab_size=args.vocab_size, min_count=args.min_count, num_workers=args.num_workers,
+        max_pages=args.max_pages, language=args.language, include_missing_pages=args.include_missing_pages,
+    )  # fmt: skip
+    vocab.save(args.output)
+    print(json.dumps(summary, indent=2, ensure_ascii=False))
+    print(f"wrote {len(vocab)} entities to {args.output}")

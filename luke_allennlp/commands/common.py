@@ -1,0 +1,35 @@
+"""What the Wikipedia commands share: the worker-count option and clear errors for bad input."""
+import argparse
+import functools
+import logging
+import sys
+from typing import Callable
+
+from luke_allennlp.wikipedia.dump import DumpError
+from luke_allennlp.wikipedia.parallel import default_num_workers
+
+logger = logging.getLogger(__name__)
+
+
+def add_num_workers(subparser: argparse.ArgumentParser) -> None:
+    subparser.add_argument(
+        "--num-workers", type=int, default=default_num_workers(),
+        help="processes working on pages (1: none besides the main one); default: the cores available",
+    )  # fmt: skip
+
+
+def exit_on_bad_input(name: str, function: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+    """
+    Runs a command, turning an input problem (not a dump, a missing file, a malformed vocabulary, a non-empty
+    output directory: errors that name the file) into a one-line error and exit status 1.
+    """
+
+    @functools.wraps(function)
+    def run(args: argparse.Namespace) -> None:
+        try:
+            function(args)
+        except (DumpError, OSError, ValueError) as error:
+            logger.debug("%s failed", name, exc_info=True)
+            sys.exit(f"allennlp {name}: error: {error}")
+
+    return run

@@ -1,0 +1,263 @@
+"""
+LUKE's entity vocabulary: Wikipedia titles <-> entity ids (rows of the entity embedding table).
+
+Three file formats are read:
+
+- LUKE's JSONL, one entity per line: `{"id": 3, "entities": [["United States", "en"]], "count": 261500}`.
+  A multilingual line holds several `[title, language]` pairs that share one id (mLUKE).
+- LUKE's TSV, `title<TAB>count`, the id being the line index (the format of the released `entity_vocab.tsv`).
+- `transformers`' `entity_vocab.json` (`{title: id}`), what `LukeTokenizer` ships.
+
+Plain Python: no AllenNLP, no torch.
+"""
+import json
+import logging
+import os
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+logger = logging.getLogger(__name__)
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class EntityVocab:
+    """
+    Title <-> id. Ids are positions: in vocabularies built here `"[PAD]"`=0, `"[UNK]"`=1, `"[MASK]"`=2, then
+    entities by decreasing count. Vocabularies read from files keep their files' ids.
+
+    # Parameters
+
+    titles : `Sequence[str]`
+        The title of each id, in id order.
+    counts : `Optional[Sequence[int]]`, optional (default = `None`)
+        How often each entity was linked (all 0 when not given).
+    language : `str`, optional (default = `"en"`)
+        The language of the titles (written to LUKE's JSONL).
+    """
+
+    PAD, UNK, MASK = "[PAD]", "[UNK]", "[MASK]"
+    SPECIAL_TOKENS = (PAD, UNK, MASK)
+
+    def __init__(self, titles: Sequence[str], counts: Optional[Sequence[int]] = None, language: str = "en") -> None:
+        if counts is not None and len(counts) != len(titles):
+            raise ValueError(f"{len(titles)} titles but {len(counts)} counts")
+        entries = [[(title, language)] for title in titles]
+        self._init(entries, list(counts) if counts is not None else [0] * len(titles), language, source="titles")
+
+    def _init(
+        self,
+        entries: List[Optional[List[Tuple[str, Optional[str]]]]],
+        counts: List[int],
+        language: Optional[str],
+        source: str,
+    ) -> None:
+        # entries[id]: the (title, language) pairs of that id; None for an id a file leaves unused.
+        self._entries = entries
+        self._counts = counts
+        self.language = language
+        self._ids: Dict[str, int] = {}
+        self._ids_by_language: Dict[Tuple[str, Optional[str]], int] = {}
+        conflicts = 0
+        for entity_id, pairs in enumerate(entries):
+            for title, lang in pairs or ():
+                if (title, lang) in self._ids_by_language:
+                    first = self._ids_by_language[title, lang]
+                    raise ValueError(f"{source}: {title!r} ({lang}) has two ids, {first} and {entity_id}")
+                self._ids_by_language[title, lang] = entity_id
+                # A title of two languages may name two entities (en:Apple, fr:Apple): the title alone finds
+                # the lower id; `get(title, language=...)` finds either.
+                if self._ids.setdefault(title, entity_id) != entity_id:
+                    conflicts += 1
+        if conflicts:
+            logger.info("%s: %d titles name different entities in different languages", source, conflicts)
+
+    # --- reading -----------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path: PathLike, language: str = "en") -> "EntityVocab":
+        """
+        Reads LUKE's JSONL or TSV, or `transformers`' `entity_vocab.json`: `.tsv` and `.jsonl` by extension,
+        anything else by content. `language` is given to titles of formats that have none (TSV, JSON).
+        """
+        path = os.fspath(path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if path.endswith(".tsv"):
+            return cls._from_tsv(text, path, language)
+        if path.endswith(".jsonl"):
+            return cls._from_jsonl(text, path)
+        stripped = text.lstrip()
+        if stripped.startswith("{"):
+            first_line = stripped.split("\n", 1)[0]
+            try:
+                first = json.loads(first_line)
+            except json.JSONDecodeError:
+                first = None
+            if isinstance(first, dict) and "entities" in first and "id" in first:
+                return cls._from_jsonl(text, path)
+            return cls._from_transformers_json(text, path, language)
+        return cls._from_tsv(text, path, language)
+
+    @classmethod
+    def _from_tsv(cls, text: str, path: str, language: str) -> "EntityVocab":
+        titles, counts = [], []
+        for line_number, line in enumerate(text.splitlines(), 1):
+            title, tab, count = line.rstrip("\r").rpartition("\t")
+            if not tab or not title:
+                raise ValueError(f"{path}, line {line_number}: expected 'title<TAB>count', got {line!r}")
+            try:
+                counts.append(int(count))
+            except ValueError:
+                raise ValueError(f"{path}, line {line_number}: the count {count!r} is not an integer") from None
+            titles.append(title)
+        vocab = cls.__new__(cls)
+        vocab._init([[(t, language)] for t in titles], counts, language, source=path)
+        return vocab
+
+    @classmethod
+    def _from_jsonl(cls, text: str, path: str) -> "EntityVocab":
+        by_id: Dict[int, Tuple[List[Tuple[str, Optional[str]]], int]] = {}
+        languages = set()
+        for line_number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                entity_id, count = item["id"], item.get("count", 0)
+                pairs = [(str(title), lang) for title, lang in item["entities"]]
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+                raise ValueError(
+                    f"{path}, line {line_number}: expected {{\"id\": int, \"entities\": [[title, language], ...], "
+                    f"\"count\": int}} ({type(error).__name__}: {error})"
+                ) from None
+            if not isinstance(entity_id, int) or entity_id < 0 or not isinstance(count, int) or not pairs:
+                raise ValueError(f"{path}, line {line_number}: bad id, count or empty entities in {line.strip()!r}")
+            if entity_id in by_id:
+                raise ValueError(f"{path}, line {line_number}: id {entity_id} appears twice")
+            by_id[entity_id] = (pairs, count)
+            languages.update(lang for title, lang in pairs if title not in cls.SPECIAL_TOKENS)
+        if not by_id:
+            raise ValueError(f"{path}: no entities")
+        size = max(by_id) + 1
+        if size != len(by_id):
+            # mLUKE's multilingual vocabularies are cut after sorting, leaving unused ids: keep the file's ids.
+            logger.warning("%s: %d of ids 0..%d are unused", path, size - len(by_id), size - 1)
+        entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * size
+        counts = [0] * size
+        for entity_id, (pairs, count) in by_id.items():
+            entries[entity_id], counts[entity_id] = pairs, count
+        vocab = cls.__new__(cls)
+        vocab._init(entries, counts, next(iter(languages)) if len(languages) == 1 else None, source=path)
+        return vocab
+
+    @classmethod
+    def _from_transformers_json(cls, text: str, path: str, language: str) -> "EntityVocab":
+        try:
+            mapping = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{path}, line {error.lineno}: neither LUKE's JSONL nor a JSON object {{title: id}} ({error.msg})"
+            ) from None
+        if not isinstance(mapping, dict) or not all(isinstance(i, int) and i >= 0 for i in mapping.values()):
+            raise ValueError(f"{path}: expected a JSON object mapping titles to non-negative integer ids")
+        if not mapping:
+            raise ValueError(f"{path}: no entities")
+        entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * (max(mapping.values()) + 1)
+        for title, entity_id in mapping.items():
+            entries[entity_id] = (entries[entity_id] or []) + [(title, language)]
+        vocab = cls.__new__(cls)
+        vocab._init(entries, [0] * len(entries), language, source=path)
+        return vocab
+
+    # --- writing -----------------------------------------------------------------------------------------------
+
+    def save(self, path: PathLike) -> None:
+        """LUKE's TSV when `path` ends with `.tsv`, else LUKE's JSONL."""
+        if os.fspath(path).endswith(".tsv"):
+            self.save_tsv(path)
+        else:
+            self.save_jsonl(path)
+
+    def save_jsonl(self, path: PathLike) -> None:
+        """LUKE's JSONL: one `{"id", "entities": [[title, language], ...], "count"}` per used id."""
+        with open(path, "w", encoding="utf-8") as f:
+            for entity_id, pairs in enumerate(self._entries):
+                if pairs is not None:
+                    item = {"id": entity_id, "entities": [list(p) for p in pairs], "count": self._counts[entity_id]}
+                    f.write(json.dumps(item, ensure_ascii=False) + "\n")
+
+    def save_tsv(self, path: PathLike) -> None:
+        """LUKE's TSV (`title<TAB>count`, id = line): one title per id, ids without gaps."""
+        with open(path, "w", encoding="utf-8") as f:
+            for entity_id in range(len(self)):
+                f.write(f"{self.title(entity_id)}\t{self._counts[entity_id]}\n")
+
+    def to_transformers_json(self) -> Dict[str, int]:
+        """
+        The `{title: id}` of `transformers`' `entity_vocab.json`. Titles of a multilingual vocabulary are written
+        `"language:title"` as mLUKE's are; special tokens never carry a language.
+        """
+        multilingual = self.language is None
+        mapping: Dict[str, int] = {}
+        for entity_id, pairs in enumerate(self._entries):
+            for title, lang in pairs or ():
+                key = f"{lang}:{title}" if multilingual and lang and title not in self.SPECIAL_TOKENS else title
+                mapping.setdefault(key, entity_id)
+        return mapping
+
+    # --- lookup ------------------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """The number of ids (the size of the entity embedding table)."""
+        return len(self._entries)
+
+    def __contains__(self, title: object) -> bool:
+        return title in self._ids
+
+    def __getitem__(self, title: str) -> int:
+        try:
+            return self._ids[title]
+        except KeyError:
+            raise KeyError(f"{title!r} is not in the entity vocabulary") from None
+
+    def __iter__(self) -> Iterator[str]:
+        """Every title, in id order."""
+        for pairs in self._entries:
+            for title, _ in pairs or ():
+                yield title
+
+    def get(self, title: str, default: Optional[int] = None, language: Optional[str] = None) -> Optional[int]:
+        if language is not None:
+            return self._ids_by_language.get((title, language), default)
+        return self._ids.get(title, default)
+
+    def title(self, entity_id: int, language: Optional[str] = None) -> str:
+        """The title of an id (in `language`, if given and the id has several)."""
+        pairs = self._entries[entity_id] if 0 <= entity_id < len(self._entries) else None
+        if not pairs:
+            raise KeyError(f"no entity has id {entity_id}")
+        if language is not None:
+            for title, lang in pairs:
+                if lang == language:
+                    return title
+        return pairs[0][0]
+
+    def count(self, entity_id: int) -> int:
+        if not 0 <= entity_id < len(self._counts):
+            raise KeyError(f"no entity has id {entity_id}")
+        return self._counts[entity_id]
+
+    @property
+    def pad_id(self) -> int:
+        return self[self.PAD]
+
+    @property
+    def unk_id(self) -> int:
+        return self[self.UNK]
+
+    @property
+    def mask_id(self) -> int:
+        return self[self.MASK]
+
+    def __repr__(self) -> str:
+        return f"EntityVocab({len(self)} ids, language={self.language!r})"

@@ -1,0 +1,100 @@
+"""
+A pretraining corpus directory, as `allennlp build-pretraining-corpus` writes it: a Hugging Face `datasets`
+dataset on disk (memory-mapped Arrow) with LUKE's columns, its `metadata.json`, and a copy of the tokenizer
+and of the entity vocabulary it was built with. Plain Python: no AllenNLP.
+"""
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Union
+
+COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")
+
+
+class PretrainingCorpus:
+    """
+    Reads a corpus directory's `metadata.json` and finds what it names.
+
+    # Parameters
+
+    directory : `str`
+        The corpus directory (`datasets.load_from_disk` loads it).
+    """
+
+    def __init__(self, directory: Union[str, "os.PathLike[str]"]) -> None:
+        self.directory = Path(directory)
+        path = self.directory / "metadata.json"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{self.directory} is not a pretraining corpus: it has no metadata.json "
+                "(build one with `allennlp build-pretraining-corpus`)"
+            )
+        with open(path, encoding="utf-8") as f:
+            self.metadata: Dict[str, Any] = json.load(f)
+        for key in ("tokenizer", "entity_vocab", "max_seq_length"):
+            if key not in self.metadata:
+                raise ValueError(f"{path}: no {key!r} entry")
+
+    def _resolve(self, path: str) -> str:
+        """Paths in metadata.json are relative to the corpus directory, or absolute."""
+        return str(path) if os.path.isabs(path) else str(self.directory / path)
+
+    @property
+    def tokenizer_path(self) -> str:
+        """The tokenizer the corpus was built with: its copy in the corpus directory, else what was given."""
+        tokenizer = self.metadata["tokenizer"]
+        if isinstance(tokenizer, str):
+            return self._resolve(tokenizer) if (self.directory / tokenizer).exists() else tokenizer
+        for key in ("path", "copy", "directory"):
+            if tokenizer.get(key):
+                return self._resolve(tokenizer[key])
+        for key in ("name_or_path", "argument", "name"):
+            if tokenizer.get(key):
+                return str(tokenizer[key])
+        raise ValueError(f"{self.directory}/metadata.json: the 'tokenizer' entry names no path: {tokenizer}")
+
+    @property
+    def entity_vocab_path(self) -> str:
+        entity_vocab = self.metadata["entity_vocab"]
+        if isinstance(entity_vocab, dict):
+            entity_vocab = entity_vocab.get("path") or entity_vocab.get("copy")
+        path = self._resolve(entity_vocab)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{self.directory}/metadata.json names the entity vocabulary {path}, which is missing")
+        return path
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self.metadata["max_seq_length"])
+
+    def entity_vocab(self):
+        from luke_allennlp.data.entity_vocab import EntityVocab
+
+        return EntityVocab.from_file(self.entity_vocab_path)
+
+    def tokenizer(self):
+        from luke_allennlp.data.tokenization import load_fast_tokenizer
+
+        return load_fast_tokenizer(self.tokenizer_path)
+
+    def load_dataset(self):
+        """The rows, memory-mapped (nothing is read into memory until it is accessed)."""
+        import datasets
+
+        dataset = datasets.load_from_disk(str(self.directory))
+        missing = [c for c in COLUMNS if c not in dataset.column_names]
+        if missing:
+            raise ValueError(f"{self.directory}: the corpus lacks the columns {missing} (it has {dataset.column_names})")
+        return dataset
+
+
+def entity_vocab_size(path: str) -> int:
+    """The entity vocabulary size of a corpus directory or of an entity vocabulary file."""
+    from luke_allennlp.data.entity_vocab import EntityVocab
+
+    if os.path.isdir(path):
+        corpus = PretrainingCorpus(path)
+        if "entity_vocab_size" in corpus.metadata:
+            return int(corpus.metadata["entity_vocab_size"])
+        path = corpus.entity_vocab_path
+    return len(EntityVocab.from_file(path))

@@ -1,0 +1,221 @@
+"""
+LUKE's pretraining model (paper §3.3): the encoder, a masked-language-model head tied to the word embeddings
+and the masked-entity-prediction head tied to the entity embeddings; loss = MLM + masked-entity cross-entropy.
+
+Parameter names equal those of `transformers.LukeForMaskedLM`, so a state dict moves between the two as is.
+Unlike transformers, the heads run only at the masked positions: with 15% masked, that skips 85% of the
+50k-word and 500k-entity logits, which are most of a pretraining step's arithmetic.
+"""
+import json
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from luke_allennlp.modeling.configuration import LukeConfig
+from luke_allennlp.modeling.encoder import ACTIVATIONS, LukeEncoder
+
+logger = logging.getLogger(__name__)
+
+IGNORE_INDEX = -100  # label of a position that is not predicted (as in transformers)
+
+
+@dataclass
+class LukeForPretrainingOutput:
+    loss: Optional[torch.Tensor]  # masked_lm_loss + masked_entity_loss; None without labels
+    masked_lm_loss: Optional[torch.Tensor]
+    masked_entity_loss: Optional[torch.Tensor]
+    # With labels: the logits and targets of the masked positions only, (masked, vocab) and (masked,).
+    # Without labels: the logits of every position, (batch, words, vocab) and (batch, entities, entity vocab).
+    logits: torch.Tensor
+    entity_logits: Optional[torch.Tensor]
+    targets: Optional[torch.Tensor] = None
+    entity_targets: Optional[torch.Tensor] = None
+
+
+class LukeLMHead(nn.Module):
+    """RoBERTa's masked-LM head: dense, gelu, layer norm, then the word embedding matrix's transpose plus a bias."""
+
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, states: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
+        x = self.layer_norm(F.gelu(self.dense(states)))
+        return F.linear(x, word_embeddings, self.bias)  # (..., vocab)
+
+
+class EntityPredictionHeadTransform(nn.Module):
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.entity_emb_size)
+        self.activation = ACTIVATIONS[config.hidden_act]
+        self.LayerNorm = nn.LayerNorm(config.entity_emb_size, eps=config.layer_norm_eps)
+
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.activation(self.dense(states)))  # (..., entity_emb_size)
+
+
+class EntityPredictionHead(nn.Module):
+    """Paper §3.3: dense, activation, layer norm, then the entity table's transpose plus a bias."""
+
+    def __init__(self, config: LukeConfig):
+        super().__init__()
+        self.transform = EntityPredictionHeadTransform(config)
+        self.bias = nn.Parameter(torch.zeros(config.entity_vocab_size))
+
+    def forward(self, states: torch.Tensor, entity_embeddings: torch.Tensor) -> torch.Tensor:
+        return F.linear(self.transform(states), entity_embeddings, self.bias)  # (..., entity vocab)
+
+
+def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over the given positions; 0 (still connected to the graph) when there are none, so
+    that every parameter gets a gradient in every step, as DistributedDataParallel requires."""
+    return F.cross_entropy(logits.float(), targets, reduction="sum") / max(targets.numel(), 1)
+
+
+class LukeForPretraining(nn.Module):
+    """
+    `LukeEncoder` + masked-LM head + masked-entity-prediction head. Decoders are tied to the embedding tables
+    (they are the tables, used transposed), so the state dict has no `*.decoder.*` entries.
+
+    The pooler (`luke.pooler`) plays no part in pretraining; it is kept, frozen, so that checkpoints hold every
+    weight `transformers.LukeForMaskedLM` expects.
+
+    # Parameters
+
+    config : `LukeConfig`
+    luke : `LukeEncoder`, optional
+        An encoder already built (e.g. loaded from a checkpoint); a new one otherwise.
+    """
+
+    def __init__(self, config: LukeConfig, luke: Optional[LukeEncoder] = None):
+        super().__init__()
+        self.config = config
+        self.luke = luke if luke is not None else LukeEncoder(config)
+        self.lm_head = LukeLMHead(config)
+        self.entity_predictions = EntityPredictionHead(config)
+        self.lm_head.apply(self.luke._init_weights)
+        self.entity_predictions.apply(self.luke._init_weights)
+        if self.luke.pooler is not None:
+            self.luke.pooler.requires_grad_(False)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: Optional[torch.Tensor] = None,
+        token_type_ids: Optional[torch.Tensor] = None,
+        entity_ids: Optional[torch.Tensor] = None,
+        entity_position_ids: Optional[torch.Tensor] = None,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        entity_token_type_ids: Optional[torch.Tensor] = None,
+        labels: Optional[torch.Tensor] = None,
+        entity_labels: Optional[torch.Tensor] = None,
+    ) -> LukeForPretrainingOutput:
+        """
+        The inputs of `LukeEncoder.forward`, and:
+
+        labels : `torch.LongTensor`, optional, (batch, words)
+            The original word ids at masked positions, -100 elsewhere.
+        entity_labels : `torch.LongTensor`, optional, (batch, entities)
+            The original entity ids at masked entities, -100 elsewhere.
+        """
+        out = self.luke(
+            input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
+            entity_token_type_ids,
+        )  # fmt: skip
+        word_table = self.luke.embeddings.word_embeddings.weight
+        entity_table = self.luke.entity_embeddings.entity_embeddings.weight
+
+        masked_lm_loss = masked_entity_loss = targets = entity_targets = entity_logits = None
+        if labels is None:
+            logits = self.lm_head(out.last_hidden_state, word_table)  # (batch, words, vocab)
+        else:
+            masked = labels.ne(IGNORE_INDEX)
+            targets = labels[masked]  # (masked words,)
+            logits = self.lm_head(out.last_hidden_state[masked], word_table)  # (masked words, vocab)
+            masked_lm_loss = masked_cross_entropy(logits, targets)
+
+        if out.entity_last_hidden_state is not None:
+            if entity_labels is None:
+                entity_logits = self.entity_predictions(out.entity_last_hidden_state, entity_table)
+            else:
+                masked = entity_labels.ne(IGNORE_INDEX)
+                entity_targets = entity_labels[masked]  # (masked entities,)
+                entity_logits = self.entity_predictions(out.entity_last_hidden_state[masked], entity_table)
+                masked_entity_loss = masked_cross_entropy(entity_logits, entity_targets)
+
+        losses = [x for x in (masked_lm_loss, masked_entity_loss) if x is not None]
+        loss = torch.stack(losses).sum() if losses else None
+        return LukeForPretrainingOutput(
+            loss, masked_lm_loss, masked_entity_loss, logits, entity_logits, targets, entity_targets
+        )
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str, *, load_weights: bool = True, **kwargs: Any) -> "LukeForPretraining":
+        """
+        Builds the model from a checkpoint directory or hub name: a LUKE checkpoint (`LukeForMaskedLM` keeps its
+        heads), or RoBERTa / BERT (`RobertaForMaskedLM`'s `lm_head` and `BertForPreTraining`'s / `BertForMaskedLM`'s
+        `cls.predictions` become the MLM head; the entity side and its head are new). Heads the checkpoint lacks
+        are randomly initialised, with a warning. `kwargs` are those of `LukeEncoder.from_pretrained`
+        (`entity_vocab_size` is required for RoBERTa / BERT).
+        """
+        from luke_allennlp.modeling.loading import read_config, read_state_dict
+
+        luke = LukeEncoder.from_pretrained(name_or_path, load_weights=load_weights, **kwargs)
+        model = cls(luke.config, luke)
+        if load_weights:
+            model_type = read_config(name_or_path).get("model_type")
+            _load_heads(model, read_state_dict(name_or_path), model_type, name_or_path)
+        return model
+
+    def save_pretrained(self, directory: str) -> None:
+        """Writes `config.json` and `model.safetensors`, loadable by `transformers.LukeForMaskedLM`."""
+        from safetensors.torch import save_file
+
+        os.makedirs(directory, exist_ok=True)
+        config = {**self.config.to_dict(), "architectures": ["LukeForMaskedLM"]}
+        with open(os.path.join(directory, "config.json"), "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+            f.write("\n")
+        state = {k: v.detach().contiguous().cpu() for k, v in self.state_dict().items()}
+        # transformers 5 unties LukeForMaskedLM's word decoder from the word embeddings and takes the decoder's
+        # bias as the source of `lm_head.bias`, so the file holds copies of both (transformers 4 re-ties them).
+        state["lm_head.decoder.weight"] = state["luke.embeddings.word_embeddings.weight"].clone()
+        state["lm_head.decoder.bias"] = state["lm_head.bias"].clone()
+        save_file(state, os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
+
+
+# Where each checkpoint family keeps its masked-LM head, as (prefix in the checkpoint, our prefix).
+HEAD_PREFIXES = {
+    "luke": [("lm_head.", "lm_head."), ("entity_predictions.", "entity_predictions.")],
+    "bert": [("cls.predictions.transform.dense.", "lm_head.dense."),
+             ("cls.predictions.transform.LayerNorm.", "lm_head.layer_norm."), ("cls.predictions.bias", "lm_head.bias"),
+             ("cls.predictions.decoder.bias", "lm_head.decoder.bias")],
+}  # fmt: skip
+
+
+def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model_type: str, source: str) -> None:
+    from luke_allennlp.modeling.loading import _rename_legacy
+
+    state = {_rename_legacy(k): v for k, v in state.items()}
+    heads: Dict[str, torch.Tensor] = {}
+    for theirs, ours in HEAD_PREFIXES.get(model_type, [("lm_head.", "lm_head.")]):
+        heads.update({ours + k[len(theirs):]: v for k, v in state.items() if k.startswith(theirs)})
+    if "lm_head.bias" not in heads and "lm_head.decoder.bias" in heads:  # some checkpoints keep only the tied copy
+        heads["lm_head.bias"] = heads["lm_head.decoder.bias"]
+    own = {k: v for k, v in model.state_dict().items() if not k.startswith("luke.")}
+    mismatched = [f"{k}: {tuple(heads[k].shape)} != {tuple(v.shape)}"
+                  for k, v in own.items() if k in heads and heads[k].shape != v.shape]  # fmt: skip
+    if mismatched:
+        raise ValueError(f"{source}: head weights do not fit the configured model: {mismatched}")
+    missing = sorted(k for k in own if k not in heads)
+    if missing:
+        logger.warning("%s has no weights for %s: they are randomly initialised", source, missing)
+    model.load_state_dict({k: v for k, v in heads.items() if k in own}, strict=False)

@@ -1,0 +1,140 @@
+from typing import Any, Dict, Optional
+
+import torch
+import torch.nn.functional as F
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+
+from luke_allennlp.data.pretraining_corpus import entity_vocab_size as read_entity_vocab_size
+from luke_allennlp.modeling import LukeForPretraining
+from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.training.metrics import MaskedPrediction
+
+
+@Model.register("luke_pretraining")
+class LukePretraining(Model):
+    """
+    LUKE pretraining (paper §3.3): masked language modelling and masked entity prediction over a Wikipedia
+    corpus read by `luke_pretraining`; loss = MLM cross-entropy + masked-entity cross-entropy. Wraps
+    `luke_allennlp.modeling.LukeForPretraining` (parameters `pretraining.luke.*`, `pretraining.lm_head.*`,
+    `pretraining.entity_predictions.*`), which computes the heads at the masked positions only.
+    `allennlp export-luke` turns an archive into a `transformers.LukeForMaskedLM` directory.
+
+    Metrics: accuracy and perplexity of the masked words (`masked_lm_*`) and entities (`masked_entity_*`).
+
+    # Parameters
+
+    vocab : `Vocabulary`
+        Unused (use `vocabulary: {type: "empty"}`): words and entities are ids from the corpus.
+    model_name : `str`
+        The checkpoint to start from: RoBERTa or BERT (`*ForMaskedLM` / `BertForPreTraining` keep their MLM
+        head; the entity side is new, paper Appendix A) or LUKE (`LukeForMaskedLM` keeps both heads).
+    entity_vocab : `str`, optional (default = `None`)
+        A corpus directory (its metadata gives the entity vocabulary) or an entity vocabulary file: the size of
+        a new entity table. Give this or `entity_vocab_size` when `model_name` is RoBERTa or BERT.
+    entity_vocab_size : `int`, optional (default = `None`)
+    entity_emb_size : `int`, optional (default = `None`)
+        Width of a new entity table (`None` = 256, as in the paper).
+    use_entity_aware_attention : `bool`, optional (default = `None`)
+        `None` keeps the checkpoint's setting (on for a new entity side). The original LUKE was pretrained
+        with the plain attention; its entity-aware query matrices were initialised from the word query for
+        fine-tuning (which `LukeEncoder.from_pretrained` and `allennlp export-luke` do).
+    load_weights : `bool`, optional (default = `True`)
+        If false, only the architecture is read from `model_name` (the weights come from an archive).
+    gradient_checkpointing : `bool`, optional (default = `False`)
+    compile : `bool`, optional (default = `False`)
+        Run the encoder under `torch.compile` (in place; parameter names are unchanged).
+    config_overrides : `Dict[str, Any]`, optional (default = `None`)
+        Other `LukeConfig` fields, e.g. `{"hidden_dropout_prob": 0.1}`.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        model_name: str,
+        entity_vocab: Optional[str] = None,
+        entity_vocab_size: Optional[int] = None,
+        entity_emb_size: Optional[int] = None,
+        use_entity_aware_attention: Optional[bool] = None,
+        load_weights: bool = True,
+        gradient_checkpointing: bool = False,
+        compile: bool = False,
+        config_overrides: Optional[Dict[str, Any]] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        if entity_vocab is not None:
+            size = read_entity_vocab_size(entity_vocab)
+            if entity_vocab_size is not None and entity_vocab_size != size:
+                raise ValueError(f"entity_vocab_size {entity_vocab_size} != the {size} entities of {entity_vocab}")
+            entity_vocab_size = size
+        if entity_vocab_size is None and read_config(model_name).get("model_type") != "luke":
+            raise ValueError(f"{model_name} has no entity side: give entity_vocab (e.g. the corpus) or entity_vocab_size")
+        self.pretraining = LukeForPretraining.from_pretrained(
+            model_name,
+            entity_vocab_size=entity_vocab_size,
+            entity_emb_size=entity_emb_size,
+            use_entity_aware_attention=use_entity_aware_attention,
+            load_weights=load_weights,
+            **(config_overrides or {}),
+        )
+        if gradient_checkpointing:
+            self.pretraining.luke.gradient_checkpointing_enable()
+        if compile:
+            self.pretraining.luke.compile()
+        self.masked_lm_metric = MaskedPrediction()
+        self.masked_entity_metric = MaskedPrediction()
+
+    def forward(  # type: ignore[override]
+        self,
+        word_ids: torch.LongTensor,
+        word_attention_mask: torch.BoolTensor,
+        entity_ids: torch.LongTensor,
+        entity_position_ids: torch.LongTensor,
+        entity_attention_mask: torch.BoolTensor,
+        masked_lm_labels: Optional[torch.LongTensor] = None,
+        masked_entity_labels: Optional[torch.LongTensor] = None,
+    ) -> Dict[str, torch.Tensor]:
+        """
+        # Parameters
+
+        word_ids, word_attention_mask, masked_lm_labels : (batch, words)
+        entity_ids, entity_attention_mask, masked_entity_labels : (batch, entities)
+        entity_position_ids : (batch, entities, mention length), -1 padded
+        """
+        if entity_ids.size(1) == 0:
+            # A batch without entities: one padding entity (attended by nothing) keeps the entity side in the
+            # graph, since distributed training needs a gradient for every parameter in every step.
+            entity_ids = F.pad(entity_ids, (0, 1))
+            entity_attention_mask = F.pad(entity_attention_mask, (0, 1))
+            entity_position_ids = entity_position_ids.new_full((entity_ids.size(0), 1, 1), -1)
+            if masked_entity_labels is not None:
+                masked_entity_labels = F.pad(masked_entity_labels, (0, 1), value=-100)
+        out = self.pretraining(
+            word_ids,
+            attention_mask=word_attention_mask,
+            entity_ids=entity_ids,
+            entity_position_ids=entity_position_ids,
+            entity_attention_mask=entity_attention_mask,
+            labels=masked_lm_labels,
+            entity_labels=masked_entity_labels,
+        )
+        output: Dict[str, torch.Tensor] = {}
+        if out.loss is not None:
+            output["loss"] = out.loss
+        if out.targets is not None:
+            output["masked_lm_loss"] = out.masked_lm_loss
+            self.masked_lm_metric(out.logits, out.targets)
+        if out.entity_targets is not None:
+            output["masked_entity_loss"] = out.masked_entity_loss
+            self.masked_entity_metric(out.entity_logits, out.entity_targets)
+        return output
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        words, entities = self.masked_lm_metric.get_metric(reset), self.masked_entity_metric.get_metric(reset)
+        return {
+            "masked_lm_accuracy": words["accuracy"],
+            "masked_lm_perplexity": words["perplexity"],
+            "masked_entity_accuracy": entities["accuracy"],
+            "masked_entity_perplexity": entities["perplexity"],
+        }

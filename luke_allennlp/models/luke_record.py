@@ -1,0 +1,159 @@
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.modules.token_embedders import TokenEmbedder
+from allennlp.nn import InitializerApplicator
+
+from luke_allennlp.modeling.encoder import span_position_ids
+from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.training.metrics import SquadEmAndF1
+
+
+@Model.register("luke_record")
+class LukeRecord(Model):
+    """
+    Cloze-style QA on ReCoRD (paper §4.4): which passage entity fills the query's `@placeholder`.
+
+    The placeholder and every candidate mention are `[MASK]` entities (from `luke_record`). A mention's score
+    is a linear layer over the concatenation of the placeholder's and the mention's final entity states; a
+    candidate's score is that of its best mention in any window of the query. Training is binary
+    cross-entropy averaged over the candidates (those with a mention in some window; the gradient reaches
+    each candidate's best mention), and the prediction is the best candidate. (The original LUKE code
+    averages the loss over mentions instead, so a candidate named five times weighs five times as much.) Windows without any mention are not
+    encoded. Metric: exact match and F1 of the predicted text against the gold answers, as the official
+    ReCoRD evaluation computes them (its normalisation and token F1 are SQuAD v1.1's; a query without a
+    prediction scores 0), as fractions.
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    embedder : `TokenEmbedder`
+        A `luke` embedder with `entity_vocab: "task"`.
+    dropout : `float`, optional (default = `0.1`)
+    initializer : `InitializerApplicator`, optional
+    """
+
+    default_predictor = "luke_record"
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        embedder: TokenEmbedder,
+        dropout: float = 0.1,
+        initializer: InitializerApplicator = InitializerApplicator(),
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        if not isinstance(embedder, LukeEmbedder):
+            raise ValueError('luke_record scores entity states: use the "luke" embedder')
+        self.embedder = embedder
+        self.dropout = torch.nn.Dropout(dropout)
+        self.scorer = torch.nn.Linear(2 * embedder.get_output_dim(), 1)
+        self.metric = SquadEmAndF1()
+        initializer(self)
+
+    def forward(  # type: ignore[override]
+        self,
+        word_ids: torch.LongTensor,
+        word_attention_mask: torch.BoolTensor,
+        word_type_ids: torch.LongTensor,
+        entity_ids: torch.LongTensor,
+        entity_attention_mask: torch.BoolTensor,
+        entity_type_ids: torch.LongTensor,
+        entity_start_positions: torch.LongTensor,
+        entity_end_positions: torch.LongTensor,
+        entity_candidates: torch.LongTensor,
+        metadata: List[Dict[str, Any]],
+        labels: Optional[torch.LongTensor] = None,
+    ) -> Dict[str, Any]:
+        """
+        # Parameters
+
+        word_ids, word_attention_mask, word_type_ids : (batch, windows, words)
+        entity_ids, entity_attention_mask, entity_type_ids, entity_start_positions, entity_end_positions :
+            (batch, windows, entities): the placeholder first, then the mentions inside the window; start and
+            end are the input positions of each one's first and last subword.
+        entity_candidates : (batch, windows, entities), the candidate of each mention, -1 for the placeholder and padding
+        labels : (batch, candidates), 1 for a correct candidate, 0 otherwise, -1 padding
+        """
+        batch = word_ids.size(0)
+        num_candidates = max(1, max(len(m["candidates"]) for m in metadata))
+        # One encoder pass per window that holds at least one mention.
+        query, window = entity_attention_mask[:, :, 1:].any(-1).nonzero(as_tuple=True)  # (passes,)
+        candidates = entity_candidates[query, window, 1:]  # (passes, mentions)
+        mask = candidates >= 0
+        if len(query):
+            entities = (query, window)
+            out = self.embedder.encode(
+                word_ids[entities], word_attention_mask[entities], word_type_ids[entities],
+                entity_ids=entity_ids[entities],
+                entity_position_ids=span_position_ids(entity_start_positions[entities], entity_end_positions[entities]),
+                entity_attention_mask=entity_attention_mask[entities], entity_token_type_ids=entity_type_ids[entities],
+            )  # fmt: skip
+            states = out.entity_last_hidden_state  # (passes, entities, hidden)
+            placeholder, mentions = states[:, :1], states[:, 1:]
+            features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)
+            logits = self.scorer(self.dropout(features)).squeeze(-1)  # (passes, mentions)
+        else:
+            logits = self.scorer.weight.new_zeros(0, candidates.size(1))
+
+        # A candidate's score: its best mention over all windows of its query; -inf where it has none.
+        flat = (query[:, None] * num_candidates + candidates.clamp(min=0))[mask]
+        scores = logits.new_full((batch * num_candidates,), float("-inf"))
+        scores = scores.scatter_reduce(0, flat, logits[mask], reduce="amax")
+        scores = scores.view(batch, num_candidates)  # (batch, candidates)
+
+        output: Dict[str, Any] = {
+            "candidate_scores": scores.detach(),
+            "id": [m["id"] for m in metadata],
+            "candidates": [m["candidates"] for m in metadata],
+            "candidate_spans": [m["candidate_spans"] for m in metadata],
+            "gold_answers": [m["answers"] for m in metadata],
+        }
+        if labels is not None:
+            labels = F.pad(labels, (0, num_candidates - labels.size(1)), value=-1)[:, :num_candidates]
+            scored = torch.isfinite(scores) & (labels >= 0)  # candidates with a mention in some window
+            if scored.any():
+                output["loss"] = F.binary_cross_entropy_with_logits(scores[scored], labels[scored].float())
+            else:  # no candidate mention in the batch: nothing to learn, but the trainer needs a loss
+                output["loss"] = self.scorer.weight.sum() * 0.0
+            predictions = [self._best(row, m["candidates"])[0] for row, m in zip(scores, metadata)]
+            self.metric(predictions, [m["answers"] for m in metadata])
+        return output
+
+    @staticmethod
+    def _best(scores: torch.Tensor, candidates: List[str]) -> Tuple[str, Optional[int]]:
+        """(text, candidate index) of the best-scoring candidate; ("", None) if no candidate was scored."""
+        if not candidates or not torch.isfinite(scores[: len(candidates)]).any():
+            return "", None
+        best = int(scores[: len(candidates)].argmax())
+        return candidates[best], best
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """
+        Per query: `answer` (the best candidate's text, "" if no candidate mention fitted in a window),
+        `score` (its probability of being correct), `answer_spans` (its mentions, character spans with inclusive
+        ends), `candidates` (`{"text", "score"}` by descending score; `score` is None for a candidate none of
+        whose mentions fitted in a window) and `gold_answers` (None without gold).
+        """
+        result: Dict[str, List] = {key: [] for key in ("answer", "score", "answer_spans", "candidates")}
+        for scores, candidates, spans in zip(
+            output_dict["candidate_scores"], output_dict["candidates"], output_dict["candidate_spans"]
+        ):
+            probabilities = torch.sigmoid(scores[: len(candidates)].detach().float()).cpu()
+            finite = torch.isfinite(scores[: len(candidates)].detach()).cpu()
+            answer, best = self._best(scores, candidates)
+            result["answer"].append(answer)
+            result["score"].append(float(probabilities[best]) if best is not None else None)
+            result["answer_spans"].append([list(span) for span in spans[best]] if best is not None else [])
+            ranked = sorted(range(len(candidates)), key=lambda i: -float(probabilities[i]) if finite[i] else 1.0)
+            result["candidates"].append(
+                [{"text": candidates[i], "score": float(probabilities[i]) if finite[i] else None} for i in ranked]
+            )
+        return {"id": output_dict["id"], **result, "gold_answers": output_dict["gold_answers"]}
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return self.metric.get_metric(reset)

@@ -1,0 +1,84 @@
+"""
+Exact match and F1 of extractive QA answers, as the official SQuAD v1.1 evaluation script computes them:
+both strings normalised (lower case, punctuation removed, the articles a/an/the removed, white space
+collapsed), EM = normalised strings equal, F1 = harmonic mean of precision and recall over the normalised
+white-space tokens (counted with multiplicity); each prediction scored against the best of its gold answers.
+The official script reports percentages; these functions and `SquadEmAndF1` give fractions in [0, 1].
+"""
+import re
+import string
+from collections import Counter
+from typing import Callable, Dict, Sequence, Union
+
+from allennlp.nn.util import dist_reduce_sum
+from allennlp.training.metrics.metric import Metric
+
+_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_answer(text: str) -> str:
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match_score(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def f1_score(prediction: str, gold: str) -> float:
+    predicted_tokens = normalize_answer(prediction).split()
+    gold_tokens = normalize_answer(gold).split()
+    same = sum((Counter(predicted_tokens) & Counter(gold_tokens)).values())
+    if same == 0:  # also when either side is empty after normalisation (v1.1 gives 0, unlike v2.0)
+        return 0.0
+    precision = same / len(predicted_tokens)
+    recall = same / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def max_over_golds(fn: Callable[[str, str], float], prediction: str, golds: Sequence[str]) -> float:
+    if not golds:
+        raise ValueError("a prediction needs at least one gold answer to be scored")
+    return max(fn(prediction, gold) for gold in golds)
+
+
+@Metric.register("luke_squad_em_and_f1")
+class SquadEmAndF1(Metric):
+    """
+    Average exact match (`em`) and F1 (`f1`) over the questions seen, each question scored against the best
+    of its gold answers, as fractions (the official SQuAD v1.1 script prints them x 100).
+
+    Call it with one prediction and its gold answers (`metric("Denver Broncos", ["Denver Broncos",
+    "Broncos"])`) or with a batch (`metric(["a", "b"], [["a"], ["b", "B"]])`).
+    """
+
+    supports_distributed = True
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def __call__(  # type: ignore[override]
+        self, predictions: Union[str, Sequence[str]], golds: Union[Sequence[str], Sequence[Sequence[str]]]
+    ) -> None:
+        if isinstance(predictions, str):
+            predictions, golds = [predictions], [golds]  # type: ignore[list-item]
+        if len(predictions) != len(golds):
+            raise ValueError(f"{len(predictions)} predictions but {len(golds)} lists of gold answers")
+        for prediction, answers in zip(predictions, golds):
+            if isinstance(answers, str):
+                raise TypeError(f"gold answers must be a list of strings per question, got the string {answers!r}")
+            self._em += max_over_golds(exact_match_score, prediction, answers)
+            self._f1 += max_over_golds(f1_score, prediction, answers)
+            self._count += 1
+
+    def get_metric(self, reset: bool = False) -> Dict[str, float]:
+        em, f1, count = (float(dist_reduce_sum(value)) for value in (self._em, self._f1, self._count))
+        if reset:
+            self.reset()
+        return {"em": em / count if count else 0.0, "f1": f1 / count if count else 0.0}
+
+    def reset(self) -> None:
+        self._em = 0.0
+        self._f1 = 0.0
+        self._count = 0

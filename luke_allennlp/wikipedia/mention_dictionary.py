@@ -1,0 +1,274 @@
+"""
+The mention dictionary of LUKE's SQuAD experiments (paper, Appendix C): for each Wikipedia page, the names
+linked on it and the entity each refers to, and how likely each name is to be a link at all.
+
+Built in two streaming passes over a dump (`build_mention_dictionary`):
+
+1. Articles are cleaned (`clean_wikitext`); every link gives a name (its anchor text, as shown) and a target;
+   titles and redirects are collected. Targets are then followed through redirects; on each page a name that
+   refers to two different entities is dropped for that page, and a name whose target is no article of the
+   dump (a missing page, a redirect loop) is dropped.
+2. Every name's occurrences in article text are counted: matches at word boundaries (tokens of `\\w+` or one
+   other non-space character), case-sensitive. `link_probability(name)` = times linked / times it occurs,
+   linked or not; names below `min_link_probability` are dropped.
+
+The result is one JSON file, read back by `MentionDictionary.from_file`:
+`{"version": 1, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
+{name: p}, "stats": {...}}`.
+"""
+import json
+import logging
+import os
+import re
+from collections import Counter
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+
+from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
+from luke_allennlp.wikipedia.markup import clean_wikitext
+from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
+from luke_allennlp.wikipedia.redirects import LOOP, MISSING, TitleCollector
+from luke_allennlp.wikipedia.titles import Namespaces, normalize_title
+
+logger = logging.getLogger(__name__)
+
+VERSION = 1
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+class MentionDictionary:
+    """
+    Names linked on each page -> their entity, and each name's link probability.
+
+    # Parameters
+
+    pages : `Dict[str, Dict[str, str]]`
+        Page title -> {name: target title}.
+    link_probability : `Dict[str, float]`
+        Name -> link probability.
+    min_link_probability : `float`, optional (default = `0.0`)
+        The threshold the dictionary was built with (names below it are absent).
+    dump : `str`, optional (default = `""`)
+        The dump it was built from.
+    stats : `Optional[Dict[str, Any]]`, optional (default = `None`)
+        Counts of what was read and dropped.
+    """
+
+    def __init__(
+        self,
+        pages: Dict[str, Dict[str, str]],
+        link_probability: Dict[str, float],
+        min_link_probability: float = 0.0,
+        dump: str = "",
+        stats: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.pages = pages
+        self._link_probability = link_probability
+        self.min_link_probability = min_link_probability
+        self.dump = dump
+        self.stats = stats or {}
+
+    def names_for_page(self, title: str) -> Dict[str, str]:
+        """The names linked on a page (title in any form: `Super_Bowl_50`) -> target titles; {} for an unknown page."""
+        return self.pages.get(normalize_title(title), {})
+
+    def link_probability(self, name: str) -> float:
+        """How often the name is a link where it occurs; 0.0 for a name never linked (or below the threshold)."""
+        return self._link_probability.get(name, 0.0)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"version": VERSION, "dump": self.dump, "min_link_probability": self.min_link_probability,
+                "pages": self.pages, "link_probability": self._link_probability, "stats": self.stats}  # fmt: skip
+
+    def save(self, path: "os.PathLike[str] | str") -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_json(), f, ensure_ascii=False)
+            f.write("\n")
+
+    @classmethod
+    def from_file(cls, path: "os.PathLike[str] | str") -> "MentionDictionary":
+        path = os.fspath(path)
+        with open(path, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            found = data.get("version") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"{path}: not a version-{VERSION} mention dictionary (version: {found!r})")
+        for key, kind in (("pages", dict), ("link_probability", dict)):
+            if not isinstance(data.get(key), kind):
+                raise ValueError(f"{path}: the {key!r} entry is missing or not a {kind.__name__}")
+        return cls(data["pages"], data["link_probability"], data.get("min_link_probability", 0.0),
+                   data.get("dump", ""), data.get("stats", {}))  # fmt: skip
+
+
+def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
+    """Page titles from a file: a SQuAD JSON file (its articles' titles), or one title per line."""
+    path = os.fspath(path)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if not text.lstrip().startswith("{"):
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
+    articles = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(articles, list) or not all(isinstance(a, dict) and "title" in a for a in articles):
+        raise ValueError(f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}')
+    return [article["title"] for article in articles]
+
+
+# --- pass 1: names linked on each page -----------------------------------------------------------------------------
+
+
+def _page_links(item: Tuple[Namespaces, List[WikiPage]]) -> List[Tuple[str, List[Tuple[str, str]]]]:
+    """(title, [(name, target)]) of each page of a batch."""
+    namespaces, pages = item
+    result = []
+    for page in pages:
+        clean = clean_wikitext(page.text, namespaces)
+        result.append((page.title, [(clean.text[link.start : link.end], link.target) for link in clean.links]))
+    return result
+
+
+# --- pass 2: occurrences of the names in text -------------------------------------------------------------------
+
+_names: Set[str] = set()
+_lengths_by_first_token: Dict[str, Tuple[int, ...]] = {}
+
+
+def _init_matcher(names: Set[str]) -> None:
+    global _names, _lengths_by_first_token
+    _names = names
+    lengths: Dict[str, Set[int]] = {}
+    for name in names:
+        tokens = _TOKEN.findall(name)
+        if tokens:
+            lengths.setdefault(tokens[0], set()).add(len(tokens))
+    _lengths_by_first_token = {token: tuple(sorted(n)) for token, n in lengths.items()}
+
+
+def count_unlinked_occurrences(text: str, links: Iterable[Tuple[int, int]]) -> Counter:
+    """
+    How often each known name occurs in `text` at word boundaries, apart from the link anchors `links` (their
+    `(start, end)`), which are counted as links already.
+    """
+    linked = set(links)
+    counts: Counter = Counter()
+    tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+    for i, (start, _, token) in enumerate(tokens):
+        for length in _lengths_by_first_token.get(token, ()):
+            if i + length > len(tokens):
+                break
+            end = tokens[i + length - 1][1]
+            name = text[start:end]
+            if name in _names and (start, end) not in linked:
+                counts[name] += 1
+    return counts
+
+
+def _count_occurrences(item: Tuple[Namespaces, List[WikiPage]]) -> Counter:
+    namespaces, pages = item
+    counts: Counter = Counter()
+    for page in pages:
+        clean = clean_wikitext(page.text, namespaces)
+        counts.update(count_unlinked_occurrences(clean.text, ((link.start, link.end) for link in clean.links)))
+    return counts
+
+
+def build_mention_dictionary(
+    dump_path: "os.PathLike[str] | str",
+    min_link_probability: float = 0.01,
+    num_workers: int = 1,
+    page_titles: Optional[Iterable[str]] = None,
+    max_pages: Optional[int] = None,
+    include_missing_pages: bool = False,
+) -> MentionDictionary:
+    """
+    # Parameters
+
+    dump_path : `PathLike`
+        A `pages-articles` XML dump (plain, `.bz2` or `.gz`).
+    min_link_probability : `float`, optional (default = `0.01`)
+        Names linked less often than this where they occur are dropped.
+    num_workers : `int`, optional (default = `1`)
+        Processes cleaning markup and counting names.
+    page_titles : `Optional[Iterable[str]]`, optional (default = `None`)
+        Keep the names of these pages only (e.g. SQuAD's articles); link probabilities still come from the
+        whole dump. All pages by default, which for a full dump is a large file.
+    max_pages : `Optional[int]`, optional (default = `None`)
+        Read only the first pages of the dump (all namespaces counted).
+    include_missing_pages : `bool`, optional (default = `False`)
+        Keep names whose target is not a page of the dump (after redirects): red links in a complete dump, but
+        most targets of a sample or shortened one.
+    """
+    if not 0.0 <= min_link_probability <= 1.0:
+        raise ValueError(f"min_link_probability must be in [0, 1], got {min_link_probability}")
+    wanted = None if page_titles is None else {normalize_title(t) for t in page_titles}
+    stats: Counter = Counter()
+    dump = WikiDump(dump_path, max_pages=max_pages)
+    collector = TitleCollector()
+
+    def articles(collect: bool):
+        for page in dump:
+            if collect:
+                collector.add(page)
+            if page.is_article and page.text:
+                yield page
+
+    # Pass 1: names and targets of the pages kept; how often each name is a link anywhere.
+    link_counts: Counter = Counter()
+    raw_pages: Dict[str, List[Tuple[str, str]]] = {}
+    batches = ((dump.namespaces, batch) for batch in page_batches(articles(collect=True)))
+    for results in ordered_map(_page_links, batches, num_workers):
+        for title, links in results:
+            stats["pages"] += 1
+            stats["links"] += len(links)
+            link_counts.update(name for name, _ in links)
+            if wanted is None or title in wanted:
+                raw_pages[title] = links
+    index = collector.index()
+    dump_stats = dump.stats.as_dict()
+    if wanted is not None:
+        stats["requested_pages_not_in_dump"] = len(wanted - raw_pages.keys())
+
+    # Pass 2: how often each name occurs at all.
+    unlinked: Counter = Counter()
+    names = set(link_counts)
+    batches = ((dump.namespaces, batch) for batch in page_batches(articles(collect=False)))
+    for counts in ordered_map(_count_occurrences, batches, num_workers, _init_matcher, (names,)):
+        unlinked.update(counts)
+    probability = {name: link_counts[name] / (link_counts[name] + unlinked[name]) for name in names}
+    kept = {name: p for name, p in probability.items() if p >= min_link_probability}
+    stats["names"] = len(names)
+    stats["low_probability_names_dropped"] = len(names) - len(kept)
+
+    pages: Dict[str, Dict[str, str]] = {}
+    for title, links in raw_pages.items():
+        targets: Dict[str, Set[Tuple[Optional[str], str]]] = {}
+        for name, target in links:
+            targets.setdefault(name, set()).add(index.lookup(target))
+        names_of_page = {}
+        for name, resolved in targets.items():
+            if len(resolved) > 1:
+                stats["ambiguous_names_dropped"] += 1
+                continue
+            ((article, status),) = resolved
+            if status == LOOP or (status == MISSING and not include_missing_pages):
+                stats["names_through_redirect_loops" if status == LOOP else "names_to_missing_pages"] += 1
+            elif name not in kept:
+                stats["low_probability_page_names_dropped"] += 1
+            else:
+                names_of_page[name] = article
+        if names_of_page:
+            pages[title] = names_of_page
+            stats["page_names"] += len(names_of_page)
+    stats["pages_with_names"] = len(pages)
+    summary = {**{k: stats[k] for k in sorted(stats)}, "include_missing_pages": include_missing_pages,
+               "dump": dump_stats, "redirects": index.stats.__dict__}  # fmt: skip
+    logger.info("mention dictionary: %d pages, %d names kept of %d (%d below p=%g), %d ambiguous page names dropped",
+                len(pages), len(kept), len(names), stats["low_probability_names_dropped"], min_link_probability,
+                stats["ambiguous_names_dropped"])  # fmt: skip
+    link_probability = {name: round(kept[name], 6) for name in sorted(kept)}
+    return MentionDictionary(pages, link_probability, min_link_probability, os.fspath(dump_path), summary)

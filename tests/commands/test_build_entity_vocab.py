@@ -1,0 +1,48 @@
+import subprocess
+import sys
+from pathlib import Path
+
+from luke_allennlp.data.entity_vocab import EntityVocab
+from tests.conftest import REPO_ROOT
+from tests.wikipedia.crafted import write_crafted_dump
+
+ALLENNLP = Path(sys.executable).with_name("allennlp")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ALLENNLP), *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_build_entity_vocab_command(tmp_path):
+    dump = write_crafted_dump(tmp_path / "crafted.xml.bz2")
+    result = run("build-entity-vocab", str(dump), str(tmp_path / "vocab.tsv"), "--vocab-size", "5", "--num-workers", "1")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "vocab.tsv").read_text() == "[PAD]\t0\n[UNK]\t0\n[MASK]\t0\nChina\t3\nCandle\t2\n"
+    assert '"links_to_missing_pages": 4' in result.stdout and "wrote 5 entities" in result.stdout
+    assert list(EntityVocab.from_file(tmp_path / "vocab.tsv"))[3:] == ["China", "Candle"]
+
+
+def test_bad_input_is_a_one_line_error(tmp_path, monkeypatch):
+    # allennlp's own entry point, in this process (a subprocess costs seconds of start-up per case)
+    from allennlp.commands import main
+
+    (tmp_path / "notes.txt").write_text("just some notes\n")
+    cases = [
+        (["build-entity-vocab", str(tmp_path / "notes.txt"), str(tmp_path / "v.jsonl")],
+         f"{tmp_path / 'notes.txt'}: not a MediaWiki XML export"),
+        (["build-entity-vocab", str(tmp_path / "missing.xml"), str(tmp_path / "v.jsonl")], "missing.xml: no such dump file"),
+        (["build-entity-vocab", str(tmp_path / "notes.txt"), str(tmp_path / "v.json")], "the output must end with .jsonl or .tsv"),
+        (["build-pretraining-corpus", str(tmp_path / "notes.txt"), "tok", str(tmp_path / "notes.txt"), str(tmp_path)],
+         "exists and is not empty"),
+        (["build-mention-dictionary", str(tmp_path / "notes.txt"), str(tmp_path / "m.json"), "--min-link-probability", "2"],
+         "min_link_probability must be in [0, 1]"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        monkeypatch.setattr("sys.argv", ["allennlp", *argv, "--num-workers", "1"])
+        try:
+            main(prog="allennlp")
+        except SystemExit as exit:
+            assert message in str(exit.code) and str(exit.code).startswith(f"allennlp {argv[0]}: error: ")
+        else:
+            raise AssertionError(f"{argv} did not fail")
+    assert not (tmp_path / "v.jsonl").exists()

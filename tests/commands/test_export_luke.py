@@ -1,0 +1,157 @@
+"""`allennlp export-luke` through the real command: what it writes loads in transformers, in LukeEncoder and in
+the fine-tuning configs, and computes what the archived model computes."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import transformers
+from allennlp.commands.train import train_model_from_file
+from allennlp.data import Batch
+from allennlp.models.archival import load_archive
+
+from luke_allennlp.modeling import LukeEncoder
+from tests.conftest import REPO_ROOT, set_config_env
+from tests.models.test_luke_pretraining import CONFIG, TINY
+
+ALLENNLP = Path(sys.executable).with_name("allennlp")
+
+
+def export(*args):
+    return subprocess.run([str(ALLENNLP), "export-luke", *map(str, args)], capture_output=True, text=True, cwd=REPO_ROOT,
+                          timeout=600)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def archive(tiny_roberta_mlm_dir, pretraining_corpus, tmp_path_factory):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("MODEL_NAME", str(tiny_roberta_mlm_dir))
+        monkeypatch.setenv("CORPUS", str(pretraining_corpus))
+        run = tmp_path_factory.mktemp("pretrained") / "run"
+        train_model_from_file(str(CONFIG), str(run), overrides=json.dumps({**TINY, "trainer.optimizer.lr": 1e-2}))
+    return run / "model.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def exported(archive, tmp_path_factory):
+    out = tmp_path_factory.mktemp("exported") / "luke"
+    result = export(archive, out)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "LukeForMaskedLM with 50265 words and 61 entities" in result.stdout
+    return out
+
+
+def test_files_and_transformers_loading(exported):
+    names = {p.name for p in exported.iterdir()}
+    assert {"config.json", "model.safetensors", "vocab.json", "merges.txt", "entity_vocab.json", "tokenizer_config.json",
+            "special_tokens_map.json"} <= names  # fmt: skip
+    config = json.loads((exported / "config.json").read_text())
+    assert config["architectures"] == ["LukeForMaskedLM"] and config["model_type"] == "luke"
+    assert config["use_entity_aware_attention"] and config["entity_vocab_size"] == 61
+    assert json.loads((exported / "tokenizer_config.json").read_text())["tokenizer_class"] == "LukeTokenizer"
+    model, info = transformers.LukeForMaskedLM.from_pretrained(str(exported), output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(exported))
+    assert isinstance(tokenizer, transformers.LukeTokenizer)
+    entities = json.loads((exported / "entity_vocab.json").read_text())
+    assert (entities["[PAD]"], entities["[UNK]"], entities["[MASK]"], entities["[MASK2]"]) == (0, 1, 2, 60)
+    encoding = tokenizer("Germany beat Russia .", entities=["Germany", "[MASK]"], entity_spans=[(0, 7), (13, 19)],
+                         return_tensors="pt")  # fmt: skip
+    assert encoding["entity_ids"].tolist() == [[entities["Germany"], 2]]
+    with torch.no_grad():
+        out = model.eval()(**encoding)
+    assert out.logits.shape[-1] == 50265 and out.entity_logits.shape[-1] == 61
+
+
+def test_computes_what_the_archive_computes(archive, exported, pretraining_corpus):
+    """On pretraining inputs the release (entity-aware queries copied from the plain query, new tokens and
+    [MASK2] appended) gives the archived model's losses."""
+    loaded = load_archive(str(archive))
+    reader = loaded.dataset_reader
+    reader.dynamic_masking = False
+    batch = Batch(list(reader.read(str(pretraining_corpus)))[:4])
+    batch.index_instances(loaded.model.vocab)
+    tensors = batch.as_tensor_dict()
+    released = transformers.LukeForMaskedLM.from_pretrained(str(exported)).eval()
+    inputs = dict(input_ids=tensors["word_ids"], attention_mask=tensors["word_attention_mask"].long(),
+                  entity_ids=tensors["entity_ids"], entity_position_ids=tensors["entity_position_ids"],
+                  entity_attention_mask=tensors["entity_attention_mask"].long())  # fmt: skip
+    labels, entity_labels = tensors["masked_lm_labels"], tensors["masked_entity_labels"]
+    with torch.no_grad():
+        ours = loaded.model.pretraining.eval()(**inputs, labels=labels, entity_labels=entity_labels)
+        theirs = released(**inputs, labels=labels, entity_labels=entity_labels)
+    assert abs(ours.masked_lm_loss.item() - theirs.mlm_loss.item()) < 1e-5
+    masked = entity_labels.ne(-100)
+    # The release's entity logits: the archive's, then [MASK2]'s (a copy of [MASK]'s).
+    assert (ours.entity_logits - theirs.entity_logits[masked][:, :60]).abs().max() < 1e-4
+    assert torch.equal(theirs.entity_logits[..., 60], theirs.entity_logits[..., 2])
+    encoder = LukeEncoder.from_pretrained(str(exported))
+    state = loaded.model.pretraining.luke.state_dict()
+    layer = "encoder.layer.1.attention.self."
+    assert torch.equal(encoder.state_dict()[layer + "e2e_query.weight"], state[layer + "query.weight"])
+    word_table = encoder.embeddings.word_embeddings.weight
+    tokenizer = transformers.LukeTokenizer.from_pretrained(str(exported))
+    ent, at = tokenizer.convert_tokens_to_ids(["<ent>", "@"])
+    assert torch.equal(word_table[ent], word_table[at])
+
+
+def test_fine_tuning_config_trains_from_the_export(exported, conll_slice, tmp_path, monkeypatch):
+    set_config_env(monkeypatch, exported, conll_slice)
+    overrides = {"trainer.num_epochs": 1, "data_loader.batch_size": 8, "dataset_reader.max_seq_length": 64}
+    train_model_from_file(str(REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"), str(tmp_path / "ner"),
+                          overrides=json.dumps(overrides))  # fmt: skip
+    assert "validation_f1" in json.loads((tmp_path / "ner" / "metrics.json").read_text())
+
+
+def test_pretrained_transformer_tokenizer_reads_the_export(exported):
+    from allennlp.data.tokenizers import PretrainedTransformerTokenizer
+
+    from luke_allennlp.data.tokenization import load_fast_tokenizer
+
+    text = "Peter Blackburn visited Brussels ."
+    tokens = PretrainedTransformerTokenizer(str(exported)).tokenize(text)  # LukeTokenizer, no prefix space
+    assert [t.text_id for t in tokens] == transformers.RobertaTokenizerFast.from_pretrained(str(exported))(text)["input_ids"]
+    fast = load_fast_tokenizer(str(exported))  # for pre-split words: a prefix space before each
+    assert isinstance(fast, transformers.RobertaTokenizerFast)
+    assert fast(text.split(), is_split_into_words=True)["input_ids"][1:3] == fast.convert_tokens_to_ids(["ĠPeter", "ĠBlackburn"])
+
+
+def test_errors_name_the_problem(archive, tmp_path):
+    from luke_allennlp.commands.export_luke import export_luke
+
+    result = export(archive, tmp_path / "out", "--entity-vocab", REPO_ROOT / "nowhere.jsonl", "--tokenizer", tmp_path)
+    assert result.returncode != 0 and "nowhere.jsonl" in result.stderr
+    (tmp_path / "notes.txt").write_text("not an archive")
+    with pytest.raises(ValueError, match="notes.txt is not an allennlp model archive"):
+        export_luke(str(tmp_path / "notes.txt"), str(tmp_path / "out"))
+
+
+def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
+    """With a word vocabulary without free ids, `<ent>`/`<ent2>` get new rows (from `@`/`#`); `[MASK2]` a new entity
+    row (from `[MASK]`); the plain attention's query is copied to the entity-aware ones."""
+    from transformers import RobertaTokenizerFast
+
+    from luke_allennlp.commands.export_luke import _luke_tokenizer, _release
+    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.modeling import LukeConfig, LukeForPretraining
+
+    words = json.loads((shared_data / "tokenizers" / "roberta-base" / "vocab.json").read_text())
+    words.update({f"madeupword{i}": 50261 + i for i in range(3)})  # fill the ids the shared vocabulary leaves free
+    (tmp_path / "vocab.json").write_text(json.dumps(words))
+    word_tokenizer = RobertaTokenizerFast(str(tmp_path / "vocab.json"), str(shared_data / "tokenizers" / "roberta-base" / "merges.txt"))
+    config = LukeConfig(vocab_size=50265, entity_vocab_size=5, hidden_size=32, entity_emb_size=16, num_hidden_layers=1,
+                        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, use_entity_aware_attention=False)  # fmt: skip
+    model = LukeForPretraining(config)
+    vocab = EntityVocab(["[PAD]", "[UNK]", "[MASK]", "Tokyo", "Kyoto"])
+    state, released = _release(model, _luke_tokenizer(word_tokenizer, vocab, str(tmp_path)), word_tokenizer.get_vocab(), vocab)
+    assert (released.vocab_size, released.entity_vocab_size, released.use_entity_aware_attention) == (50267, 6, True)
+    table, bias = state["luke.embeddings.word_embeddings.weight"], state["lm_head.bias"]
+    for index, source in ((50265, "@"), (50266, "#")):
+        source_index = word_tokenizer.convert_tokens_to_ids(source)
+        assert torch.equal(table[index], table[source_index]) and bias[index] == bias[source_index]
+    assert torch.equal(state["luke.entity_embeddings.entity_embeddings.weight"][5], model.state_dict()["luke.entity_embeddings.entity_embeddings.weight"][2])
+    layer = "luke.encoder.layer.0.attention.self."
+    assert torch.equal(state[layer + "w2e_query.weight"], state[layer + "query.weight"])
+    LukeForPretraining(released).load_state_dict(state)  # strict: the release is complete

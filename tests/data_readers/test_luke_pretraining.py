@@ -1,0 +1,206 @@
+import collections
+import json
+import logging
+import shutil
+
+import datasets
+import numpy as np
+import pytest
+from allennlp.data.dataset_readers import dataset_reader as dataset_reader_module
+
+from data_readers.luke_pretraining import LukePretrainingReader, word_start_table
+from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.data.tokenization import load_fast_tokenizer
+
+
+def read(corpus, **kwargs):
+    return list(LukePretrainingReader(**kwargs).read(str(corpus)))
+
+
+def field(instance, name):
+    return instance[name].tensor.numpy()
+
+
+def original_words(instance):
+    """The row's subword ids before masking (labels hold the originals of masked positions)."""
+    words, labels = field(instance, "word_ids"), field(instance, "masked_lm_labels")
+    return np.where(labels != -100, labels, words)
+
+
+@pytest.fixture(scope="module")
+def corpus_rows(pretraining_corpus):
+    return datasets.load_from_disk(str(pretraining_corpus))
+
+
+@pytest.fixture(scope="module")
+def tokenizer(pretraining_corpus):
+    return load_fast_tokenizer(str(pretraining_corpus / "tokenizer"))
+
+
+def test_word_masking_statistics(pretraining_corpus, corpus_rows, tokenizer):
+    instances = read(pretraining_corpus, shuffle=False)
+    assert len(instances) == len(corpus_rows) == 95
+    starts = word_start_table(tokenizer)
+    exact, labelled, total = 0, 0, 0
+    kinds = collections.Counter()
+    for instance, row in zip(instances, corpus_rows):
+        words, labels, original = field(instance, "word_ids"), field(instance, "masked_lm_labels"), original_words(instance)
+        assert original[1:-1].tolist() == row["word_ids"]  # <s> row </s>
+        assert words[0] == tokenizer.bos_token_id and words[-1] == tokenizer.eos_token_id
+        assert labels[0] == labels[-1] == -100  # special tokens are never predicted
+        n = len(row["word_ids"])
+        masked = np.flatnonzero(labels != -100)
+        exact += len(masked) == max(1, round(0.15 * n))
+        labelled, total = labelled + len(masked), total + n
+        # Whole words: a masked continuation's word start is masked, and so is the next continuation.
+        for i in masked:
+            if not starts[original[i]]:
+                assert labels[i - 1] != -100
+            if i + 1 < len(original) - 1 and not starts[original[i + 1]]:
+                assert labels[i + 1] != -100
+        # One 80/10/10 draw per word.
+        word_ids = np.cumsum(starts[original] | (np.arange(len(original)) == 0))
+        for word in np.unique(word_ids[masked]):
+            span = np.flatnonzero(word_ids == word)
+            if (words[span] == tokenizer.mask_token_id).all():
+                kinds["mask"] += 1
+            elif (words[span] == original[span]).all():
+                kinds["kept"] += 1
+            else:
+                assert tokenizer.mask_token_id not in words[span]
+                kinds["random"] += 1
+    assert exact >= 0.95 * len(instances)
+    assert 0.14 < labelled / total < 0.16
+    words_masked = sum(kinds.values())
+    assert words_masked > 800
+    assert abs(kinds["mask"] / words_masked - 0.8) < 0.05
+    assert abs(kinds["kept"] / words_masked - 0.1) < 0.04 and abs(kinds["random"] / words_masked - 0.1) < 0.04
+
+
+def test_entity_masking(pretraining_corpus, corpus_rows):
+    vocab = EntityVocab.from_file(pretraining_corpus / "entity_vocab.jsonl")
+    masked_total, predictable_total = 0, 0
+    for instance, row in zip(read(pretraining_corpus, shuffle=False), corpus_rows):
+        entities, labels = field(instance, "entity_ids"), field(instance, "masked_entity_labels")
+        positions = field(instance, "entity_position_ids")
+        assert field(instance, "entity_attention_mask").all() and len(entities) == len(row["entity_ids"])
+        for mention, expected in zip(positions, row["entity_position_ids"]):
+            assert mention[mention >= 0].tolist() == [p + 1 for p in expected]  # shifted past <s>, kept when masked
+        original = np.asarray(row["entity_ids"])
+        predictable = original != vocab.unk_id
+        masked = labels != -100
+        assert (entities[masked] == vocab.mask_id).all() and (labels[masked] == original[masked]).all()
+        assert (entities[~masked] == original[~masked]).all()
+        assert not (masked & ~predictable).any()  # [UNK] entities are inputs, never targets
+        if predictable.any():
+            assert masked.sum() == max(1, round(0.15 * predictable.sum()))
+        masked_total, predictable_total = masked_total + masked.sum(), predictable_total + predictable.sum()
+    # Rows hold about 3.5 predictable entities; at least one each makes the share above 15% (83 of 334).
+    assert masked_total > 80 and predictable_total > 300
+
+
+def test_masks_are_fresh_on_every_pass_and_reproducible(pretraining_corpus):
+    reader = LukePretrainingReader(seed=7)
+    first, second = list(reader.read(str(pretraining_corpus))), list(reader.read(str(pretraining_corpus)))
+    again = read(pretraining_corpus, seed=7)
+    other_seed = read(pretraining_corpus, seed=8)
+
+    def masks(instances):
+        return {tuple(original_words(i)): (field(i, "word_ids").tolist(), field(i, "entity_ids").tolist()) for i in instances}
+
+    assert masks(first) == masks(again)  # reproducible from the seed
+    changed = [masks(first)[k] != masks(second)[k] for k in masks(first)]
+    assert sum(changed) >= 0.9 * len(changed)  # new masks on the next pass
+    assert [tuple(original_words(i)) for i in first] != [tuple(original_words(i)) for i in second]  # new order
+    assert sum(masks(first)[k] != masks(other_seed)[k] for k in masks(first)) >= 0.9 * len(first)
+    static = LukePretrainingReader(seed=7, dynamic_masking=False)
+    assert masks(static.read(str(pretraining_corpus))) == masks(static.read(str(pretraining_corpus))) == masks(first)
+
+
+def test_sharding_covers_every_row_once(pretraining_corpus, corpus_rows, monkeypatch):
+    """2 distributed ranks x 2 data-loader workers read every row exactly once, with the masks of a plain read."""
+    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
+
+    unsharded = {tuple(original_words(i)): field(i, "word_ids").tolist() for i in read(pretraining_corpus)}
+    monkeypatch.setattr(dataset_reader_module.util, "is_distributed", lambda: True)
+    monkeypatch.setattr(dataset_reader_module.dist, "get_world_size", lambda: 2)
+    shards = []
+    for rank in range(2):
+        monkeypatch.setattr(dataset_reader_module.dist, "get_rank", lambda rank=rank: rank)
+        for worker in range(2):
+            reader = LukePretrainingReader()
+            reader._set_worker_info(WorkerInfo(2, worker))
+            shards.append({tuple(original_words(i)): field(i, "word_ids").tolist() for i in reader.read(str(pretraining_corpus))})
+    assert all(20 <= len(shard) <= 30 for shard in shards)
+    rows = [key for shard in shards for key in shard]
+    assert sorted(rows) == sorted(tuple([0] + r + [2]) for r in corpus_rows["word_ids"])
+    assert {k: v for shard in shards for k, v in shard.items()} == unsharded
+
+
+def test_long_rows_are_truncated_and_counted(pretraining_corpus, caplog):
+    reader = LukePretrainingReader(max_seq_length=32, max_entities=2)
+    with caplog.at_level(logging.WARNING):
+        instances = list(reader.read(str(pretraining_corpus)))
+    assert len(instances) == 95
+    assert all(len(field(i, "word_ids")) <= 32 and len(field(i, "entity_ids")) <= 2 for i in instances)
+    assert all(field(i, "entity_position_ids").max() < 31 for i in instances if len(field(i, "entity_ids")))
+    stats = reader.stats
+    assert stats["rows"] == 95 and stats["truncated_rows"] > 80
+    assert stats["entities_cut_by_truncation"] > 0 and stats["entities_over_max_entities"] > 0
+    assert "truncated_rows" in caplog.text
+
+
+def test_rows_without_entities(pretraining_corpus):
+    reader = LukePretrainingReader()
+    reader.set_corpus(str(pretraining_corpus))
+    instance = reader.text_to_instance([100, 200, 300, 400], [], [], np.random.default_rng(0))
+    assert field(instance, "entity_ids").shape == (0,) and field(instance, "entity_position_ids").shape == (0, 1)
+    assert (field(instance, "masked_lm_labels") != -100).sum() == 1  # at least one subword, even in 4
+
+
+def test_bad_rows_name_the_row(pretraining_corpus, tmp_path):
+    corpus = tmp_path / "bad"
+    rows = {"word_ids": [[100, 200, 300], [100, 200]], "entity_ids": [[3], [4]], "entity_position_ids": [[[0]], [[5]]],
+            "page_id": [0, 0]}  # fmt: skip
+    datasets.Dataset.from_dict(rows).save_to_disk(str(corpus))
+    metadata = json.loads((pretraining_corpus / "metadata.json").read_text())
+    metadata.update(tokenizer={"path": str(pretraining_corpus / "tokenizer")}, entity_vocab=str(pretraining_corpus / "entity_vocab.jsonl"))
+    (corpus / "metadata.json").write_text(json.dumps(metadata))
+    with pytest.raises(ValueError, match=r"row 1: entity 0's positions \[5\] are not in its 2 words"):
+        read(corpus, shuffle=False)
+    shutil.rmtree(corpus / "tokenizer", ignore_errors=True)
+    (corpus / "metadata.json").unlink()
+    with pytest.raises(FileNotFoundError, match="no metadata.json"):
+        read(corpus)
+
+
+def test_word_starts(tokenizer, tmp_path):
+    starts = word_start_table(tokenizer)
+    ids = tokenizer(["Zhirinovsky", "said", ","], is_split_into_words=True, add_special_tokens=False)["input_ids"]
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    assert tokens[:3] == ["ĠZh", "irin", "ovsky"] and starts[ids].tolist() == [True, False, False, True, True]
+    assert starts[tokenizer.convert_tokens_to_ids(",")]  # punctuation starts a word, as in the original LUKE
+    from transformers import BertTokenizerFast
+
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "##ing", "go"]))
+    bert = BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt"))
+    assert word_start_table(bert)[5:].tolist() == [True, False, True]
+
+
+def test_reads_a_corpus_built_from_a_wikipedia_dump(shared_data, tmp_path):
+    """The reader takes what `build-pretraining-corpus` writes (the real 3-page sample dump)."""
+    from luke_allennlp.testing import save_roberta_tokenizer
+    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
+
+    dump = shared_data / "wikipedia" / "enwiki-pages-articles-sample.xml.bz2"
+    save_roberta_tokenizer(tmp_path / "tokenizer")
+    vocab, _ = build_entity_vocab(dump)
+    vocab.save_jsonl(tmp_path / "vocab.jsonl")
+    options = CorpusOptions(max_seq_length=128, unknown_entities="unk")
+    metadata = build_pretraining_corpus(dump, str(tmp_path / "tokenizer"), tmp_path / "vocab.jsonl", tmp_path / "corpus", options)
+    instances = read(tmp_path / "corpus")
+    assert len(instances) == metadata["sequences"] > 0
+    assert sum(len(field(i, "entity_ids")) for i in instances) == metadata["entities"] > 0
+    assert all(len(field(i, "word_ids")) <= 128 for i in instances)
+    assert sum((field(i, "masked_entity_labels") != -100).sum() for i in instances) > 0

@@ -1,0 +1,146 @@
+"""LukeForPretraining against transformers' LukeForMaskedLM, with the same weights."""
+import logging
+
+import pytest
+import torch
+import transformers
+
+from luke_allennlp.modeling import LukeConfig, LukeForPretraining
+from tests.modeling.test_encoder import DEVICES, batch_inputs, max_diff
+
+TOL = 1e-5
+TIED = ("lm_head.decoder.weight", "lm_head.decoder.bias", "entity_predictions.decoder.weight")
+
+
+def reference_pair(aware: bool = True):
+    """A random transformers.LukeForMaskedLM and a LukeForPretraining holding its weights."""
+    torch.manual_seed(0)
+    config = transformers.LukeConfig(
+        vocab_size=120, entity_vocab_size=30, hidden_size=32, entity_emb_size=16, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, type_vocab_size=2,
+        use_entity_aware_attention=aware, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    reference = transformers.LukeForMaskedLM(config)
+    reference.lm_head.decoder.weight = reference.luke.embeddings.word_embeddings.weight  # transformers 5 unties it
+    with torch.no_grad():  # non-zero head biases and distinct queries, so that a mix-up shows
+        for name, param in reference.named_parameters():
+            if name.endswith("bias") or "_query" in name:
+                param.normal_(std=0.5)
+    ours = LukeForPretraining(LukeConfig.from_dict(config.to_dict()))
+    state = {k: v for k, v in reference.state_dict().items() if k not in TIED}
+    ours.load_state_dict(state, strict=True)
+    return reference, ours
+
+
+def labelled_batch():
+    """batch_inputs() with 5 masked words (one in padding is impossible: padding is never labelled) and 3 entities."""
+    batch = batch_inputs()
+    labels = torch.full_like(batch["input_ids"], -100)
+    for row, col in [(0, 1), (0, 5), (1, 3), (2, 2), (2, 8)]:
+        labels[row, col] = batch["input_ids"][row, col]
+        batch["input_ids"][row, col] = 119  # a stand-in for <mask>
+    entity_labels = torch.full_like(batch["entity_ids"], -100)
+    for row, col in [(0, 1), (1, 3), (2, 0)]:
+        entity_labels[row, col] = batch["entity_ids"][row, col]
+        batch["entity_ids"][row, col] = 2  # [MASK]
+    return dict(batch, labels=labels, entity_labels=entity_labels)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
+def test_loss_and_gradients_equal_transformers(aware, device):
+    reference, ours = (m.to(device).train() for m in reference_pair(aware))
+    batch = {k: v.to(device) for k, v in labelled_batch().items()}
+    expected, actual = reference(**batch), ours(**batch)
+    assert abs(actual.loss.item() - expected.loss.item()) < TOL
+    assert abs(actual.masked_lm_loss.item() - expected.mlm_loss.item()) < TOL
+    assert abs(actual.masked_entity_loss.item() - expected.mep_loss.item()) < TOL
+    # Heads at the masked positions only: their logits are transformers' at those positions.
+    masked = batch["labels"].ne(-100)
+    assert actual.logits.shape == (5, 120) and max_diff(actual.logits, expected.logits[masked]) < TOL
+    masked_entities = batch["entity_labels"].ne(-100)
+    assert max_diff(actual.entity_logits, expected.entity_logits[masked_entities]) < TOL
+    assert torch.equal(actual.targets, batch["labels"][masked])
+    expected.loss.backward()
+    actual.loss.backward()
+    theirs = dict(reference.named_parameters())
+    checked = 0
+    for name, param in ours.named_parameters():
+        if name.startswith("luke.pooler."):
+            assert not param.requires_grad and param.grad is None  # unused by pretraining, kept frozen
+            continue
+        assert param.grad is not None, name
+        assert max_diff(param.grad, theirs[name].grad) < 1e-4, name
+        checked += 1
+    assert checked == len(list(ours.parameters())) - 2
+
+
+def test_logits_without_labels_equal_transformers():
+    reference, ours = (m.eval() for m in reference_pair())
+    batch = batch_inputs()
+    with torch.no_grad():
+        expected, actual = reference(**batch), ours(**batch)
+    assert actual.loss is None and actual.logits.shape == (3, 11, 120)
+    assert max_diff(actual.logits, expected.logits) < TOL
+    assert max_diff(actual.entity_logits, expected.entity_logits) < TOL
+
+
+def test_no_masked_entity_gives_zero_loss_and_gradients():
+    """Distributed training needs a gradient for every parameter in every step, even without targets."""
+    _, ours = reference_pair()
+    batch = labelled_batch()
+    batch["entity_labels"][:] = -100
+    out = ours(**batch)
+    assert out.masked_entity_loss.item() == 0.0 and out.entity_logits.shape == (0, 30)
+    out.loss.backward()
+    assert all(p.grad is not None for p in ours.entity_predictions.parameters())
+
+
+def test_save_pretrained_loads_in_transformers(tmp_path):
+    _, ours = reference_pair()
+    ours.save_pretrained(str(tmp_path))
+    loaded, info = transformers.LukeForMaskedLM.from_pretrained(str(tmp_path), output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
+    assert loaded.config.architectures == ["LukeForMaskedLM"]
+    batch = labelled_batch()
+    ours.eval(), loaded.eval()
+    with torch.no_grad():
+        assert abs(ours(**batch).loss.item() - loaded(**batch).loss.item()) < TOL
+    again = LukeForPretraining.from_pretrained(str(tmp_path))  # and back, heads included
+    for name, value in ours.state_dict().items():
+        assert torch.equal(value, again.state_dict()[name]), name
+
+
+@pytest.mark.parametrize("kind", ["roberta", "bert"])
+def test_from_a_word_encoder_keeps_its_mlm_head(kind, tmp_path):
+    """RobertaForMaskedLM's `lm_head` and BertForMaskedLM's `cls.predictions` become the MLM head."""
+    torch.manual_seed(0)
+    sizes = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+                 max_position_embeddings=40)  # fmt: skip
+    if kind == "roberta":
+        source = transformers.RobertaForMaskedLM(transformers.RobertaConfig(type_vocab_size=1, **sizes))
+    else:
+        source = transformers.BertForMaskedLM(transformers.BertConfig(pad_token_id=1, **sizes))
+    with torch.no_grad():
+        source.get_output_embeddings().bias.normal_()
+    source.save_pretrained(tmp_path)
+    ours = LukeForPretraining.from_pretrained(str(tmp_path), entity_vocab_size=7).eval()
+    assert ours.config.entity_vocab_size == 7 and ours.entity_predictions.bias.shape == (7,)
+    input_ids = torch.randint(3, 120, (2, 9))  # no padding: BERT numbers positions from 0 regardless
+    with torch.no_grad():
+        assert max_diff(ours(input_ids).logits, source.eval()(input_ids).logits) < TOL
+
+
+def test_missing_heads_are_initialised_with_a_warning(tiny_roberta_dir, caplog):
+    with caplog.at_level(logging.WARNING):
+        ours = LukeForPretraining.from_pretrained(str(tiny_roberta_dir), entity_vocab_size=5)
+    assert "lm_head.dense.weight" in caplog.text and "entity_predictions.bias" in caplog.text
+    assert ours.lm_head.layer_norm.weight.eq(1).all() and ours.lm_head.bias.eq(0).all()
+
+
+def test_rejects_heads_of_another_size(tmp_path):
+    config = transformers.LukeConfig(vocab_size=120, entity_vocab_size=30, hidden_size=32, entity_emb_size=16,
+                                     num_hidden_layers=1, num_attention_heads=4, intermediate_size=37)  # fmt: skip
+    transformers.LukeForMaskedLM(config).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="entity_embeddings"):
+        LukeForPretraining.from_pretrained(str(tmp_path), entity_vocab_size=31)

@@ -1,0 +1,59 @@
+import pytest
+
+from luke_allennlp.training.metrics import SquadEmAndF1
+from luke_allennlp.training.metrics.squad_em_and_f1 import exact_match_score, f1_score, max_over_golds, normalize_answer
+
+
+@pytest.mark.parametrize(
+    "text, normalized",
+    [
+        ("The  Denver Broncos!", "denver broncos"),  # lower case, article and punctuation removed, spaces collapsed
+        ("An apple a day", "apple day"),
+        ("Theater of the Absurd", "theater of absurd"),  # "the" inside a word stays
+        ("U.S.-based", "usbased"),  # ASCII punctuation is removed, not replaced by a space
+        ("24–10", "24–10"),  # the en dash is not in string.punctuation: the official script keeps it
+        ("the", ""),
+        ("  \t\n", ""),
+    ],
+)
+def test_normalize_answer(text, normalized):
+    assert normalize_answer(text) == normalized
+
+
+def test_exact_match_and_f1_on_crafted_answers():
+    assert exact_match_score("the Denver Broncos", "Denver Broncos.") == 1.0
+    assert exact_match_score("Denver", "Denver Broncos") == 0.0
+    assert f1_score("Denver", "Denver Broncos") == pytest.approx(2 / 3)  # precision 1, recall 1/2
+    assert f1_score("Carolina Panthers 24–10", "the Panthers") == pytest.approx(2 * (1 / 3) * 1 / (1 / 3 + 1))
+    assert f1_score("x y y", "y y y") == pytest.approx(2 / 3)  # tokens are counted with multiplicity
+    assert f1_score("Denver Broncos", "Carolina Panthers") == 0.0
+
+
+def test_empty_answers():
+    assert exact_match_score("", "Denver") == 0.0 and f1_score("", "Denver") == 0.0
+    assert f1_score("Denver", "") == 0.0
+    # Both empty after normalisation: EM counts it, v1.1's F1 does not (no common token).
+    assert exact_match_score("the", "a") == 1.0 and f1_score("the", "a") == 0.0
+
+
+def test_max_over_several_golds():
+    golds = ["Denver Broncos", "Broncos", "the Broncos team"]
+    assert max_over_golds(exact_match_score, "Broncos", golds) == 1.0
+    assert max_over_golds(f1_score, "Denver", golds) == pytest.approx(2 / 3)
+    assert max_over_golds(f1_score, "Broncos team", golds) == 1.0  # the third gold, after normalisation
+    with pytest.raises(ValueError, match="at least one gold"):
+        max_over_golds(f1_score, "x", [])
+
+
+def test_metric_averages_over_questions():
+    metric = SquadEmAndF1()
+    metric("Denver Broncos", ["Denver Broncos", "Broncos"])  # em 1, f1 1
+    metric(["Denver", ""], [["Denver Broncos"], ["Santa Clara"]])  # em 0, f1 2/3; em 0, f1 0
+    result = metric.get_metric(reset=True)
+    assert result == {"em": pytest.approx(1 / 3), "f1": pytest.approx((1 + 2 / 3) / 3)}
+    assert all(type(v) is float for v in result.values())
+    assert metric.get_metric() == {"em": 0.0, "f1": 0.0}
+    with pytest.raises(ValueError, match="2 predictions but 1"):
+        metric(["a", "b"], [["a"]])
+    with pytest.raises(TypeError, match="list of strings"):
+        metric(["a"], ["a"])

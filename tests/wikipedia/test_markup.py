@@ -1,0 +1,109 @@
+import pytest
+
+from luke_allennlp.wikipedia.dump import WikiDump
+from luke_allennlp.wikipedia.markup import clean_wikitext
+from luke_allennlp.wikipedia.titles import Namespaces
+
+
+def anchors(markup: str, **kwargs):
+    clean = clean_wikitext(markup, **kwargs)
+    return clean.text, [(clean.text[link.start : link.end], link.target) for link in clean.links]
+
+
+@pytest.mark.parametrize(
+    "markup, text, links",
+    [
+        ("The [[cat]] sat.", "The cat sat.", [("cat", "Cat")]),
+        ("A [[Felis catus|house cat]] slept.", "A house cat slept.", [("house cat", "Felis catus")]),
+        ("Two [[bus]]es and [[bus]]-stops.", "Two buses and bus-stops.", [("buses", "Bus"), ("bus", "Bus")]),
+        ("See [[Moon#Orbit|its orbit]].", "See its orbit.", [("its orbit", "Moon")]),
+        ("See [[Moon#Orbit]].", "See Moon#Orbit.", [("Moon#Orbit", "Moon")]),
+        ("A [[:Cat]] too.", "A Cat too.", [("Cat", "Cat")]),
+        ("In [[new_york_City]].", "In new york City.", [("new york City", "New york City")]),
+        ("The [[Mercury (planet)|]] is hot.", "The Mercury is hot.", [("Mercury", "Mercury (planet)")]),
+        ("[[AT&amp;T|A&amp;T]] and [[Caf%C3%A9]]", "A&T and Café", [("A&T", "AT&T"), ("Café", "Café")]),
+        ("[[ Moon | the  Moon ]] rose", "the Moon rose", [("the Moon", "Moon")]),
+        ("[[Moon|''the'' '''Moon''']]", "the Moon", [("the Moon", "Moon")]),
+        ("Its [[#History|history]] section", "Its history section", []),
+    ],
+)  # fmt: skip
+def test_links_become_spans_of_the_clean_text(markup, text, links):
+    assert anchors(markup) == (text, links)
+
+
+@pytest.mark.parametrize(
+    "markup, text",
+    [
+        ("A{{Infobox|name=X|born={{birth date|1900|1|1}}}} B", "A B"),
+        ("A {{unclosed B", "A {{unclosed B"),
+        ("A\n{| class=x\n| [[Inside]] || cell\n|-\n|\n{| nested\n| x\n|}\n|}\nB", "A\nB"),
+        ("A\n{|\n| never closed\nmore", "A"),
+        ('Claim.<ref name="r">{{cite web|url=http://x}}</ref> Next.<ref name=r/> End<ref>[[Gone]]</ref>.',
+         "Claim. Next. End."),
+        ("A<!-- hidden [[Secret]] --> B<!-- unclosed", "A B"),
+        ("x <math>a^2 + b^2</math> y <gallery>File:a.jpg|cap</gallery> z", "x y z"),
+        ('<span style="color:red">kept</span> <b>bold</b> <sup>2</sup>', "kept bold 2"),
+        ("one<br/>two<br>three", "one two three"),
+        ("'''Bold''' and ''italic'' and '''''both'''''", "Bold and italic and both"),
+        ("== History ==\ntext\n=== Early ===\nmore", "History\ntext\nEarly\nmore"),
+        ("* first\n** second\n# third\n: indented\n----\nend", "first\nsecond\nthird\nindented\nend"),
+        ("[http://example.org an example] and [https://x.org] and [//y.org z]", "an example and and z"),
+        ("__NOTOC__Text__TOC__ here", "Text here"),
+        ("5&nbsp;km &ndash; far &amp; wide", "5 km – far & wide"),
+        ("<nowiki>[[not a link]] {{nor this}}</nowiki>", "[[not a link]] {{nor this}}"),
+        ("A\n\n\n  B  \n\n", "A\nB"),
+    ],
+)  # fmt: skip
+def test_markup_is_dropped_and_text_kept(markup, text):
+    clean = clean_wikitext(markup)
+    assert clean.text == text
+    assert clean.links == []
+
+
+def test_non_article_links():
+    clean = clean_wikitext(
+        "[[File:Cat.jpg|thumb|A [[cat]] asleep]] Text [[Category:Cats]] [[Image:x.png]] [[fr:Chat]] [[zh-yue:貓]] "
+        "[[wikt:cat|a word]] [[Help:Contents|help]] [[:Category:Cats]] [[Wikipedia:About]] [[Media:Meow.ogg|meow]]."
+    )
+    assert clean.text == "Text a word help Category:Cats Wikipedia:About meow."
+    assert clean.links == []
+    assert clean.link_counts == {"file": 2, "category": 1, "interlanguage": 2, "interwiki": 1, "other_namespace": 4}
+
+
+def test_link_trail_stays_text_after_a_dropped_link():
+    assert anchors("[[Category:X]]abc def") == ("abc def", [])
+
+
+def test_headings_can_be_dropped_and_are_counted():
+    clean = clean_wikitext("Intro.\n== History ==\nOld [[times]].\n==Notes==", headings=False)
+    assert clean.text == "Intro.\nOld times."
+    assert clean.dropped_headings == 2
+    assert clean.paragraphs() == [(0, 6), (7, 17)]
+
+
+def test_namespaces_from_the_dump_are_used():
+    namespaces = Namespaces({"Fichier": 6, "Catégorie": 14})
+    assert anchors("[[Fichier:a.jpg|vignette]] [[Catégorie:Chats]] [[chat]]", namespaces=namespaces) == (
+        "chat",
+        [("chat", "Chat")],
+    )
+
+
+def test_invalid_targets_are_text_not_entities():
+    clean = clean_wikitext("a [[]] b [[x<y]] c [[|anchor]]")
+    assert clean.links == []
+    assert clean.link_counts["invalid"] == 3
+
+
+def test_a_real_article(shared_data):
+    dump = WikiDump(shared_data / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2", max_pages=2)
+    anarchism = [page for page in dump if page.title == "Anarchism"][0]
+    clean = clean_wikitext(anarchism.text, dump.namespaces, headings=False)
+    assert clean.text.startswith(
+        "Anarchism is a political philosophy that advocates self-governed societies based on voluntary institutions."
+    )
+    first = [(clean.text[link.start : link.end], link.target) for link in clean.links[:4]]
+    assert first == [("political philosophy", "Political philosophy"), ("self-governed", "Self-governance"),
+                     ("stateless societies", "Stateless society"), ("hierarchical", "Hierarchy")]  # fmt: skip
+    for marker in ("{{", "}}", "[[", "]]", "<ref", "'''", "==", "&nbsp;"):
+        assert marker not in clean.text

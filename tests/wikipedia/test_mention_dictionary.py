@@ -1,0 +1,91 @@
+import json
+
+import pytest
+
+from luke_allennlp.wikipedia.mention_dictionary import (
+    MentionDictionary,
+    build_mention_dictionary,
+    count_unlinked_occurrences,
+    _init_matcher,
+    read_page_titles,
+)
+from tests.wikipedia.crafted import write_crafted_dump
+
+
+@pytest.fixture(scope="module")
+def crafted_dump(tmp_path_factory):
+    return write_crafted_dump(tmp_path_factory.mktemp("dump") / "crafted.xml.gz")
+
+
+def test_names_per_page_and_link_probabilities(crafted_dump):
+    dictionary = build_mention_dictionary(crafted_dump, min_link_probability=0.5)
+    assert dictionary.pages == {
+        "Lantern": {"candle": "Candle", "paper lanterns": "Paper lantern", "China": "China", "Lamps": "Lantern"},
+        "Candle": {"candle": "Candle", "wick": "Wick", "China": "China", "Rome": "Rome"},
+        # "lanterns" is below 0.5; "Rome" names both Rome and Rome (band) on this page
+        "China": {"China": "China", "wick": "Wick"},
+    }
+    # linked / occurring: "candle" also occurs unlinked on Wick; "Rome" is linked 3 times and opens Rome;
+    # "lanterns" occurs alone on Lantern and inside the anchor "paper lanterns"
+    expected = {"China": 1.0, "candle": 2 / 3, "wick": 2 / 3, "Rome": 3 / 4, "Lamps": 1.0, "paper lanterns": 1.0}
+    for name, probability in expected.items():
+        assert dictionary.link_probability(name) == pytest.approx(probability, abs=1e-6)
+    assert dictionary.link_probability("lanterns") == 0.0  # below the threshold, dropped
+    assert dictionary.link_probability("never linked") == 0.0
+    stats = dictionary.stats
+    assert (stats["pages"], stats["links"], stats["names"], stats["pages_with_names"], stats["page_names"]) == (5, 17, 11, 3, 10)
+    assert (stats["ambiguous_names_dropped"], stats["low_probability_names_dropped"], stats["low_probability_page_names_dropped"]) == (1, 1, 1)
+    assert (stats["names_to_missing_pages"], stats["names_through_redirect_loops"]) == (3, 1)
+
+
+def test_save_load_and_lookup_by_any_title_form(crafted_dump, tmp_path):
+    dictionary = build_mention_dictionary(crafted_dump, include_missing_pages=True)
+    assert dictionary.pages["Lantern"]["oil"] == "Oil lamp" and "unit of light" not in dictionary.pages["Candle"]
+    dictionary.save(tmp_path / "mentions.json")
+    data = json.loads((tmp_path / "mentions.json").read_text())
+    assert (data["version"], data["min_link_probability"], data["dump"]) == (1, 0.01, str(crafted_dump))
+    loaded = MentionDictionary.from_file(tmp_path / "mentions.json")
+    assert loaded.names_for_page("china") == loaded.names_for_page(" China_") == dictionary.pages["China"]
+    assert loaded.names_for_page("Unknown page") == {}
+    assert loaded.link_probability("lanterns") == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_page_titles_keep_only_those_pages(crafted_dump, tmp_path):
+    (tmp_path / "squad.json").write_text(json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]}))
+    assert read_page_titles(tmp_path / "squad.json") == ["China", "Atlantis"]
+    (tmp_path / "titles.txt").write_text("China\n\nAtlantis\n")
+    assert read_page_titles(tmp_path / "titles.txt") == ["China", "Atlantis"]
+    dictionary = build_mention_dictionary(crafted_dump, page_titles=["China", "Atlantis"], num_workers=2)
+    assert list(dictionary.pages) == ["China"]
+    assert dictionary.stats["requested_pages_not_in_dump"] == 1
+    assert dictionary.link_probability("candle") == pytest.approx(2 / 3, abs=1e-6)  # still from every page
+
+
+def test_occurrences_are_counted_at_word_boundaries_case_sensitively():
+    _init_matcher({"New York", "York", "AT&T", "C"})
+    text = "New York and new york, Yorkshire, York. AT&T (AT&T's) C++ and C"
+    counts = count_unlinked_occurrences(text, [(0, 8)])  # the first "New York" is a link
+    assert counts == {"York": 2, "AT&T": 2, "C": 2}
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", r"bad\.json, line 1: not JSON"),
+        ('{"version": 2, "pages": {}, "link_probability": {}}', r"not a version-1 mention dictionary \(version: 2\)"),
+        ('{"version": 1, "pages": [], "link_probability": {}}', r"the 'pages' entry is missing or not a dict"),
+    ],
+)
+def test_bad_dictionary_files_are_named(tmp_path, content, message):
+    (tmp_path / "bad.json").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        MentionDictionary.from_file(tmp_path / "bad.json")
+
+
+def test_the_206_page_dump(shared_data):
+    dump = shared_data / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2"
+    dictionary = build_mention_dictionary(dump, page_titles=["Aristotle", "Angola"], include_missing_pages=True)
+    aristotle = dictionary.names_for_page("Aristotle")
+    assert aristotle["Plato"] == "Plato" and aristotle["Alexander the Great"] == "Alexander the Great"
+    assert dictionary.stats["links"] == 22605
+    assert 0 < dictionary.link_probability("Plato") <= 1

@@ -1,0 +1,36 @@
+import pytest
+
+from luke_allennlp.wikipedia import normalize_title
+from luke_allennlp.wikipedia.titles import Namespaces, is_language_prefix
+
+
+@pytest.mark.parametrize(
+    "title, expected",
+    [
+        ("Super_Bowl_50", "Super Bowl 50"),
+        ("  new   York#History ", "New York"),
+        ("iPod", "IPod"),
+        ("Beyonc%C3%A9", "Beyoncé"),
+        ("100% (song)", "100% (song)"),
+        ("\u200eParis\u00a0Metro", "Paris Metro"),
+        ("ßtraße", "ßtraße"),
+        ("élan", "Élan"),
+        ("C++", "C++"),
+        ("#Only a section", ""),
+        ("", ""),
+    ],
+)
+def test_normalize_title(title, expected):
+    assert normalize_title(title) == expected
+
+
+def test_namespaces_and_interwiki_prefixes():
+    namespaces = Namespaces({"Portail": 100})
+    assert namespaces.split("Category:Cats") == (14, None, "Cats")
+    assert namespaces.split("category_talk : Cats") == (15, None, " Cats")
+    assert namespaces.split("Portail:Chats") == (100, None, "Chats")
+    assert namespaces.split("fr:Chat") == (None, "fr", "Chat")
+    assert namespaces.split("wikt:cat") == (None, "wikt", "cat")
+    assert namespaces.split("Star Wars: Episode IV") == (0, None, "Star Wars: Episode IV")
+    assert namespaces.namespace_of("File:x.jpg") == 6
+    assert is_language_prefix("zh-yue") and is_language_prefix("simple") and not is_language_prefix("wikt")
