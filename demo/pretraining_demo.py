@@ -14,6 +14,7 @@
 import argparse
 import json
 import random
+import shutil
 import sys
 from pathlib import Path
 
@@ -66,6 +67,7 @@ def main() -> None:
     build_tiny_roberta(out / "tiny-roberta", [dump_text(DUMP), " ".join(ner_words)])
 
     vocab, corpus = out / "entity_vocab.jsonl", out / "pretraining-corpus"
+    shutil.rmtree(corpus, ignore_errors=True)  # the command builds a new corpus only into an empty directory
     ner_demo.allennlp("build-entity-vocab", str(DUMP), str(vocab), env=env)
     ner_demo.allennlp("build-pretraining-corpus", str(DUMP), str(out / "tiny-roberta"), str(vocab), str(corpus),
                       "--max-seq-length", "128", "--num-workers", "1", env=env)  # fmt: skip

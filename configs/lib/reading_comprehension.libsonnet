@@ -1,6 +1,8 @@
 // Reading comprehension. SQuAD 1.1 (paper §4.5, Appendix C; Table 11: lr 15e-6, batch 48, 2 epochs; original
 // LUKE code: windows of 512 subwords with stride 128, questions cut to 64 subwords, top-20 starts x ends,
 // answers of at most 30 subwords, entity table frozen).
+// ReCoRD (paper §4.4; Table 11: lr 1e-5, batch 32, 2 epochs; original LUKE code: query cut to 90 subwords,
+// windows of 512 with stride 128).
 local lib = import 'fine_tuning.libsonnet';
 
 {
@@ -43,6 +45,30 @@ local lib = import 'fine_tuning.libsonnet';
     data_loader: { batch_size: 48, shuffle: true },
     validation_data_loader: { batch_size: 32, shuffle: false },
     trainer: lib.trainer(lr=15e-6, epochs=2, cuda_device=-1) + { validation_metric: '+f1' },
+    evaluation: lib.evaluation,
+  },
+
+  // variant: 'luke' (entity-aware attention) or 'luke_original_attention'.
+  record(model_name, train_path, validation_path, variant='luke'):: {
+    dataset_reader: {
+      type: 'luke_record',
+      model_name: model_name,
+      max_seq_length: 512,
+      doc_stride: 128,
+      max_query_length: 90,
+    },
+    train_data_path: train_path,
+    validation_data_path: validation_path,
+    model: {
+      type: 'luke_record',
+      embedder: lib.luke_embedder(model_name, entity_aware=variant == 'luke'),
+      dropout: 0.1,
+    },
+    // 32 queries per batch; on a small GPU keep the effective batch with e.g.
+    // -o '{"data_loader.batch_size": 8, "trainer.num_gradient_accumulation_steps": 4}'.
+    data_loader: { batch_size: 32, shuffle: true },
+    validation_data_loader: { batch_size: 32, shuffle: false },
+    trainer: lib.trainer(lr=1e-5, epochs=2, cuda_device=-1) + { validation_metric: '+f1' },
     evaluation: lib.evaluation,
   },
 }

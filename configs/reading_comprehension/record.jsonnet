@@ -1,10 +1,10 @@
-// ReCoRD cloze-style QA, variant "luke" (configs/lib/record.libsonnet).
+// ReCoRD cloze-style QA, variant "luke" (configs/lib/reading_comprehension.libsonnet).
 // Set: MODEL_NAME (e.g. studio-ousia/luke-base, or a local checkpoint directory),
 //      TRAIN_DATA_PATH (the official ReCoRD train.json), VALIDATION_DATA_PATH (the official dev.json;
 //      e.g. ../shared/data/record/record_sample.json for a smoke run).
 // On a GPU add: -o '{"trainer.cuda_device": 0}'.
-local record = import '../lib/record.libsonnet';
-record.config(
+local rc = import '../lib/reading_comprehension.libsonnet';
+rc.record(
   std.extVar('MODEL_NAME'),
   std.extVar('TRAIN_DATA_PATH'),
   std.extVar('VALIDATION_DATA_PATH'),

@@ -41,24 +41,16 @@ class PretrainingCorpus:
 
     @property
     def tokenizer_path(self) -> str:
-        """The tokenizer the corpus was built with: its copy in the corpus directory, else what was given."""
+        """The tokenizer the corpus was built with: its copy in the corpus directory (`tokenizer.path`)."""
         tokenizer = self.metadata["tokenizer"]
-        if isinstance(tokenizer, str):
-            return self._resolve(tokenizer) if (self.directory / tokenizer).exists() else tokenizer
-        for key in ("path", "copy", "directory"):
-            if tokenizer.get(key):
-                return self._resolve(tokenizer[key])
-        for key in ("name_or_path", "argument", "name"):
-            if tokenizer.get(key):
-                return str(tokenizer[key])
-        raise ValueError(f"{self.directory}/metadata.json: the 'tokenizer' entry names no path: {tokenizer}")
+        if not isinstance(tokenizer, dict) or "path" not in tokenizer:
+            raise ValueError(f"{self.directory}/metadata.json: 'tokenizer' must be a dict with a 'path', not {tokenizer!r}")
+        return self._resolve(tokenizer["path"])
 
     @property
     def entity_vocab_path(self) -> str:
-        entity_vocab = self.metadata["entity_vocab"]
-        if isinstance(entity_vocab, dict):
-            entity_vocab = entity_vocab.get("path") or entity_vocab.get("copy")
-        path = self._resolve(entity_vocab)
+        """The entity vocabulary the corpus was built with: its copy in the corpus directory."""
+        path = self._resolve(self.metadata["entity_vocab"])
         if not os.path.isfile(path):
             raise FileNotFoundError(f"{self.directory}/metadata.json names the entity vocabulary {path}, which is missing")
         return path

@@ -127,7 +127,6 @@ def test_distributed_pretraining_on_cpu(tiny_roberta_mlm_dir, pretraining_corpus
     assert not torch.equal(trained["pretraining.entity_predictions.bias"], start["pretraining.entity_predictions.bias"])
 
 
-@pytest.mark.slow
 def test_masked_entity_accuracy_rises(tiny_roberta_mlm_dir, pretraining_corpus, tmp_path, monkeypatch):
     """180 steps of a tiny LUKE on the test corpus (about a minute): masked-entity accuracy far above chance
     (1/60) and above always predicting the most frequent entity (16/334 = 4.8%)."""

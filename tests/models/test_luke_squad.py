@@ -107,7 +107,6 @@ def test_entity_inputs_train_save_and_load(tiny_luke_squad_dir, squad_slice, squ
         case.teardown_method()
 
 
-@pytest.mark.slow
 def test_learns_real_squad_questions(shared_data, tmp_path, monkeypatch):
     """A small LUKE without pretraining, trained on 200 real questions (the first paragraphs of SQuAD dev; there is
     no train set here), lowers its loss and answers those questions far better than before training."""
