@@ -86,14 +86,8 @@ class LukeRecordReader(DatasetReader):
         if max_entities < 2:
             raise ValueError(f"max_entities must leave room for the placeholder and a candidate, not {max_entities}")
         self.tokenizer = load_fast_tokenizer(model_name)
-        special = len(self.tokenizer.build_inputs_with_special_tokens([], []))
-        self.max_query_length = min(max_query_length, (max_seq_length - special) // 2)
-        if self.max_query_length < max_query_length:
-            logger.warning("max_query_length %d capped to %d for max_seq_length %d",
-                           max_query_length, self.max_query_length, max_seq_length)  # fmt: skip
-        self.encoder = QuestionPassageEncoder(
-            self.tokenizer, max_seq_length, doc_stride, max_question_length=self.max_query_length
-        )
+        self.encoder = QuestionPassageEncoder(self.tokenizer, max_seq_length, doc_stride, max_question_length=max_query_length)
+        self.max_query_length = self.encoder.max_question_length  # capped for short inputs
         self.max_entities = max_entities
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
         self._passage: Optional[TokenizedText] = None  # the last passage tokenised
@@ -195,10 +189,11 @@ class LukeRecordReader(DatasetReader):
         stats["queries"] += 1
         text = passage  # candidate texts come from the passage as given, to compare with the gold texts
         passage, query = passage.replace("\n", " "), query.replace("\n", " ")
-        query, placeholder, cut = self._fit_query(query, query_id)
+        query_tokens, placeholder, cut = self._fit_query(query, query_id)
+        query = query_tokens.text
         if self._passage is None or self._passage.text != passage:  # the queries of a passage come together
             self._passage = tokenize(self.tokenizer, passage)
-        pair = self.encoder.encode(query, passage, self._passage)
+        pair = self.encoder.encode(query, passage, self._passage, query_tokens)
         stats["truncated_queries"] += cut or pair.question_truncated > 0
         stats["windows"] += len(pair.windows)
         stats["split_passages"] += len(pair.windows) > 1
@@ -279,23 +274,23 @@ class LukeRecordReader(DatasetReader):
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)
 
-    def _fit_query(self, query: str, query_id: str) -> Tuple[str, Tuple[int, int], bool]:
+    def _fit_query(self, query: str, query_id: str) -> Tuple[TokenizedText, Tuple[int, int], bool]:
         """
-        The query, cut to `max_query_length` subwords around the placeholder if it is longer, the placeholder's
-        character span in it (end exclusive), and whether it was cut.
+        The query tokenised, cut to `max_query_length` subwords around the placeholder if it is longer, the
+        placeholder's character span in it (end exclusive), and whether it was cut.
         """
         start = query.index(PLACEHOLDER)
         end = start + len(PLACEHOLDER)
         tokens = tokenize(self.tokenizer, query)
         keep = self.max_query_length
         if len(tokens.ids) <= keep:
-            return query, (start, end), False
+            return tokens, (start, end), False
         first, last = tokens.char_span_to_subwords(start, end)
         if last - first + 1 > keep:
             raise ValueError(f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={keep} subwords")
         begin = min(max(0, first - (keep - (last - first + 1)) // 2), len(tokens.ids) - keep)
         cut_start, cut_end = int(tokens.offsets[begin, 0]), int(tokens.offsets[begin + keep - 1, 1])
-        return query[cut_start:cut_end], (start - cut_start, end - cut_start), True
+        return tokenize(self.tokenizer, query[cut_start:cut_end]), (start - cut_start, end - cut_start), True
 
 
 def _field(record: Any, key: str, where: str) -> Any:

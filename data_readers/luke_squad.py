@@ -166,12 +166,8 @@ class LukeSquadReader(DatasetReader):
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         self.tokenizer = load_fast_tokenizer(model_name)
-        room = max_seq_length - len(self.tokenizer.build_inputs_with_special_tokens([], []))
-        if max_question_length > room // 2:
-            logger.warning("max_question_length %d capped to %d, half of what max_seq_length %d leaves for text",
-                           max_question_length, room // 2, max_seq_length)  # fmt: skip
         self.encoder = QuestionPassageEncoder(
-            self.tokenizer, max_seq_length, doc_stride, min(max_question_length, room // 2), question_first=question_first
+            self.tokenizer, max_seq_length, doc_stride, max_question_length, question_first=question_first
         )
         if self.tokenizer.cls_token_id is None:
             raise ValueError(f"{model_name}: the tokenizer has no CLS token to label windows without the answer")

@@ -6,11 +6,14 @@ and sliding windows over passages too long for one input, as BERT's `doc_stride`
 The passage is tokenised once; each window is a range of its subwords, so a character offset maps to the
 same subword in every window that holds it.
 """
+import logging
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 from transformers import PreTrainedTokenizerFast
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,9 @@ class QuestionPassageEncoder:
     doc_stride : `int`, optional (default = `128`)
         Subwords between the starts of consecutive windows over a long passage.
     max_question_length : `int`, optional (default = `64`)
-        Longer questions are cut to this many subwords (reported in `EncodedPair.question_truncated`).
+        Longer questions are cut to this many subwords (reported in `EncodedPair.question_truncated`). It is
+        capped, with a warning, at half of what `max_seq_length` leaves after the special tokens, so that
+        short inputs keep room for the passage.
     question_first : `bool`, optional (default = `None`)
         Whether the question comes first. `None` follows the tokenizer, as transformers' SQuAD code does:
         question first, except for left-padding tokenizers (XLNet), whose pretraining put the passage first.
@@ -127,24 +132,33 @@ class QuestionPassageEncoder:
         self.layout = PairLayout.of(tokenizer)
         self.max_seq_length = max_seq_length
         self.doc_stride = doc_stride
-        self.max_question_length = max_question_length
+        room = max_seq_length - self.layout.num_special
+        if room < 2:
+            raise ValueError(f"max_seq_length {max_seq_length} leaves no room for text after {self.layout.num_special} special tokens")
+        if max_question_length > room // 2:
+            logger.warning("max_question_length %d capped to %d, half of what max_seq_length %d leaves for text",
+                           max_question_length, room // 2, max_seq_length)  # fmt: skip
+        self.max_question_length = min(max_question_length, room // 2)
         self.question_first = tokenizer.padding_side != "left" if question_first is None else question_first
-        if max_seq_length - self.layout.num_special - max_question_length < 1:
-            raise ValueError(
-                f"max_seq_length {max_seq_length} leaves no room for the passage after a question of "
-                f"{max_question_length} subwords and {self.layout.num_special} special tokens"
-            )
         if doc_stride < 1:
             raise ValueError(f"doc_stride must be positive, not {doc_stride}")
 
-    def encode(self, question: str, passage: str, passage_tokens: Optional[TokenizedText] = None) -> EncodedPair:
-        """`passage_tokens`: the passage already tokenised (by `tokenize`), to share it between its questions."""
-        q = tokenize(self.tokenizer, question)
+    def encode(
+        self,
+        question: str,
+        passage: str,
+        passage_tokens: Optional[TokenizedText] = None,
+        question_tokens: Optional[TokenizedText] = None,
+    ) -> EncodedPair:
+        """`passage_tokens` / `question_tokens`: the texts already tokenised (by `tokenize`), e.g. to share a
+        passage's subwords between its questions."""
+        for given, text in ((passage_tokens, passage), (question_tokens, question)):
+            if given is not None and given.text != text:
+                raise ValueError(f"the tokens given for {text[:40]!r} are the tokenisation of another text")
+        q = question_tokens if question_tokens is not None else tokenize(self.tokenizer, question)
         cut = max(0, len(q.ids) - self.max_question_length)
         if cut:
             q = TokenizedText(question, q.ids[: self.max_question_length], q.offsets[: self.max_question_length])
-        if passage_tokens is not None and passage_tokens.text != passage:
-            raise ValueError("passage_tokens is the tokenisation of another text than passage")
         p = passage_tokens if passage_tokens is not None else tokenize(self.tokenizer, passage)
         room = self.max_seq_length - self.layout.num_special - len(q.ids)
         windows = []
