@@ -42,15 +42,16 @@ def main() -> None:
     options = CorpusOptions(sentence_splitter=args.sentence_splitter)
 
     # The per-page work alone (no pool, no writing), by stage.
-    pages = list(WikiDump(dump))
+    wiki_dump = WikiDump(dump)
+    pages = list(wiki_dump)  # (reading the pages fills in the dump's namespaces)
     articles = [page for page in pages if page.is_article and page.text.strip()]
     processor = PageProcessor(load_fast_tokenizer(str(work / "tokenizer")), vocab, WikiIndex.from_pages(pages),
-                              WikiDump(dump).namespaces, options)  # fmt: skip
+                              wiki_dump.namespaces, options)  # fmt: skip
     clean_times, page_times = [], []
     for _ in range(args.repeats):
         start = time.perf_counter()
         for page in articles:
-            clean_wikitext(page.text, headings=False)
+            clean_wikitext(page.text, wiki_dump.namespaces, headings=False)
         clean_times.append(time.perf_counter() - start)
         stats: Counter = Counter()
         start = time.perf_counter()

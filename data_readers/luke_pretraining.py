@@ -12,10 +12,10 @@ from allennlp.data.fields import TensorField
 
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.tokenization import special_token_layout
+from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 
 logger = logging.getLogger(__name__)
 
-IGNORE_INDEX = -100  # label of positions that are not predicted
 # Data-loader worker slots of the pass counter (see `_next_pass`).
 MAX_WORKERS = 1024
 ROWS_PER_READ = 128  # rows fetched from the Arrow table at once

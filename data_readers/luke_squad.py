@@ -13,6 +13,7 @@ from allennlp.data.fields import MetadataField, TensorField
 
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.modeling.loading import checkpoint_file, read_config
+from luke_allennlp.wikipedia.mention_dictionary import TOKEN  # the tokens the dictionary counts names by
 from luke_allennlp.data.windows import (
     EncodedPair,
     QuestionPassageEncoder,
@@ -27,8 +28,6 @@ logger = logging.getLogger(__name__)
 STATS = ("questions", "windows", "split_passages", "truncated_questions", "answers_cutting_subwords",
          "answers_outside_windows", "pages_not_in_dictionary", "mentions", "mentions_not_in_entity_vocab",
          "mentions_too_long", "mentions_cut_by_max_entities")  # fmt: skip
-# Tokens as the mention dictionary counts names: runs of word characters, or one other non-space character.
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 _WORD_CHARACTER = re.compile(r"\w")
 
 
@@ -68,7 +67,7 @@ class NameMatcher:
         self.names = names
         self._by_first_token: Dict[str, List[str]] = {}
         for name in sorted(names, key=len, reverse=True):
-            first = _TOKEN.match(name)
+            first = TOKEN.match(name)
             if first is not None:  # a name starting with white space never matches
                 self._by_first_token.setdefault(first.group(), []).append(name)
 
@@ -76,7 +75,7 @@ class NameMatcher:
         """Matches as (character start, end exclusive, name), in text order."""
         found = []
         position = 0
-        for token in _TOKEN.finditer(text):
+        for token in TOKEN.finditer(text):
             start = token.start()
             if start < position:
                 continue

@@ -10,23 +10,17 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.data.tags import tags_to_spans
 from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, TINY, save_roberta_tokenizer
 
 
 def conll_sentences(path: Path, documents: int) -> List[Tuple[int, List[str], List[Tuple[int, int]]]]:
-    """(document, words, entity spans as (first, last) word) of the first `documents` documents (IOB1 tags)."""
+    """(document, words, entity spans as (start, end) words, end exclusive) of the first `documents` documents."""
     sentences, words, tags, document = [], [], [], -1
 
     def flush():
         if words:
-            spans, start = [], None
-            for i, tag in enumerate(tags + ["O"]):
-                if start is not None and (tag == "O" or tag.startswith("B-") or tag[2:] != tags[start][2:]):
-                    spans.append((start, i - 1))
-                    start = None
-                if tag != "O" and start is None:
-                    start = i
-            sentences.append((document, list(words), spans))
+            sentences.append((document, list(words), list(tags_to_spans(tags, "iob1"))))
         words.clear(), tags.clear()
 
     for line in path.read_text().splitlines():
@@ -56,7 +50,7 @@ def write_corpus(directory: Path, conll_file: Path, documents: int = 40, max_seq
     save_roberta_tokenizer(directory / "tokenizer")
     tokenizer = load_fast_tokenizer(str(directory / "tokenizer"))
     sentences = conll_sentences(conll_file, documents)
-    counts = collections.Counter(" ".join(w[a : b + 1]) for _, w, spans in sentences for a, b in spans)
+    counts = collections.Counter(" ".join(w[a:b]) for _, w, spans in sentences for a, b in spans)
     titles = [t for t, _ in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[: vocab_size - 3]]
     vocab = EntityVocab(["[PAD]", "[UNK]", "[MASK]"] + titles, [0, 0, 0] + [counts[t] for t in titles])
     vocab.save_jsonl(directory / "entity_vocab.jsonl")
@@ -81,10 +75,10 @@ def write_corpus(directory: Path, conll_file: Path, documents: int = 40, max_seq
             page = document
         offset = len(current["word_ids"])
         current["word_ids"] += ids[: max_seq_length - 2]
-        for first, last in spans:
-            positions = [offset + i for i, w in enumerate(word_index) if first <= w <= last]
+        for start, end in spans:
+            positions = [offset + i for i, w in enumerate(word_index) if start <= w < end]
             if positions and positions[-1] < offset + max_seq_length - 2:
-                current["entity_ids"].append(vocab.get(" ".join(words[first : last + 1]), vocab.unk_id))
+                current["entity_ids"].append(vocab.get(" ".join(words[start:end]), vocab.unk_id))
                 current["entity_position_ids"].append(positions)
     emit()
     datasets.Dataset.from_dict(rows).save_to_disk(str(directory))

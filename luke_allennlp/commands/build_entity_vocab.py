@@ -1,14 +1,11 @@
 """`allennlp build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump (LUKE's JSONL or TSV)."""
 import argparse
 import json
-import logging
 
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
-
-logger = logging.getLogger(__name__)
 
 
 @Subcommand.register("build-entity-vocab")
@@ -36,7 +33,7 @@ class BuildEntityVocab(Subcommand):
 
 def _run(args: argparse.Namespace) -> None:
     if not args.output.endswith((".jsonl", ".tsv")):
-        raise SystemExit(f"allennlp build-entity-vocab: error: {args.output}: the output must end with .jsonl or .tsv")
+        raise ValueError(f"{args.output}: the output must end with .jsonl or .tsv")
     vocab, summary = build_entity_vocab(
         args.dump, vocab_size=args.vocab_size, min_count=args.min_count, num_workers=args.num_workers,
         max_pages=args.max_pages, language=args.language, include_missing_pages=args.include_missing_pages,

@@ -13,7 +13,6 @@ but pretraining does not train, none of which changes the model's outputs on pre
 """
 import argparse
 import json
-import logging
 import os
 import tarfile
 import tempfile
@@ -22,9 +21,8 @@ from typing import Dict, Optional
 import torch
 from allennlp.commands.subcommand import Subcommand
 
-logger = logging.getLogger(__name__)
+from luke_allennlp.modeling.loading import EXTRA_QUERIES
 
-ENTITY_QUERIES = ("w2e_query", "e2w_query", "e2e_query")
 # Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
 ENTITY_MARKERS = {"<ent>": "@", "<ent2>": "#"}
 
@@ -133,7 +131,7 @@ def _release(model, luke_tokenizer, trained_words: Dict[str, int], vocab):
     if not config.use_entity_aware_attention:
         for layer in range(config.num_hidden_layers):
             prefix = f"luke.encoder.layer.{layer}.attention.self."
-            for name in ENTITY_QUERIES:
+            for name in EXTRA_QUERIES:
                 for param in ("weight", "bias"):
                     state[prefix + f"{name}.{param}"] = state[prefix + f"query.{param}"].clone()
         config.use_entity_aware_attention = True

@@ -71,6 +71,18 @@ class EntityVocab:
         if conflicts:
             logger.info("%s: %d titles name different entities in different languages", source, conflicts)
 
+    @classmethod
+    def _from_entries(
+        cls,
+        entries: List[Optional[List[Tuple[str, Optional[str]]]]],
+        counts: List[int],
+        language: Optional[str],
+        source: str,
+    ) -> "EntityVocab":
+        vocab = cls.__new__(cls)
+        vocab._init(entries, counts, language, source)
+        return vocab
+
     # --- reading -----------------------------------------------------------------------------------------------
 
     @classmethod
@@ -102,7 +114,7 @@ class EntityVocab:
     def _from_tsv(cls, text: str, path: str, language: str) -> "EntityVocab":
         titles, counts = [], []
         for line_number, line in enumerate(text.splitlines(), 1):
-            title, tab, count = line.rstrip("\r").rpartition("\t")
+            title, tab, count = line.rpartition("\t")
             if not tab or not title:
                 raise ValueError(f"{path}, line {line_number}: expected 'title<TAB>count', got {line!r}")
             try:
@@ -110,9 +122,7 @@ class EntityVocab:
             except ValueError:
                 raise ValueError(f"{path}, line {line_number}: the count {count!r} is not an integer") from None
             titles.append(title)
-        vocab = cls.__new__(cls)
-        vocab._init([[(t, language)] for t in titles], counts, language, source=path)
-        return vocab
+        return cls._from_entries([[(t, language)] for t in titles], counts, language, source=path)
 
     @classmethod
     def _from_jsonl(cls, text: str, path: str) -> "EntityVocab":
@@ -146,9 +156,7 @@ class EntityVocab:
         counts = [0] * size
         for entity_id, (pairs, count) in by_id.items():
             entries[entity_id], counts[entity_id] = pairs, count
-        vocab = cls.__new__(cls)
-        vocab._init(entries, counts, next(iter(languages)) if len(languages) == 1 else None, source=path)
-        return vocab
+        return cls._from_entries(entries, counts, next(iter(languages)) if len(languages) == 1 else None, source=path)
 
     @classmethod
     def _from_transformers_json(cls, text: str, path: str, language: str) -> "EntityVocab":
@@ -165,9 +173,7 @@ class EntityVocab:
         entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * (max(mapping.values()) + 1)
         for title, entity_id in mapping.items():
             entries[entity_id] = (entries[entity_id] or []) + [(title, language)]
-        vocab = cls.__new__(cls)
-        vocab._init(entries, [0] * len(entries), language, source=path)
-        return vocab
+        return cls._from_entries(entries, [0] * len(entries), language, source=path)
 
     # --- writing -----------------------------------------------------------------------------------------------
 

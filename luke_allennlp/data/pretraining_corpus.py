@@ -8,7 +8,12 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Union
 
-COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")
+# The corpus directory's layout (written by `luke_allennlp.wikipedia.corpus`).
+MODEL_COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")  # what pretraining reads
+COLUMNS = MODEL_COLUMNS + ("page_id",)
+METADATA_FILE = "metadata.json"
+TOKENIZER_DIR = "tokenizer"
+ENTITY_VOCAB_FILE = "entity_vocab.jsonl"
 
 
 class PretrainingCorpus:
@@ -23,7 +28,7 @@ class PretrainingCorpus:
 
     def __init__(self, directory: Union[str, "os.PathLike[str]"]) -> None:
         self.directory = Path(directory)
-        path = self.directory / "metadata.json"
+        path = self.directory / METADATA_FILE
         if not path.is_file():
             raise FileNotFoundError(
                 f"{self.directory} is not a pretraining corpus: it has no metadata.json "
@@ -74,7 +79,7 @@ class PretrainingCorpus:
         import datasets
 
         dataset = datasets.load_from_disk(str(self.directory))
-        missing = [c for c in COLUMNS if c not in dataset.column_names]
+        missing = [c for c in MODEL_COLUMNS if c not in dataset.column_names]
         if missing:
             raise ValueError(f"{self.directory}: the corpus lacks the columns {missing} (it has {dataset.column_names})")
         return dataset

@@ -109,27 +109,20 @@ class LukeForPretraining(nn.Module):
     def forward(
         self,
         input_ids: torch.Tensor,
-        attention_mask: Optional[torch.Tensor] = None,
-        token_type_ids: Optional[torch.Tensor] = None,
-        entity_ids: Optional[torch.Tensor] = None,
-        entity_position_ids: Optional[torch.Tensor] = None,
-        entity_attention_mask: Optional[torch.Tensor] = None,
-        entity_token_type_ids: Optional[torch.Tensor] = None,
         labels: Optional[torch.Tensor] = None,
         entity_labels: Optional[torch.Tensor] = None,
+        **encoder_inputs: Optional[torch.Tensor],
     ) -> LukeForPretrainingOutput:
         """
-        The inputs of `LukeEncoder.forward`, and:
+        `input_ids` and `encoder_inputs` are the inputs of `LukeEncoder.forward` (`attention_mask`, `entity_ids`,
+        `entity_position_ids`, ...), by name; and:
 
         labels : `torch.LongTensor`, optional, (batch, words)
             The original word ids at masked positions, -100 elsewhere.
         entity_labels : `torch.LongTensor`, optional, (batch, entities)
             The original entity ids at masked entities, -100 elsewhere.
         """
-        out = self.luke(
-            input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
-            entity_token_type_ids,
-        )  # fmt: skip
+        out = self.luke(input_ids, **encoder_inputs)
         word_table = self.luke.embeddings.word_embeddings.weight
         entity_table = self.luke.entity_embeddings.entity_embeddings.weight
 

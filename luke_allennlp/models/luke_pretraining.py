@@ -8,6 +8,7 @@ from allennlp.models import Model
 from luke_allennlp.data.pretraining_corpus import entity_vocab_size as read_entity_vocab_size
 from luke_allennlp.modeling import LukeForPretraining
 from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 from luke_allennlp.training.metrics import MaskedPrediction
 
 
@@ -109,7 +110,7 @@ class LukePretraining(Model):
             entity_attention_mask = F.pad(entity_attention_mask, (0, 1))
             entity_position_ids = entity_position_ids.new_full((entity_ids.size(0), 1, 1), -1)
             if masked_entity_labels is not None:
-                masked_entity_labels = F.pad(masked_entity_labels, (0, 1), value=-100)
+                masked_entity_labels = F.pad(masked_entity_labels, (0, 1), value=IGNORE_INDEX)
         out = self.pretraining(
             word_ids,
             attention_mask=word_attention_mask,
@@ -124,10 +125,10 @@ class LukePretraining(Model):
             output["loss"] = out.loss
         if out.targets is not None:
             output["masked_lm_loss"] = out.masked_lm_loss
-            self.masked_lm_metric(out.logits, out.targets)
+            self.masked_lm_metric(out.logits, out.targets, out.masked_lm_loss)
         if out.entity_targets is not None:
             output["masked_entity_loss"] = out.masked_entity_loss
-            self.masked_entity_metric(out.entity_logits, out.entity_targets)
+            self.masked_entity_metric(out.entity_logits, out.entity_targets, out.masked_entity_loss)
         return output
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:

@@ -29,6 +29,7 @@ dataset with `save_to_disk`. Rows: `word_ids`, `entity_ids`, `entity_position_id
 source page whether or not it is in the vocabulary).
 """
 import bisect
+import itertools
 import json
 import logging
 import os
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.data.pretraining_corpus import COLUMNS, ENTITY_VOCAB_FILE, METADATA_FILE, TOKENIZER_DIR
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
@@ -52,10 +54,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-COLUMNS = ("word_ids", "entity_ids", "entity_position_ids", "page_id")
-TOKENIZER_DIR = "tokenizer"
-ENTITY_VOCAB_FILE = "entity_vocab.jsonl"
-METADATA_FILE = "metadata.json"
 # Why a link found no entity.
 _NO_ENTITY = {ARTICLE: "links_outside_vocabulary", LOOP: "links_through_redirect_loops", MISSING: "links_to_missing_pages"}
 
@@ -361,17 +359,8 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     logger.info("%d articles, %d redirects (%d in loops)", len(index.articles), index.stats.redirects,
                 index.stats.redirect_loops)  # fmt: skip
 
-    dump = WikiDump(dump_path)
-    selected = Counter()
-
-    def articles():
-        for page in dump:
-            if not page.is_article or not page.text.strip():
-                continue
-            if max_pages is not None and selected["pages"] >= max_pages:
-                return
-            selected["pages"] += 1
-            yield page
+    articles = (page for page in WikiDump(dump_path) if page.is_article and page.text.strip())
+    batches = page_batches(itertools.islice(articles, max_pages))  # (islice(..., None): all of them)
 
     stats: Counter = Counter()
     building = out / ".building"
@@ -380,7 +369,7 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     initargs = (str(out / TOKENIZER_DIR), vocab, index, first_pass.namespaces, options)
     last_log = time.time()
     with ArrowWriter(features=corpus_features(), path=str(arrow_path)) as writer:
-        for rows, batch_stats in ordered_map(_process_batch, page_batches(articles()), num_workers, _init_worker, initargs):
+        for rows, batch_stats in ordered_map(_process_batch, batches, num_workers, _init_worker, initargs):
             if rows["word_ids"]:
                 writer.write_batch(rows)
             stats.update(batch_stats)

@@ -32,7 +32,7 @@ from luke_allennlp.wikipedia.titles import Namespaces, normalize_title
 logger = logging.getLogger(__name__)
 
 VERSION = 1
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+TOKEN = re.compile(r"\w+|[^\w\s]")  # how names and text are split into words (the SQuAD reader matches by it too)
 
 
 class MentionDictionary:
@@ -143,7 +143,7 @@ def _init_matcher(names: Set[str]) -> None:
     _names = names
     lengths: Dict[str, Set[int]] = {}
     for name in names:
-        tokens = _TOKEN.findall(name)
+        tokens = TOKEN.findall(name)
         if tokens:
             lengths.setdefault(tokens[0], set()).add(len(tokens))
     _lengths_by_first_token = {token: tuple(sorted(n)) for token, n in lengths.items()}
@@ -156,7 +156,7 @@ def count_unlinked_occurrences(text: str, links: Iterable[Tuple[int, int]]) -> C
     """
     linked = set(links)
     counts: Counter = Counter()
-    tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+    tokens = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
     for i, (start, _, token) in enumerate(tokens):
         for length in _lengths_by_first_token.get(token, ()):
             if i + length > len(tokens):

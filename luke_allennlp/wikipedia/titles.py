@@ -6,7 +6,7 @@ MediaWiki shows `[[new_York]]`, `[[New  York]]` and `[[New York#History]]` as li
 `<case>first-letter</case>`, Wikipedia's default) and the `#section` is not part of the title.
 """
 import re
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Optional, Tuple
 from urllib.parse import unquote
 
 # Everything MediaWiki folds into one space in a title (it stores it as "_"), and the direction marks it removes.
@@ -93,7 +93,3 @@ class Namespaces:
         """The namespace of a page title (for old exports without `<ns>`); interwiki-looking prefixes count as 0."""
         key, _, _ = self.split(title)
         return 0 if key is None else key
-
-    @classmethod
-    def from_siteinfo(cls, pairs: Iterable[Tuple[str, int]]) -> "Namespaces":
-        return cls(dict(pairs))

@@ -1,5 +1,5 @@
 import math
-from typing import Dict
+from typing import Dict, Optional
 
 import torch
 import torch.nn.functional as F
@@ -18,11 +18,20 @@ class MaskedPrediction(Metric):
     def __init__(self) -> None:
         self.reset()
 
-    def __call__(self, logits: torch.Tensor, targets: torch.Tensor, mask=None) -> None:  # type: ignore[override]
-        """logits: (positions, classes), targets: (positions,), for the predicted positions only."""
+    def __call__(  # type: ignore[override]
+        self, logits: torch.Tensor, targets: torch.Tensor, loss: Optional[torch.Tensor] = None
+    ) -> None:
+        """
+        logits: (positions, classes), targets: (positions,), for the predicted positions only. loss: their mean
+        cross-entropy, if the caller has it already (it saves a second softmax over the classes).
+        """
         logits, targets = logits.detach(), targets.detach()
+        if loss is None:
+            loss_sum = F.cross_entropy(logits.float(), targets, reduction="sum")
+        else:
+            loss_sum = loss.detach().float() * targets.numel()
         sums = torch.stack([
-            F.cross_entropy(logits.float(), targets, reduction="sum"),
+            loss_sum,
             logits.argmax(-1).eq(targets).sum().float(),
             torch.tensor(float(targets.numel()), device=logits.device),
         ])  # fmt: skip
