@@ -1,6 +1,6 @@
 """
-Every workaround that lets allennlp 2.10.1 run on Python 3.11 with torch 2.x, transformers 4.5x and
-huggingface_hub 0.3x-1.x, in one place. No file of an installed package is edited.
+Every workaround that lets allennlp 2.10.1 run on Python 3.11-3.12 with torch 2.x, transformers 4.57-5.x and
+huggingface_hub 0.34-2.x, in one place. No file of an installed package is edited.
 
 allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed without its pinned requirements
 (see the Makefile) and breaks on a modern stack in these ways, each repaired here:
@@ -18,6 +18,11 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
 4. `allennlp.common.cached_transformers.get_tokenizer` passes `add_special_tokens` to
    `AutoTokenizer.from_pretrained`, which recent tokenizers reject as a constructor argument (allennlp
    adds special tokens itself). The keyword is dropped there.
+5. transformers 5 removed the tokenizer methods `encode_plus` and `build_inputs_with_special_tokens`, which
+   allennlp's `pretrained_transformer` tokenizer and indexer call. Where missing, they are added to
+   `PreTrainedTokenizerBase`: `encode_plus` is the tokenizer's `__call__` on one example (as it was in 4.x),
+   and `build_inputs_with_special_tokens` puts the special tokens where the tokenizer's own post-processor
+   does (`special_tokens_template`). Existing methods are never replaced.
 
 `install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
 run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
@@ -32,7 +37,7 @@ import logging
 import math
 import sys
 import types
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 logger = logging.getLogger("luke_allennlp_compat")
 
@@ -212,11 +217,60 @@ def _repair_cached_transformers(module: types.ModuleType) -> None:
     module.get_tokenizer = patched_get_tokenizer
 
 
+# --- 5. tokenizer methods removed in transformers 5 ------------------------------------------------------
+
+
+def special_tokens_template(tokenizer: Any, pair: bool = False) -> Tuple[List[int], List[int]]:
+    """
+    (input ids, token type ids) of what a fast tokenizer makes of one sequence (or a pair), with each
+    sequence's content replaced by one marker id, -1 (first) or -2 (second): `([0, -1, 2], [0, 0, 0])` for
+    RoBERTa, `([-1, 4, -2, 4, 3], [0, 0, 1, 1, 2])` for an XLNet pair. Read off the tokenizer's own output
+    (`sequence_ids`), so it holds for any post-processor, in transformers 4 and 5 alike.
+    """
+    encoding = tokenizer("a", "b" if pair else None, add_special_tokens=True, return_token_type_ids=True)
+    if not getattr(encoding, "is_fast", False):
+        raise ValueError(f"{type(tokenizer).__name__} is not a fast tokenizer: its special-token layout cannot be read")
+    ids: List[int] = []
+    types: List[int] = []
+    previous: Optional[int] = None
+    for token_id, type_id, sequence in zip(encoding["input_ids"], encoding["token_type_ids"], encoding.sequence_ids()):
+        if sequence is None:
+            ids.append(token_id)
+            types.append(type_id)
+        elif sequence != previous:  # the first subword of a sequence stands for all of it
+            ids.append(-1 - sequence)
+            types.append(type_id)
+        previous = sequence
+    return ids, types
+
+
+def _encode_plus(self: Any, text: Any, text_pair: Any = None, **kwargs: Any) -> Any:
+    """transformers 4's `encode_plus`: the tokenizer's `__call__` on one example."""
+    return self(text, text_pair, **kwargs)
+
+
+def _build_inputs_with_special_tokens(self: Any, token_ids_0: List[int], token_ids_1: Optional[List[int]] = None) -> List[int]:
+    """transformers 4's `build_inputs_with_special_tokens`: the ids with the tokenizer's special tokens around them."""
+    template, _ = special_tokens_template(self, pair=token_ids_1 is not None)
+    content = {-1: list(token_ids_0), -2: list(token_ids_1 or [])}
+    return [i for marker in template for i in content.get(marker, [marker])]
+
+
+def _repair_tokenizer_methods() -> None:
+    from transformers import PreTrainedTokenizerBase
+
+    for name, method in (("encode_plus", _encode_plus), ("build_inputs_with_special_tokens", _build_inputs_with_special_tokens)):
+        if not hasattr(PreTrainedTokenizerBase, name):
+            setattr(PreTrainedTokenizerBase, name, method)
+
+
 # Repairs run just before (first) or just after (second) an allennlp module executes. AdamW is set on
 # the `transformers` module in use then: loading some transformers submodules replaces that module object.
 _MODULE_REPAIRS: Dict[str, Tuple[Optional[Callable[[], None]], Optional[Callable[[types.ModuleType], None]]]] = {
     "allennlp.training.optimizers": (_repair_transformers, None),
     "allennlp.common.cached_transformers": (None, _repair_cached_transformers),
+    "allennlp.data.tokenizers.pretrained_transformer_tokenizer": (_repair_tokenizer_methods, None),
+    "allennlp.data.token_indexers.pretrained_transformer_indexer": (_repair_tokenizer_methods, None),
 }
 
 

@@ -1,6 +1,5 @@
 import json
 import logging
-import re
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -12,8 +11,8 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
 from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.wikipedia.name_matcher import NameMatcher
 from luke_allennlp.modeling.loading import checkpoint_file, read_config
-from luke_allennlp.wikipedia.mention_dictionary import TOKEN  # the tokens the dictionary counts names by
 from luke_allennlp.data.windows import (
     EncodedPair,
     QuestionPassageEncoder,
@@ -28,7 +27,6 @@ logger = logging.getLogger(__name__)
 STATS = ("questions", "windows", "split_passages", "truncated_questions", "answers_cutting_subwords",
          "answers_outside_windows", "pages_not_in_dictionary", "mentions", "mentions_not_in_entity_vocab",
          "mentions_too_long", "mentions_cut_by_max_entities")  # fmt: skip
-_WORD_CHARACTER = re.compile(r"\w")
 
 
 @dataclass
@@ -47,47 +45,6 @@ class Mentions:
     entities: List[Tuple[int, int, int]] = field(default_factory=list)
     not_in_entity_vocab: int = 0
     too_long: int = 0
-
-
-class NameMatcher:
-    """
-    Finds names in text: case-sensitive, starting and ending at token boundaries (tokens as the mention
-    dictionary counts occurrences: runs of word characters, or one other non-space character), scanning left to
-    right and taking the longest name that starts at each token, without overlaps (as LUKE's `_detect_mentions`
-    does over words).
-
-    # Parameters
-
-    names : `Dict[str, Optional[int]]`
-        Each name and its entity id; `None` for a name whose target is not in the entity vocabulary (it is
-        still matched, so that it hides the shorter names inside it, and counted).
-    """
-
-    def __init__(self, names: Dict[str, Optional[int]]) -> None:
-        self.names = names
-        self._by_first_token: Dict[str, List[str]] = {}
-        for name in sorted(names, key=len, reverse=True):
-            first = TOKEN.match(name)
-            if first is not None:  # a name starting with white space never matches
-                self._by_first_token.setdefault(first.group(), []).append(name)
-
-    def find(self, text: str) -> List[Tuple[int, int, str]]:
-        """Matches as (character start, end exclusive, name), in text order."""
-        found = []
-        position = 0
-        for token in TOKEN.finditer(text):
-            start = token.start()
-            if start < position:
-                continue
-            for name in self._by_first_token.get(token.group(), ()):
-                end = start + len(name)
-                # The match must end where a token ends: not between two word characters.
-                inside_word = end < len(text) and _WORD_CHARACTER.match(text[end - 1]) and _WORD_CHARACTER.match(text[end])
-                if text.startswith(name, start) and not inside_word:
-                    found.append((start, end, name))
-                    position = end
-                    break
-        return found
 
 
 @DatasetReader.register("luke_squad")

@@ -83,7 +83,7 @@ def build_tiny_luke(directory: Path, corpus: Path) -> None:
     special = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
     bpe.train_from_iterator([" ".join(words)], vocab_size=600, min_frequency=1, special_tokens=special)
     bpe.save_model(str(directory))
-    tokenizer = RobertaTokenizerFast(vocab_file=str(directory / "vocab.json"), merges_file=str(directory / "merges.txt"))
+    tokenizer = RobertaTokenizerFast(str(directory / "vocab.json"), str(directory / "merges.txt"))
     tokenizer.save_pretrained(str(directory))
     config = LukeConfig(
         vocab_size=len(tokenizer), entity_vocab_size=len(TASK_ENTITY_VOCAB), hidden_size=64, entity_emb_size=32,

@@ -46,7 +46,7 @@ def build_tiny_roberta(directory: Path, texts: list) -> None:
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(texts, vocab_size=800, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
     bpe.save_model(str(directory))
-    tokenizer = RobertaTokenizerFast(vocab_file=str(directory / "vocab.json"), merges_file=str(directory / "merges.txt"))
+    tokenizer = RobertaTokenizerFast(str(directory / "vocab.json"), str(directory / "merges.txt"))
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(0)
     RobertaForMaskedLM(RobertaConfig(vocab_size=len(tokenizer), **TINY_ROBERTA)).save_pretrained(str(directory))

@@ -33,8 +33,7 @@ def save_roberta_tokenizer(directory: Union[str, os.PathLike]) -> None:
     """Saves the RoBERTa-base BPE tokenizer from the shared data as a fast tokenizer."""
     from transformers import RobertaTokenizerFast
 
-    source = shared_data_dir() / "tokenizers" / "roberta-base"
-    tokenizer = RobertaTokenizerFast(vocab_file=str(source / "vocab.json"), merges_file=str(source / "merges.txt"))
+    tokenizer = RobertaTokenizerFast.from_pretrained(str(shared_data_dir() / "tokenizers" / "roberta-base"))
     tokenizer.save_pretrained(str(directory))
 
 
@@ -100,7 +99,7 @@ def save_xlnet_tokenizer(directory: Union[str, os.PathLike], vocab_size: int = 2
             character_coverage=1.0, user_defined_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"],
             minloglevel=2,
         )  # fmt: skip
-        tokenizer = XLNetTokenizerFast(vocab_file=str(Path(work) / "spiece.model"))
+        tokenizer = XLNetTokenizerFast.from_pretrained(work)  # reads spiece.model
         tokenizer.save_pretrained(str(directory))
     return len(tokenizer)
 

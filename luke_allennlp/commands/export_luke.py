@@ -14,6 +14,7 @@ but pretraining does not train, none of which changes the model's outputs on pre
 import argparse
 import json
 import os
+import shutil
 import tarfile
 import tempfile
 from typing import Dict, Optional
@@ -94,6 +95,9 @@ def export_luke(
         luke_tokenizer = _luke_tokenizer(word_tokenizer, vocab, work)
         state, config = _release(model, luke_tokenizer, word_tokenizer.get_vocab(), vocab)
         luke_tokenizer.save_pretrained(output_dir)
+        # transformers 5 saves tokenizer.json alone; LukeTokenizer of transformers 4 reads these files.
+        for name in ("vocab.json", "merges.txt", "entity_vocab.json"):
+            shutil.copyfile(os.path.join(work, name), os.path.join(output_dir, name))
     from luke_allennlp.modeling import LukeForPretraining
 
     release = LukeForPretraining(config)
@@ -110,7 +114,7 @@ def _luke_tokenizer(word_tokenizer, vocab, work: str):
     (+ `[MASK2]`)."""
     from transformers import LukeTokenizer
 
-    vocab_file, merges_file = word_tokenizer.save_vocabulary(work)
+    word_tokenizer.backend_tokenizer.model.save(work)  # the BPE's vocab.json and merges.txt
     entities = vocab.to_transformers_json()
     entities.setdefault("[MASK2]", len(vocab))
     entity_vocab_file = os.path.join(work, "entity_vocab.json")
@@ -118,7 +122,7 @@ def _luke_tokenizer(word_tokenizer, vocab, work: str):
         json.dump(entities, f, ensure_ascii=False)
     special = {name: getattr(word_tokenizer, name) for name in
                ("bos_token", "eos_token", "sep_token", "cls_token", "unk_token", "pad_token", "mask_token")}  # fmt: skip
-    return LukeTokenizer(vocab_file, merges_file, entity_vocab_file, **special)
+    return LukeTokenizer.from_pretrained(work, **special)  # vocab.json, merges.txt, entity_vocab.json
 
 
 def _release(model, luke_tokenizer, trained_words: Dict[str, int], vocab):

@@ -7,6 +7,8 @@ from typing import List, Optional, Tuple
 import transformers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
+from luke_allennlp_compat import special_tokens_template
+
 
 # LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
 FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
@@ -53,7 +55,6 @@ def _tokenizer_class(model_name: str) -> Optional[str]:
 
 def special_token_layout(tokenizer: PreTrainedTokenizerFast) -> Tuple[List[int], List[int]]:
     """The special tokens put before and after one sequence: ([<s>], [</s>]) for RoBERTa, ([], [<sep>, <cls>]) for XLNet."""
-    marker = -1
-    ids = tokenizer.build_inputs_with_special_tokens([marker])
-    at = ids.index(marker)
+    ids, _ = special_tokens_template(tokenizer)
+    at = ids.index(-1)
     return ids[:at], ids[at + 1 :]

@@ -13,6 +13,8 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 from transformers import PreTrainedTokenizerFast
 
+from luke_allennlp_compat import special_tokens_template
+
 logger = logging.getLogger(__name__)
 
 
@@ -27,8 +29,7 @@ class PairLayout:
 
     @classmethod
     def of(cls, tokenizer: PreTrainedTokenizerFast) -> "PairLayout":
-        ids = tokenizer.build_inputs_with_special_tokens([-1], [-2])
-        types = tokenizer.create_token_type_ids_from_sequences([-1], [-2])
+        ids, types = special_tokens_template(tokenizer, pair=True)
         a, b = ids.index(-1), ids.index(-2)
         layout = (tuple(types[:a]), types[a], tuple(types[a + 1 : b]), types[b], tuple(types[b + 1 :]))
         return cls(tuple(ids[:a]), tuple(ids[a + 1 : b]), tuple(ids[b + 1 :]), layout)

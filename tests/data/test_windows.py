@@ -7,7 +7,7 @@ from luke_allennlp.data.windows import PairLayout, QuestionPassageEncoder, windo
 @pytest.fixture(scope="module")
 def roberta(shared_data):
     source = shared_data / "tokenizers" / "roberta-base"
-    return RobertaTokenizerFast(vocab_file=str(source / "vocab.json"), merges_file=str(source / "merges.txt"))
+    return RobertaTokenizerFast(str(source / "vocab.json"), str(source / "merges.txt"))
 
 
 def test_pair_layouts(roberta, tmp_path):
@@ -17,7 +17,7 @@ def test_pair_layouts(roberta, tmp_path):
     assert ids == [0, 10, 11, 2, 2, 20, 2] and types == [0] * 7 and (q_at, p_at) == (1, 5)
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"]) + "\n")
-    bert = BertTokenizerFast(vocab_file=str(vocab))
+    bert = BertTokenizerFast(str(vocab))
     ids, types, _, _ = PairLayout.of(bert).build([5], [6, 6])
     assert ids == [2, 5, 3, 6, 6, 3] and types == [0, 0, 0, 1, 1, 1]  # [CLS] q [SEP] p [SEP], segments 0/1
 
@@ -54,9 +54,9 @@ def test_xlnet_puts_the_passage_first_and_special_tokens_last(tmp_path):
     spm = pytest.importorskip("sentencepiece")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(f"the cat number {i} sat on the mat near house {i % 7}" for i in range(200)))
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "sp"), vocab_size=40,
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "spiece"), vocab_size=40,
                                    user_defined_symbols=["<sep>", "<cls>", "<pad>", "<mask>"], minloglevel=2)  # fmt: skip
-    tokenizer = XLNetTokenizerFast(vocab_file=str(tmp_path / "sp.model"))
+    tokenizer = XLNetTokenizerFast.from_pretrained(str(tmp_path))  # reads spiece.model
     encoded = QuestionPassageEncoder(tokenizer, max_seq_length=32, doc_stride=8, max_question_length=8).encode(
         "where sat the cat", "the cat sat on the mat near house 3"
     )

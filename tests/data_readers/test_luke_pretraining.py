@@ -183,7 +183,7 @@ def test_word_starts(tokenizer, tmp_path):
     from transformers import BertTokenizerFast
 
     (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "##ing", "go"]))
-    bert = BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt"))
+    bert = BertTokenizerFast(str(tmp_path / "vocab.txt"))
     assert word_start_table(bert)[5:].tolist() == [True, False, True]
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from transformers import BertTokenizerFast
 
-from data_readers.luke_squad import LukeSquadReader, NameMatcher
+from data_readers.luke_squad import LukeSquadReader
 from luke_allennlp.data.windows import TokenizedText
 from luke_allennlp.training.metrics.squad_em_and_f1 import normalize_answer
 
@@ -99,7 +99,7 @@ def test_bert_and_xlnet_pair_formats(tiny_xlnet_dir, tmp_path):
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "broncos", "defeated", "panthers", "in", "santa",
              "clara", ".", "who", "lost", "?"]  # fmt: skip
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(tmp_path / "vocab.txt")).save_pretrained(str(tmp_path / "bert"))
+    BertTokenizerFast(str(tmp_path / "vocab.txt")).save_pretrained(str(tmp_path / "bert"))
     (bert,) = LukeSquadReader(str(tmp_path / "bert")).read(path)
     # [CLS] who lost ? [SEP] the broncos defeated the panthers in santa clara . [SEP], segments 0 then 1
     assert bert["word_ids"].tensor[0].tolist() == [2, 13, 14, 15, 3, 5, 6, 7, 5, 8, 9, 10, 11, 12, 3]
@@ -163,18 +163,6 @@ def test_answer_longer_than_a_window_is_counted_and_labelled_cls(tiny_roberta_di
         (instance,) = reader.read(path)
     assert reader.stats["answers_outside_windows"] == 1 and "long: the answer" in caplog.text
     assert (instance["start_positions"].tensor == 0).all() and (instance["end_positions"].tensor == 0).all()
-
-
-def test_name_matcher_longest_match_word_boundaries_no_overlap():
-    matcher = NameMatcher({"New York": 1, "New York City": 2, "York": 3, "York City": 4, "U.S.": 5, "Levi's": None})
-    text = "New York City and new york, Yorkshire, York. The U.S. team at Levi's; New York City's mayor"
-    found = [(text[s:e], name) for s, e, name in matcher.find(text)]
-    # Longest at "New" (not "New York"); lower case does not match; "York" not inside "Yorkshire"; "U.S." ends with
-    # a non-word character; "York City" is inside the first match, so not a match of its own.
-    assert found == [("New York City", "New York City"), ("York", "York"), ("U.S.", "U.S."), ("Levi's", "Levi's"),
-                     ("New York City", "New York City")]  # fmt: skip
-    assert [name for _, _, name in NameMatcher({"New York": 1, "York City": 2}).find("New York City")] == ["New York"]
-    assert NameMatcher({"York": 1}).find("NewYork York_ x") == []
 
 
 def entities(instance, row, reader, vocab):

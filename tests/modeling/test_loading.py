@@ -58,7 +58,7 @@ def test_save_pretrained_loads_in_transformers_without_missing_keys(tmp_path, ti
     ours = LukeEncoder.from_pretrained(str(tiny_luke_dir))
     ours.save_pretrained(str(tmp_path))
     reference, info = transformers.LukeModel.from_pretrained(str(tmp_path), output_loading_info=True)
-    assert info["missing_keys"] == [] and info["unexpected_keys"] == [] and info["mismatched_keys"] == []
+    assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
     assert_same_outputs(ours, reference)
     assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "luke"
 
