@@ -8,7 +8,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all bench demo clean
+.PHONY: install test test-all bench demo clean wheelhouse wheelhouse-check
 
 install: $(STAMP)
 
@@ -35,5 +35,26 @@ bench: install
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
-demo: install
-	$(PY) demo/pretraining_demo.py
+# Wheels for a GPU machine that has CUDA torch and transformers but no allennlp and no network (see README,
+# "Training on GPUs"): copy $(WHEELHOUSE) there and run `python3 $(WHEELHOUSE)/install.py`.
+WHEELHOUSE ?= wheelhouse
+PYTHON_VERSION ?= 3.12
+wheelhouse: install
+	$(PY) tools/wheelhouse.py build --python-version $(PYTHON_VERSION) --out $(WHEELHOUSE)
+
+# The route above, tried here: a fresh environment holding only what a CUDA PyTorch image has (this machine's
+# Python and CPU torch standing in; transformers and huggingface_hub at the GPU machine's versions), the wheelhouse
+# installed offline, then the real `allennlp train` with bf16, and the trainer, modeling and compat tests.
+CHECK := .bench/wheelhouse-check
+wheelhouse-check: install
+	rm -rf $(CHECK) && $(PYTHON) -m venv $(CHECK)/venv
+	$(CHECK)/venv/bin/python -m pip install -q "$(TORCH)" transformers==5.17.0 huggingface_hub==1.33.0 pytest \
+		$$($(PY) -c "import sys; sys.path.insert(0, 'tools'); import wheelhouse; print(*wheelhouse.PROVIDED[3:])")
+	$(PY) tools/wheelhouse.py build --out $(CHECK)/wheels \
+		--python-version $$($(CHECK)/venv/bin/python -c "import sys; print('%d.%d' % sys.version_info[:2])")
+	$(CHECK)/venv/bin/python $(CHECK)/wheels/install.py
+	$(CHECK)/venv/bin/python -c "from luke_allennlp.testing import write_tiny_checkpoint; write_tiny_checkpoint('$(CHECK)/tiny-luke')"
+	MODEL_DIR=$(CHECK)/tiny-luke DATA=tests/fixtures/data/sentiment.jsonl $(CHECK)/venv/bin/allennlp train \
+		tests/fixtures/configs/luke_classifier.jsonnet -s $(CHECK)/run \
+		-o '{"trainer.type": "luke_gradient_descent", "trainer.precision": "bf16", "trainer.num_epochs": 2}'
+	$(CHECK)/venv/bin/python -m pytest -q -p no:cacheprovider tests/training tests/modeling tests/test_luke_allennlp_compat.py

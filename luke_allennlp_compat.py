@@ -5,11 +5,13 @@ huggingface_hub 0.34-2.x, in one place. No file of an installed package is edite
 allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed without its pinned requirements
 (see the Makefile) and breaks on a modern stack in these ways, each repaired here:
 
-1. `allennlp.data.image_loader` and `allennlp.modules.vision.*` import torchvision at module level, and
-   `allennlp train` imports every allennlp submodule. Where torchvision is missing or fails to load (no
-   torchvision build loads beside a CPU-only torch here), a placeholder `torchvision` package is installed:
-   importing it works, using anything from it raises an error that names the original import failure.
-   A working torchvision is left alone.
+1. allennlp (and cached_path, which it uses for paths) imports at module level packages that only features this
+   project does not use need, and `allennlp train` imports every allennlp submodule: torchvision (vision
+   models; no torchvision build loads beside a CPU-only torch here), spaCy (spaCy tokenizers), boto3/botocore
+   (s3:// paths) and the Google Cloud client (gs:// paths). Where one of them is missing or fails to load, a
+   placeholder package is installed (`OPTIONAL_DEPENDENCIES`): importing it works, using anything from it raises
+   an error that names the feature and the original import failure. An importable one is left alone. This lets
+   a GPU machine run the project without these heavy packages (see `make wheelhouse`).
 2. `allennlp.training.optimizers` subclasses `transformers.AdamW`, removed in transformers 4.50. Where it
    is missing, `transformers.AdamW` is set to `HuggingfaceAdamW` below, the same algorithm (decoupled
    weight decay, optional bias correction).
@@ -45,20 +47,28 @@ _installed = False
 _dependencies_repaired = False
 
 
-# --- 1. torchvision ------------------------------------------------------------------------------
+# --- 1. optional dependencies ------------------------------------------------------------------------
+
+# Module -> what needs it. Where one cannot be imported, it (or its first missing parent) becomes a placeholder.
+OPTIONAL_DEPENDENCIES: Dict[str, str] = {
+    "torchvision": "AllenNLP's vision components need it; install a torchvision build that matches torch",
+    "spacy": "AllenNLP's spaCy tokenizers, indexers and sentence splitter need it; install spacy",
+    "boto3": "s3:// paths need it; install boto3",
+    "botocore": "s3:// paths need it; install boto3",
+    "google.cloud.storage": "gs:// paths need it; install google-cloud-storage",
+    "google.api_core": "gs:// paths need it; install google-cloud-storage",
+    "google.auth": "gs:// paths need it; install google-cloud-storage",
+}
 
 
 class _Unavailable:
-    """Stands for any torchvision attribute; using it raises an error that says why."""
+    """Stands for any attribute of a missing optional package; using it raises an error that says why."""
 
     def __init__(self, name: str, reason: str):
         self._name, self._reason = name, reason
 
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
-        raise ImportError(
-            f"{self._name} is unavailable: torchvision could not be imported ({self._reason}). "
-            "Only AllenNLP's vision components need it; install a torchvision build that matches torch."
-        )
+        raise ImportError(f"{self._name} is unavailable: {self._reason}")
 
     __call__ = _fail
 
@@ -76,13 +86,13 @@ class _PlaceholderModule(types.ModuleType):
 
 
 class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves `torchvision` and all its submodules as placeholder modules."""
+    """Serves a package (`root`) and all its submodules as placeholder modules."""
 
-    def __init__(self, reason: str):
-        self.reason = reason
+    def __init__(self, root: str, reason: str):
+        self.root, self.reason = root, reason
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
-        if fullname == "torchvision" or fullname.startswith("torchvision."):
+        if fullname == self.root or fullname.startswith(self.root + "."):
             return importlib.util.spec_from_loader(fullname, self, is_package=True)
         return None
 
@@ -96,16 +106,31 @@ class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def _repair_torchvision() -> None:
+def _importable(name: str) -> Optional[str]:
+    """None if `name` imports, else why not."""
     try:
-        import torchvision  # noqa: F401
+        importlib.import_module(name)
+        return None
+    except Exception as e:  # missing, or present but broken (torchvision built for another torch: "operator ...")
+        return f"{type(e).__name__}: {e}"
+
+
+def _replace_if_unimportable(name: str, needed_for: str) -> None:
+    failure = _importable(name)
+    if failure is None:
         return
-    except Exception as e:  # missing, or present but built for another torch ("operator ... does not exist")
-        reason = f"{type(e).__name__}: {e}"
-    for name in [n for n in sys.modules if n == "torchvision" or n.startswith("torchvision.")]:
-        del sys.modules[name]
-    sys.meta_path.insert(0, _PlaceholderFinder(reason))
-    logger.debug("torchvision replaced by a placeholder (%s)", reason)
+    parts = name.split(".")
+    # The first of `google`, `google.cloud`, `google.cloud.storage` that does not import stands for the rest.
+    root = next(".".join(parts[:i]) for i in range(1, len(parts) + 1) if i == len(parts) or _importable(".".join(parts[:i])))
+    for loaded in [n for n in sys.modules if n == root or n.startswith(root + ".")]:
+        del sys.modules[loaded]
+    sys.meta_path.insert(0, _PlaceholderFinder(root, f"{name} could not be imported ({failure}). Only {needed_for}."))
+    logger.debug("%s replaced by a placeholder (%s)", root, failure)
+
+
+def _repair_optional_dependencies() -> None:
+    for name, needed_for in OPTIONAL_DEPENDENCIES.items():
+        _replace_if_unimportable(name, needed_for)
 
 
 # --- 2. transformers.AdamW -------------------------------------------------------------------------
@@ -283,7 +308,7 @@ def repair_dependencies() -> None:
     if _dependencies_repaired:
         return
     _dependencies_repaired = True
-    for repair in (_repair_torchvision, _repair_huggingface_hub):
+    for repair in (_repair_optional_dependencies, _repair_huggingface_hub):
         try:
             repair()
         except ImportError as e:  # that dependency is missing; allennlp will say so itself

@@ -87,7 +87,7 @@ def main() -> None:
     split_by_page(corpus, train, held_out, args.holdout)
 
     overrides = {
-        "distributed": None, "trainer.use_amp": False, "trainer.num_gradient_accumulation_steps": 1,
+        "distributed": None, "trainer.num_gradient_accumulation_steps": 1,
         "data_loader.batch_size": 16, "data_loader.batches_per_epoch": args.steps_per_epoch, "data_loader.num_workers": 0,
         "trainer.num_epochs": args.epochs, "trainer.optimizer.lr": 2e-3, "trainer.learning_rate_scheduler.warmup_steps": 40,
         "validation_data_path": str(held_out), "validation_data_loader": {"batch_size": 32},

@@ -118,7 +118,7 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     """Trains, evaluates and runs the NER model from `model_dir` with the allennlp command."""
     env = {**env, "MODEL_NAME": str(model_dir), "TRAIN_DATA_PATH": str(train), "VALIDATION_DATA_PATH": str(dev)}
     # The paper's config, scaled to a tiny model: shorter windows, a larger learning rate.
-    overrides = {"dataset_reader.max_seq_length": 64, "trainer.num_epochs": epochs, "data_loader.batch_size": 16,
+    overrides = {"dataset_reader.max_seq_length": 64, "trainer.num_epochs": epochs, "data_loader.batch_sampler.batch_size": 16,
                  "trainer.optimizer.lr": 2e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1}  # fmt: skip
     run = out / "ner-model"
     allennlp("train", "configs/ner/conll2003.jsonnet", "-s", str(run), "-f", "-o", json.dumps(overrides), env=env)

@@ -73,7 +73,7 @@ def main() -> None:
                       "--max-seq-length", "128", "--num-workers", "1", env=env)  # fmt: skip
 
     # The paper's recipe scaled to a tiny model from scratch: one process, small batches, a larger learning rate.
-    overrides = {"distributed": None, "trainer.use_amp": False, "trainer.num_gradient_accumulation_steps": 1,
+    overrides = {"distributed": None, "trainer.num_gradient_accumulation_steps": 1,
                  "data_loader.batch_size": 16, "data_loader.batches_per_epoch": 20, "data_loader.num_workers": 0,
                  "trainer.num_epochs": args.epochs, "trainer.optimizer.lr": 2e-3,
                  "trainer.learning_rate_scheduler.warmup_steps": 30}  # fmt: skip

@@ -28,3 +28,4 @@ if importlib.util.find_spec("allennlp") is not None:
     from luke_allennlp.training.metrics import MultiLabelF1, RelationF1, SpanF1, SquadEmAndF1  # noqa: F401
     import data_readers  # noqa: F401  (the readers live in their own package; importing it registers them)
     from luke_allennlp.training.learning_rate_schedulers import LinearWithWarmupRatio  # noqa: F401
+    from luke_allennlp.data.samplers.luke_bucket import LukeBucketBatchSampler  # noqa: F401

@@ -23,6 +23,11 @@ UNUSED_BY_ENTITY_HEADS = {"embedder.luke.pooler.dense.weight", "embedder.luke.po
 }
 
 
+# For allennlp's ModelTestCase, which compares a batch of two data loaders: the configs' `luke_bucket` sampler
+# then yields the same batches (sorted by size, not shuffled).
+SAME_BATCHES = {"data_loader.batch_sampler.shuffle": False}
+
+
 def set_config_env(monkeypatch, model_dir: Path, data: Path) -> None:
     """The extVars of the configs in configs/: a checkpoint, and one file for training and validation."""
     monkeypatch.setenv("MODEL_NAME", str(model_dir))

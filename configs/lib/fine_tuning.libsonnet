@@ -16,9 +16,14 @@
     model_name: model_name,
   },
 
+  // The project's trainer (allennlp's gradient_descent + precision, exact --recover; see README "Training on
+  // GPUs"): precision "auto" is bf16 autocast on a GPU that has it, fp32 on the CPU. luke_adamw is PyTorch's AdamW,
+  // fused on GPUs.
   trainer(lr, epochs, cuda_device):: {
+    type: 'luke_gradient_descent',
+    precision: 'auto',
     optimizer: {
-      type: 'huggingface_adamw',
+      type: 'luke_adamw',
       lr: lr,
       weight_decay: 0.01,
       betas: [0.9, 0.98],
@@ -28,6 +33,12 @@
     learning_rate_scheduler: { type: 'linear_with_warmup_ratio', warmup_ratio: 0.06 },
     num_epochs: epochs,
     cuda_device: cuda_device,
+  },
+
+  // Training batches of instances of similar size (less padding), in random order; override the size with
+  // -o '{"data_loader.batch_sampler.batch_size": 8}'. Validation keeps the file's order (predictions files follow it).
+  data_loader(batch_size):: {
+    batch_sampler: { type: 'luke_bucket', batch_size: batch_size, sorting_keys: ['word_ids'] },
   },
 
   // `allennlp evaluate --predictions-output-file` writes one JSON line per instance.

@@ -28,7 +28,7 @@ local lib = import 'fine_tuning.libsonnet';
       feature: if variant == 'roberta' then 'words' else 'all',
       dropout: 0.1,
     },
-    data_loader: { batch_size: 8, shuffle: true },
+    data_loader: lib.data_loader(8),
     validation_data_loader: { batch_size: 8, shuffle: false },
     trainer: lib.trainer(lr=1e-5, epochs=5, cuda_device=cuda_device) + { validation_metric: '+f1' },
     evaluation: lib.evaluation,

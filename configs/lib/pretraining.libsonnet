@@ -45,8 +45,13 @@
         num_workers: 2,
       },
       trainer: {
+        // The project's trainer: bf16 autocast on GPUs (precision "auto"; fp32 on the CPU), one gradient all-reduce
+        // per optimizer step however many micro-batches are accumulated, exact --recover. luke_adamw: PyTorch's
+        // AdamW, fused on GPUs.
+        type: 'luke_gradient_descent',
+        precision: 'auto',
         optimizer: {
-          type: 'adamw',
+          type: 'luke_adamw',
           lr: lr,
           betas: [0.9, 0.999],
           eps: 1e-6,
@@ -60,7 +65,6 @@
         learning_rate_scheduler: { type: 'linear_with_warmup', warmup_steps: 2500 },
         num_epochs: std.ceil(steps / steps_per_epoch),
         num_gradient_accumulation_steps: accumulation,
-        use_amp: std.all([d >= 0 for d in cuda_devices]),  // mixed precision on GPUs
         // allennlp's check flags a biased linear layer followed by a layer norm, which the heads have by design
         // (BERT's dense -> gelu -> layer norm; the check cannot see the functional gelu between them).
         run_confidence_checks: false,

@@ -41,8 +41,8 @@ local lib = import 'fine_tuning.libsonnet';
     },
     // 48 questions per batch (a question is one window unless its passage is longer than 512 subwords); on a
     // small GPU keep the effective batch with e.g.
-    // -o '{"data_loader.batch_size": 8, "trainer.num_gradient_accumulation_steps": 6}'.
-    data_loader: { batch_size: 48, shuffle: true },
+    // -o '{"data_loader.batch_sampler.batch_size": 8, "trainer.num_gradient_accumulation_steps": 6}'.
+    data_loader: lib.data_loader(48),
     validation_data_loader: { batch_size: 32, shuffle: false },
     trainer: lib.trainer(lr=15e-6, epochs=2, cuda_device=-1) + { validation_metric: '+f1' },
     evaluation: lib.evaluation,
@@ -65,8 +65,8 @@ local lib = import 'fine_tuning.libsonnet';
       dropout: 0.1,
     },
     // 32 queries per batch; on a small GPU keep the effective batch with e.g.
-    // -o '{"data_loader.batch_size": 8, "trainer.num_gradient_accumulation_steps": 4}'.
-    data_loader: { batch_size: 32, shuffle: true },
+    // -o '{"data_loader.batch_sampler.batch_size": 8, "trainer.num_gradient_accumulation_steps": 4}'.
+    data_loader: lib.data_loader(32),
     validation_data_loader: { batch_size: 32, shuffle: false },
     trainer: lib.trainer(lr=1e-5, epochs=2, cuda_device=-1) + { validation_metric: '+f1' },
     evaluation: lib.evaluation,

@@ -22,7 +22,7 @@ local lib = import 'fine_tuning.libsonnet';
       feature: if variant == 'roberta' then 'words' else 'entity',
       dropout: 0.1,
     },
-    data_loader: { batch_size: 32, shuffle: true },
+    data_loader: lib.data_loader(32),
     validation_data_loader: { batch_size: 32, shuffle: false },
     trainer: lib.trainer(lr=1e-5, epochs=5, cuda_device=-1) + { validation_metric: validation_metric },
     evaluation: lib.evaluation,

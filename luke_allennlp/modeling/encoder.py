@@ -7,7 +7,7 @@ conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in 
 """
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -310,6 +310,22 @@ class LukeEncoder(nn.Module):
     def gradient_checkpointing_enable(self) -> None:
         self.encoder.gradient_checkpointing = True
 
+    def compile(self, word_multiple: int = 64, entity_multiple: int = 16, **compile_kwargs: Any) -> None:  # type: ignore[override]
+        """
+        Runs the encoder under `torch.compile` with few, static sequence shapes: each batch's words and entities
+        are padded (masked out) to the next multiple of `word_multiple` / `entity_multiple`, and the outputs cut back,
+        so that e.g. 8 word lengths cover every input up to 512 subwords, each compiled once; the batch size and the
+        mention length stay dynamic. (Symbolic sequence lengths are avoided on purpose: inductor in torch 2.13 fails
+        on the backward pass of attention dropout over the concatenated word + entity sequence.) Parameter names and
+        checkpoints are unchanged.
+        """
+        import torch._dynamo
+
+        # One graph per (word bucket, entity bucket): allow more than dynamo's default of 8 per function.
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
+        self._compiled = torch.compile(self._forward, dynamic=False, **compile_kwargs)
+        self._multiples = (word_multiple, entity_multiple)
+
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -333,13 +349,10 @@ class LukeEncoder(nn.Module):
         entity_attention_mask : `torch.Tensor`, optional, (batch, entities)
         entity_token_type_ids : `torch.LongTensor`, optional, (batch, entities)
         """
-        batch, num_words = input_ids.shape
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        hidden_states = self.embeddings(input_ids, token_type_ids)  # (batch, words, hidden)
-        mask = attention_mask.bool()
         if entity_ids is not None:
             if entity_position_ids is None:
                 raise ValueError("entity_position_ids is required when entity_ids is given")
@@ -347,6 +360,49 @@ class LukeEncoder(nn.Module):
                 entity_attention_mask = torch.ones_like(entity_ids)
             if entity_token_type_ids is None:
                 entity_token_type_ids = torch.zeros_like(entity_ids)
+        inputs = (input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
+                  entity_token_type_ids)  # fmt: skip
+        if getattr(self, "_compiled", None) is None:
+            return self._forward(*inputs)
+        return self._forward_padded(*inputs)
+
+    def _forward_padded(
+        self, input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
+        entity_token_type_ids,
+    ) -> LukeEncoderOutput:  # fmt: skip
+        """The compiled forward pass on inputs padded to the `compile` multiples; outputs cut to the inputs' lengths."""
+        word_multiple, entity_multiple = self._multiples
+        num_words = input_ids.size(1)
+        pad_words = -num_words % word_multiple
+        input_ids = F.pad(input_ids, (0, pad_words), value=self.config.pad_token_id)
+        attention_mask, token_type_ids = (F.pad(t, (0, pad_words)) for t in (attention_mask, token_type_ids))
+        dynamic = [input_ids, attention_mask, token_type_ids]
+        if entity_ids is not None:
+            num_entities = entity_ids.size(1)
+            pad_entities = -num_entities % entity_multiple
+            entity_ids, entity_attention_mask, entity_token_type_ids = (
+                F.pad(t, (0, pad_entities)) for t in (entity_ids, entity_attention_mask, entity_token_type_ids)
+            )
+            entity_position_ids = F.pad(entity_position_ids, (0, 0, 0, pad_entities), value=-1)
+            dynamic += [entity_ids, entity_position_ids, entity_attention_mask, entity_token_type_ids]
+            torch._dynamo.maybe_mark_dynamic(entity_position_ids, 2)  # the longest mention of the batch
+        for tensor in dynamic:
+            torch._dynamo.maybe_mark_dynamic(tensor, 0)
+        out = self._compiled(input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids,
+                             entity_attention_mask, entity_token_type_ids)  # fmt: skip
+        entity_states = out.entity_last_hidden_state
+        if entity_states is not None:
+            entity_states = entity_states[:, :num_entities]
+        return LukeEncoderOutput(out.last_hidden_state[:, :num_words], entity_states, out.pooler_output)
+
+    def _forward(
+        self, input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
+        entity_token_type_ids,
+    ) -> LukeEncoderOutput:  # fmt: skip
+        num_words = input_ids.size(1)
+        hidden_states = self.embeddings(input_ids, token_type_ids)  # (batch, words, hidden)
+        mask = attention_mask.bool()
+        if entity_ids is not None:
             entity_states = self.entity_embeddings(entity_ids, entity_position_ids, entity_token_type_ids)
             hidden_states = torch.cat([hidden_states, entity_states], dim=1)  # (batch, words + entities, hidden)
             mask = torch.cat([mask, entity_attention_mask.bool()], dim=1)

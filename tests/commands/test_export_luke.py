@@ -99,7 +99,7 @@ def test_computes_what_the_archive_computes(archive, exported, pretraining_corpu
 
 def test_fine_tuning_config_trains_from_the_export(exported, conll_slice, tmp_path, monkeypatch):
     set_config_env(monkeypatch, exported, conll_slice)
-    overrides = {"trainer.num_epochs": 1, "data_loader.batch_size": 8, "dataset_reader.max_seq_length": 64}
+    overrides = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64}
     train_model_from_file(str(REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"), str(tmp_path / "ner"),
                           overrides=json.dumps(overrides))  # fmt: skip
     assert "validation_f1" in json.loads((tmp_path / "ner" / "metrics.json").read_text())

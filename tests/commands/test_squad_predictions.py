@@ -29,7 +29,7 @@ def run_command(*args, monkeypatch):
 
 def test_evaluate_then_official_predictions(tiny_luke_dir, squad_slice, tmp_path, monkeypatch, capsys):
     set_config_env(monkeypatch, tiny_luke_dir, squad_slice)
-    overrides = {"trainer.num_epochs": 1, "data_loader.batch_size": 16, "dataset_reader.max_seq_length": 96}
+    overrides = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 16, "dataset_reader.max_seq_length": 96}
     config = REPO_ROOT / "configs" / "reading_comprehension" / "squad_without_entities.jsonnet"
     train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(overrides))
 

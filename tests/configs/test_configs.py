@@ -18,7 +18,7 @@ DATA = {"conll2003": "conll_slice", "open_entity": "open_entity_slice", "tacred"
 # The tiny checkpoint each config trains from, by the first of these words in its name (LUKE otherwise).
 MODELS = [("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir"),
           ("squad", "tiny_luke_squad_dir")]  # fmt: skip
-TINY = {"trainer.num_epochs": 1, "data_loader.batch_size": 8, "dataset_reader.max_seq_length": 64}
+TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64}
 
 
 def hyper_parameters(config):
@@ -42,7 +42,9 @@ def test_config_trains(config, tmp_path, monkeypatch, request):
     params = Params.from_file(str(config))
     lr, batch_size, epochs = hyper_parameters(config)
     assert params["trainer"]["optimizer"]["lr"] == lr
-    assert params["data_loader"]["batch_size"] == batch_size and params["trainer"]["num_epochs"] == epochs
+    loader, trainer = params["data_loader"], params["trainer"]
+    assert loader["batch_sampler"].as_dict() == {"type": "luke_bucket", "batch_size": batch_size, "sorting_keys": ["word_ids"]}
+    assert trainer["num_epochs"] == epochs and trainer["type"] == "luke_gradient_descent" and trainer["precision"] == "auto"
     assert params["trainer"]["learning_rate_scheduler"] == {"type": "linear_with_warmup_ratio", "warmup_ratio": 0.06}
     model = train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(TINY))
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())

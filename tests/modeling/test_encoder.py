@@ -179,6 +179,42 @@ def test_traces_without_graph_breaks():
     assert explanation.graph_break_count == 0 and explanation.graph_count == 1
 
 
+def test_compile_pads_to_static_shapes_and_gives_the_same_outputs():
+    """`compile()` pads words and entities to bucket multiples, so new sequence lengths inside a bucket and new batch
+    and mention sizes reuse one graph; outputs and gradients equal the eager model's. (`aot_eager` traces as inductor
+    does, without its slow code generation; benchmarks/trainer_throughput.py runs inductor.)"""
+    from torch._dynamo.utils import counters
+
+    _, eager = reference_pair(True)
+    _, compiled = reference_pair(True)
+    compiled.compile(word_multiple=16, entity_multiple=8, backend="aot_eager")
+    torch._dynamo.reset()
+    counters.clear()
+    inputs = batch_inputs()
+    for batch, words, entities, mention in [(3, 11, 4, 3), (2, 9, 3, 3), (3, 11, 2, 2), (3, 13, 4, 3), (3, 17, 4, 3)]:
+        case = {k: v[:batch] for k, v in inputs.items()}
+        case["input_ids"], case["attention_mask"], case["token_type_ids"] = (
+            F.pad(case[k], (0, words - 11), value=1 if k == "input_ids" else 0)[:, :words]
+            for k in ("input_ids", "attention_mask", "token_type_ids")
+        )
+        for k in ("entity_ids", "entity_attention_mask", "entity_token_type_ids"):
+            case[k] = case[k][:, :entities]
+        case["entity_position_ids"] = case["entity_position_ids"][:, :entities, :mention]
+        outputs = []
+        for model in (eager, compiled):
+            model.zero_grad()
+            out = model(**case)
+            (out.last_hidden_state.sum() + out.entity_last_hidden_state.pow(2).sum()).backward()
+            outputs.append((out, model.encoder.layer[0].attention.self.e2w_query.weight.grad.clone()))
+        (ours, grad), (theirs, compiled_grad) = outputs
+        assert theirs.last_hidden_state.shape == (batch, words, 32) and theirs.entity_last_hidden_state.shape[1] == entities
+        assert max_diff(ours.last_hidden_state, theirs.last_hidden_state) < TOL
+        assert max_diff(ours.entity_last_hidden_state, theirs.entity_last_hidden_state) < TOL
+        assert max_diff(grad, compiled_grad) < TOL
+    # Words 9-16 share a bucket, 17 opens a second one; batch, entity count (< 8) and mention length vary freely.
+    assert counters["stats"]["unique_graphs"] == 2
+
+
 def test_entity_inputs_need_positions():
     _, ours = reference_pair(True)
     inputs = batch_inputs()

@@ -5,7 +5,7 @@ import torch
 from allennlp.common.testing import ModelTestCase
 
 from luke_allennlp.data.tags import tags_to_spans
-from tests.conftest import REPO_ROOT, set_config_env
+from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
 
 CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003_bio_crf.jsonnet"
 
@@ -20,7 +20,7 @@ class TestLukeBioTagger(ModelTestCase):
         self.ensure_model_can_train_save_and_load(
             self.param_file,
             gradients_to_ignore={"embedder.transformer_model.pooler.dense.weight", "embedder.transformer_model.pooler.dense.bias"},
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, "dataset_reader.max_seq_length": 64}),
+            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, "dataset_reader.max_seq_length": 64, **SAME_BATCHES}),
         )
 
     def test_tag_set_and_outputs(self):

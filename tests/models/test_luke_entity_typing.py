@@ -5,7 +5,7 @@ from allennlp.common.testing import ModelTestCase
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT, UNUSED_BY_ENTITY_HEADS, set_config_env
+from tests.conftest import REPO_ROOT, SAME_BATCHES, UNUSED_BY_ENTITY_HEADS, set_config_env
 
 CONFIG = REPO_ROOT / "configs" / "entity_typing" / "open_entity.jsonnet"
 
@@ -20,7 +20,7 @@ class TestLukeEntityTyping(ModelTestCase):
         self.ensure_model_can_train_save_and_load(
             self.param_file,
             gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3}),
+            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **SAME_BATCHES}),
         )
 
     def test_outputs(self):

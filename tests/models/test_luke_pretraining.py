@@ -10,7 +10,7 @@ from tests.conftest import REPO_ROOT
 CONFIG = REPO_ROOT / "configs" / "pretraining" / "luke_base.jsonnet"
 # A few CPU steps in one process, on the test corpus (the configs are for 8 GPUs and 200K steps).
 TINY = {
-    "distributed": None, "trainer.use_amp": False, "trainer.num_gradient_accumulation_steps": 1,
+    "distributed": None, "trainer.num_gradient_accumulation_steps": 1,
     "data_loader.batch_size": 8, "data_loader.batches_per_epoch": 3, "data_loader.num_workers": 0,
     "trainer.num_epochs": 1, "trainer.learning_rate_scheduler.warmup_steps": 1,
 }  # fmt: skip

@@ -12,7 +12,7 @@ from allennlp.data import Batch
 
 from luke_allennlp.training.metrics import SquadEmAndF1
 from luke_allennlp.training.metrics.squad_em_and_f1 import exact_match_score, f1_score, max_over_golds
-from tests.conftest import REPO_ROOT, UNUSED_BY_ENTITY_HEADS, set_config_env
+from tests.conftest import REPO_ROOT, SAME_BATCHES, UNUSED_BY_ENTITY_HEADS, set_config_env
 
 CONFIG = REPO_ROOT / "configs" / "reading_comprehension" / "record.jsonnet"
 # Short windows, so that each sample passage is split into several.
@@ -29,7 +29,7 @@ class TestLukeRecord(ModelTestCase):
         self.ensure_model_can_train_save_and_load(
             self.param_file,
             gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **SMALL}),
+            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **SMALL, **SAME_BATCHES}),
         )
 
     def test_candidate_score_is_the_best_mention_over_windows(self, tiny_luke_dir, record_sample):

@@ -1,13 +1,16 @@
+import json
+
 import numpy as np
 import pytest
 import torch
 from allennlp.common.testing import ModelTestCase
 
 from luke_allennlp.models.luke_span_ner import decode_spans
-from tests.conftest import REPO_ROOT, set_config_env
+from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
 
 NER_CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"
-SMALL = '{"data_loader.batch_size": 4, "dataset_reader.max_seq_length": 64, "trainer.optimizer.lr": 1e-3}'
+SMALL = json.dumps({"data_loader.batch_sampler.batch_size": 4, "dataset_reader.max_seq_length": 64, "trainer.optimizer.lr": 1e-3,
+                    **SAME_BATCHES})  # fmt: skip
 
 
 class TestLukeSpanNer(ModelTestCase):

@@ -7,10 +7,10 @@ from allennlp.common.testing import ModelTestCase
 
 from data_readers.luke_squad import LukeSquadReader
 from luke_allennlp.models.luke_squad import best_span
-from tests.conftest import REPO_ROOT, set_config_env
+from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
 
 CONFIGS = REPO_ROOT / "configs" / "reading_comprehension"
-SMALL = json.dumps({"trainer.num_epochs": 1, "data_loader.batch_size": 16, "dataset_reader.max_seq_length": 96,
+SMALL = json.dumps({**SAME_BATCHES, "trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 16, "dataset_reader.max_seq_length": 96,
                     "trainer.optimizer.lr": 1e-3})  # fmt: skip
 # A bias shared by all positions of a softmax over positions has no gradient (BERT's QA head has it too).
 QA_BIAS = {"qa_outputs.bias"}
@@ -128,7 +128,7 @@ def test_learns_real_squad_questions(shared_data, tmp_path, monkeypatch):
     data.write_text(json.dumps({"version": "1.1", "data": [{**squad["data"][0], "paragraphs": paragraphs}]}))
     set_config_env(monkeypatch, write_tiny_checkpoint(tmp_path / "small-luke", "luke", **SMALL), data)
     # A model without pretraining: a larger learning rate, 10% warm-up; no validation pass (evaluated below).
-    overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": 5, "data_loader.batch_size": 16,
+    overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": 5, "data_loader.batch_sampler.batch_size": 16,
                  "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1,
                  "validation_data_path": None}  # fmt: skip
     config = CONFIGS / "squad_without_entities.jsonnet"

@@ -3,32 +3,31 @@ from typing import Dict
 import torch
 from allennlp.training.metrics.metric import Metric
 
+from luke_allennlp.training.metrics.counting_metric import CountingMetric, precision_recall_f1
+
 
 @Metric.register("luke_multilabel_f1")
-class MultiLabelF1(Metric):
+class MultiLabelF1(CountingMetric):
     """
     Micro precision, recall and F1 of multi-label predictions, the "loose micro" scores of entity typing
     (Ling & Weld 2012; the LUKE paper's Table 2): precision = sum |predicted & gold| / sum |predicted|,
-    recall = sum |predicted & gold| / sum |gold|, over all examples.
+    recall = sum |predicted & gold| / sum |gold|, over all examples. Exact under distributed training.
+
+    allennlp's `F1MultiLabelMeasure(average="micro")` computes the same numbers from thresholded scores, but keeps
+    float32 counts, raises before its first batch and names F1 `fscore`; these integer counts avoid all three.
     """
 
-    def __init__(self) -> None:
-        self.reset()
+    COUNTERS = ("counts",)
 
     def __call__(self, predictions: torch.Tensor, gold: torch.Tensor, mask=None) -> None:  # type: ignore[override]
         """predictions, gold: (batch, labels), 0/1."""
         predictions, gold = predictions.bool(), gold.bool()
-        self._correct += int((predictions & gold).sum())
-        self._predicted += int(predictions.sum())
-        self._gold += int(gold.sum())
+        self._counts["counts"].update(
+            correct=int((predictions & gold).sum()), predicted=int(predictions.sum()), gold=int(gold.sum())
+        )
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
-        precision = self._correct / self._predicted if self._predicted else 0.0
-        recall = self._correct / self._gold if self._gold else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        counts = self.counts()["counts"]
         if reset:
             self.reset()
-        return {"precision": precision, "recall": recall, "f1": f1}
-
-    def reset(self) -> None:
-        self._correct, self._predicted, self._gold = 0, 0, 0
+        return precision_recall_f1(counts["correct"], counts["predicted"], counts["gold"])

@@ -3,66 +3,69 @@ from typing import Dict, Iterable, Sequence
 
 from allennlp.training.metrics.metric import Metric
 
+from luke_allennlp.training.metrics.counting_metric import CountingMetric, precision_recall_f1
+
 NEGATIVE_LABELS = ("no_relation", "Other")
 
 
-@Metric.register("luke_relation_f1")
-class RelationF1(Metric):
-    """
-    Relation classification scores.
+def relation_type(label: str) -> str:
+    """The relation without its direction: `Component-Whole(e2,e1)` -> `Component-Whole`."""
+    return label.split("(")[0]
 
-    - `precision`, `recall`, `f1`: micro scores over all relations but the negative class, as TACRED's
-      scorer defines them (a prediction of the negative class is no prediction; one of another relation is
-      right only if it equals the gold label).
-    - `macro_f1`: the official SemEval-2010 Task 8 score (9+1-way, direction taken into account): for each
-      relation type (the label without its `(e1,e2)` direction), precision = right predictions / predictions
-      of that type, recall = right predictions / gold of that type; F1 per type, averaged over the types seen,
-      the negative class excluded.
+
+@Metric.register("luke_relation_f1")
+class RelationF1(CountingMetric):
+    """
+    Relation classification scores, as the official scorers compute them. Exact under distributed training.
+
+    - `precision`, `recall`, `f1`: TACRED's scorer (micro, the negative class left out): a prediction of the
+      negative class is no prediction; one of another relation is right only if it equals the gold label.
+      Precision is 1.0 when nothing but the negative class is predicted (the scorer's convention).
+    - `macro_f1`: the official SemEval-2010 Task 8 score, (9+1)-way with direction: for each relation type of the
+      answer key (the gold labels, the negative class left out; a label's type is the label without its
+      direction), precision = exactly right predictions / predictions of that type in either direction, recall =
+      exactly right predictions / gold of that type; the F1s are averaged over the key's types. Predictions of a
+      type the key does not have count as the negative class, as in the scorer.
+
+    allennlp's `FBetaMeasure` gives precision 0 without predictions and has no direction-aware type level, so these
+    are counted here.
 
     # Parameters
 
     negative_labels : `Sequence[str]`, optional (default = `("no_relation", "Other")`)
     """
 
+    COUNTERS = ("correct", "predicted", "gold")  # by label, the negative ones left out
+
     def __init__(self, negative_labels: Sequence[str] = NEGATIVE_LABELS) -> None:
         self.negative = set(negative_labels)
-        self.reset()
+        super().__init__()
 
     def __call__(self, predictions: Iterable[str], golds: Iterable[str]) -> None:  # type: ignore[override]
-        for predicted, gold in zip(predictions, golds):
-            if predicted not in self.negative:
-                self._predicted += 1
-                self._type_predicted[predicted.split("(")[0]] += 1
-            if gold not in self.negative:
-                self._gold += 1
-                self._type_gold[gold.split("(")[0]] += 1
-                if predicted == gold:
-                    self._correct += 1
-                    self._type_correct[gold.split("(")[0]] += 1
-
-    @staticmethod
-    def _f1(correct: int, predicted: int, gold: int) -> float:
-        precision = correct / predicted if predicted else 0.0
-        recall = correct / gold if gold else 0.0
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        correct, predicted, gold = (self._counts[name] for name in self.COUNTERS)
+        for prediction, answer in zip(predictions, golds):
+            if prediction not in self.negative:
+                predicted[prediction] += 1
+            if answer not in self.negative:
+                gold[answer] += 1
+                if prediction == answer:
+                    correct[answer] += 1
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
-        precision = self._correct / self._predicted if self._predicted else 0.0
-        recall = self._correct / self._gold if self._gold else 0.0
-        types = set(self._type_gold) | set(self._type_predicted)
-        per_type = [self._f1(self._type_correct[t], self._type_predicted[t], self._type_gold[t]) for t in types]
-        metrics = {
-            "precision": precision,
-            "recall": recall,
-            "f1": self._f1(self._correct, self._predicted, self._gold),
-            "macro_f1": sum(per_type) / len(per_type) if per_type else 0.0,
-        }
+        counts = self.counts()
+        correct, predicted, gold = (counts[name] for name in self.COUNTERS)
+        metrics = precision_recall_f1(sum(correct.values()), sum(predicted.values()), sum(gold.values()))
+        if not predicted:
+            metrics["precision"] = 1.0  # f1 stays as computed: 0 unless recall is positive, which it cannot be
+        by_type = {name: Counter() for name in self.COUNTERS}
+        for name, counter in counts.items():
+            for label, count in counter.items():
+                by_type[name][relation_type(label)] += count
+        key_types = sorted(by_type["gold"])
+        per_type = [
+            precision_recall_f1(by_type["correct"][t], by_type["predicted"][t], by_type["gold"][t])["f1"] for t in key_types
+        ]
+        metrics["macro_f1"] = sum(per_type) / len(per_type) if per_type else 0.0
         if reset:
             self.reset()
         return metrics
-
-    def reset(self) -> None:
-        self._correct = self._predicted = self._gold = 0
-        self._type_correct: Counter = Counter()
-        self._type_predicted: Counter = Counter()
-        self._type_gold: Counter = Counter()

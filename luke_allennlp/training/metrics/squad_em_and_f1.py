@@ -10,8 +10,9 @@ import string
 from collections import Counter
 from typing import Callable, Dict, Sequence, Union
 
-from allennlp.nn.util import dist_reduce_sum
 from allennlp.training.metrics.metric import Metric
+
+from luke_allennlp.training.metrics.counting_metric import CountingMetric
 
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -44,19 +45,16 @@ def max_over_golds(fn: Callable[[str, str], float], prediction: str, golds: Sequ
 
 
 @Metric.register("luke_squad_em_and_f1")
-class SquadEmAndF1(Metric):
+class SquadEmAndF1(CountingMetric):
     """
-    Average exact match (`em`) and F1 (`f1`) over the questions seen, each question scored against the best
-    of its gold answers, as fractions (the official SQuAD v1.1 script prints them x 100).
+    Average exact match (`em`) and F1 (`f1`) over the questions seen, each question scored against the best of its
+    gold answers, as fractions (the official SQuAD v1.1 script prints them x 100). Exact under distributed training.
 
     Call it with one prediction and its gold answers (`metric("Denver Broncos", ["Denver Broncos",
     "Broncos"])`) or with a batch (`metric(["a", "b"], [["a"], ["b", "B"]])`).
     """
 
-    supports_distributed = True
-
-    def __init__(self) -> None:
-        self.reset()
+    COUNTERS = ("sums",)
 
     def __call__(  # type: ignore[override]
         self, predictions: Union[str, Sequence[str]], golds: Union[Sequence[str], Sequence[Sequence[str]]]
@@ -65,20 +63,19 @@ class SquadEmAndF1(Metric):
             predictions, golds = [predictions], [golds]  # type: ignore[list-item]
         if len(predictions) != len(golds):
             raise ValueError(f"{len(predictions)} predictions but {len(golds)} lists of gold answers")
+        sums = self._counts["sums"]
         for prediction, answers in zip(predictions, golds):
             if isinstance(answers, str):
                 raise TypeError(f"gold answers must be a list of strings per question, got the string {answers!r}")
-            self._em += max_over_golds(exact_match_score, prediction, answers)
-            self._f1 += max_over_golds(f1_score, prediction, answers)
-            self._count += 1
+            sums.update(
+                em=max_over_golds(exact_match_score, prediction, answers),
+                f1=max_over_golds(f1_score, prediction, answers),
+                count=1,
+            )
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
-        em, f1, count = (float(dist_reduce_sum(value)) for value in (self._em, self._f1, self._count))
+        sums = self.counts()["sums"]
         if reset:
             self.reset()
-        return {"em": em / count if count else 0.0, "f1": f1 / count if count else 0.0}
-
-    def reset(self) -> None:
-        self._em = 0.0
-        self._f1 = 0.0
-        self._count = 0
+        count = sums["count"]
+        return {"em": sums["em"] / count if count else 0.0, "f1": sums["f1"] / count if count else 0.0}

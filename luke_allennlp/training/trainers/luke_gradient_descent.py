@@ -1,0 +1,417 @@
+import contextlib
+import logging
+import math
+import time
+from typing import Any, Dict, Iterator, List, Optional, Union
+
+import torch
+import torch.distributed as dist
+from allennlp.common import Lazy, Tqdm
+from allennlp.common import util as common_util
+from allennlp.common.checks import ConfigurationError
+from allennlp.data.data_loaders.data_loader import DataLoader, TensorDict
+from allennlp.models.model import Model
+from allennlp.nn.parallel import DdpAccelerator
+from allennlp.nn.util import dist_reduce_sum
+from allennlp.training import util as training_util
+from allennlp.training.callbacks import TrainerCallback
+from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
+from allennlp.training.learning_rate_schedulers.learning_rate_scheduler import LearningRateScheduler
+from allennlp.training.metrics import Metric
+from allennlp.training.momentum_schedulers.momentum_scheduler import MomentumScheduler
+from allennlp.training.moving_average import MovingAverage
+from allennlp.training.optimizers import Optimizer
+from allennlp.training.trainer import Trainer, TrainerCheckpoint
+
+from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
+from luke_allennlp.training.random_state import get_random_state, set_random_state
+
+logger = logging.getLogger(__name__)
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+def count_tokens(batch: Any) -> Optional[torch.Tensor]:
+    """(real tokens, positions) over the batch's attention masks (word and entity inputs), as a tensor on the
+    batch's device (read without a device sync); None if the batch has no masks."""
+    totals = []
+    if isinstance(batch, dict):
+        for key, value in batch.items():
+            if isinstance(value, torch.Tensor) and key.endswith("mask") and value.dtype in (torch.bool, torch.long, torch.int):
+                totals.append(torch.stack([value.sum(), torch.tensor(value.numel(), device=value.device)]))
+            elif isinstance(value, dict):
+                nested = count_tokens(value)
+                if nested is not None:
+                    totals.append(nested)
+    return torch.stack(totals).sum(0) if totals else None
+
+
+def _plain(value: Any) -> bool:
+    """Whether `torch.load(weights_only=True)` reads the value back as it is."""
+    if isinstance(value, (bool, int, float, str, type(None), torch.Tensor)):
+        return True
+    if type(value) in (list, tuple):
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(isinstance(k, (str, int)) and _plain(v) for k, v in value.items())
+    return False
+
+
+def metric_state(metric: Metric) -> Dict[str, Any]:
+    """A metric's accumulated state: its `state_dict()` (this project's metrics), else its plain attributes (the
+    counts of allennlp's metrics, e.g. `CategoricalAccuracy`'s `correct_count` and `total_count`)."""
+    if hasattr(metric, "state_dict"):
+        return {"state_dict": metric.state_dict()}
+    return {"attributes": {k: v for k, v in vars(metric).items() if _plain(v)}}
+
+
+def load_metric_state(metric: Metric, state: Dict[str, Any]) -> None:
+    if "state_dict" in state:
+        metric.load_state_dict(state["state_dict"])  # type: ignore[attr-defined]
+    else:
+        vars(metric).update(state["attributes"])
+
+
+def stop_data_loader_workers(loader: Optional[DataLoader]) -> None:
+    """With `batches_per_epoch`, allennlp's data loader keeps its batch generator, and its worker processes, between
+    epochs; left to the interpreter's exit they die writing to a closed pipe (`BrokenPipeError` tracebacks after a
+    successful run). Closing the generator runs its own clean-up, which stops and joins the workers."""
+    generator = getattr(loader, "_batch_generator", None)
+    if generator is not None:
+        loader._batch_generator = None  # type: ignore[union-attr]
+        generator.close()
+
+
+@Trainer.register("luke_gradient_descent", constructor="from_partial_objects")
+class LukeGradientDescentTrainer(GradientDescentTrainer):
+    """
+    allennlp's `gradient_descent` trainer (every option of it works the same), for GPU training on today's
+    hardware and for exact recovery:
+
+    - `precision`: `"bf16"` runs the forward pass and loss under bf16 autocast, without a gradient scaler
+      (Ampere/Hopper GPUs, and CPUs); `"fp16"` is allennlp's mixed precision (`use_amp`) with its gradient scaler;
+      `"fp32"` none; `"auto"` is bf16 on a GPU that supports it and fp32 elsewhere.
+    - On CUDA, TF32 matmuls (`allow_tf32`) for what stays in fp32.
+    - Gradient accumulation with distributed training all-reduces the gradients once per optimizer step, on the
+      last micro-batch (`DistributedDataParallel.no_sync` on the others), instead of on every micro-batch. Each
+      micro-batch's loss is divided by the number accumulated, also under fp16 (allennlp's scaler path did not).
+    - The loss is read from the device once per optimizer step, not once per micro-batch.
+    - Checkpoints also hold the random number generators' states (Python, NumPy, torch, CUDA; those of the start of
+      every epoch and of the checkpoint itself, for every process) and the epoch's running loss and metric states,
+      so that `allennlp train --recover` after a kill ends bit-identical to an uninterrupted run (with data-loader
+      workers, as far as the readers' own randomness is seeded). They are written atomically
+      (`luke_checkpointer`, the default here).
+    - Training metrics also report `tokens_per_second` (real word + entity tokens, i.e. attention-mask positions)
+      and `padding_fraction` (padded positions of all attention masks).
+
+    Registered as a `Trainer` with name "luke_gradient_descent". The parameters below are added to those of
+    allennlp's `gradient_descent` trainer.
+
+    # Parameters
+
+    precision : `str`, optional (default = `"auto"`)
+        One of `"auto"`, `"fp32"`, `"bf16"`, `"fp16"`. `use_amp: true` is the same as `"fp16"`.
+    allow_tf32 : `bool`, optional (default = `True`)
+        On CUDA, let fp32 matmuls and convolutions use TF32 tensor cores.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        optimizer: torch.optim.Optimizer,
+        data_loader: DataLoader,
+        precision: str = "auto",
+        allow_tf32: bool = True,
+        use_amp: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if precision not in PRECISIONS:
+            raise ConfigurationError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+        if use_amp and precision not in ("auto", "fp16"):
+            raise ConfigurationError(f'use_amp is fp16 mixed precision: it contradicts precision "{precision}"')
+        super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
+        on_cuda = self.cuda_device.type == "cuda"
+        if precision == "auto":
+            precision = "fp16" if use_amp else "bf16" if on_cuda and torch.cuda.is_bf16_supported() else "fp32"
+        self.precision = precision
+        if on_cuda:
+            torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+            torch.backends.cudnn.allow_tf32 = allow_tf32
+        logger.info("Training precision: %s%s", precision, " (TF32 matmuls)" if on_cuda and allow_tf32 else "")
+        # Recovery (see `get_checkpoint_state`): the random state at the start of each epoch so far, and what a
+        # checkpoint restores once the replay of the data reaches it.
+        self._epoch_start_random_states: List[Dict[str, Any]] = []
+        self._resume: Optional[Dict[str, Any]] = None
+        self._epoch_loss = 0.0  # the sum of this epoch's step losses so far (allennlp's `train_loss`)
+        self._epoch_tokens: Optional[torch.Tensor] = None  # (real tokens, positions) so far, see `count_tokens`
+
+    def train(self) -> Dict[str, Any]:
+        try:
+            return super().train()
+        finally:
+            for loader in (self.data_loader, self._validation_data_loader):
+                stop_data_loader_workers(loader)
+
+    # --- precision --------------------------------------------------------------------------------------------
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        if self.precision == "fp32":
+            return contextlib.nullcontext()
+        dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
+        return torch.autocast(self.cuda_device.type, dtype=dtype)
+
+    def batch_outputs(self, batch: TensorDict, for_training: bool) -> Dict[str, torch.Tensor]:
+        with self._autocast():  # training here, and allennlp's validation loop
+            return super().batch_outputs(batch, for_training)
+
+    # --- training -----------------------------------------------------------------------------------------------
+
+    def _replaying(self) -> bool:
+        """Whether this step was done before the checkpoint being recovered (its data is read, not trained on)."""
+        return (self._epochs_completed, self._batches_in_epoch_completed) < (
+            self._start_after_epochs_completed,
+            self._start_after_batches_in_epoch_completed,
+        )
+
+    def _other_process_finished(self) -> bool:
+        """Distributed: whether some process ran out of data (all stop together, else the collectives hang)."""
+        if not self._distributed:
+            return False
+        done = torch.tensor(0, device=self.cuda_device)
+        dist.all_reduce(done, dist.ReduceOp.SUM)
+        return done.item() > 0
+
+    def _backward(self, outputs: Dict[str, torch.Tensor], loss: torch.Tensor) -> None:
+        called = False
+        for callback in self._callbacks:
+            called |= callback.on_backward(self, outputs, called)
+        if not called:
+            (self._scaler.scale(loss) if self._scaler is not None else loss).backward()
+
+    def _train_epoch(self, epoch: int) -> Dict[str, float]:
+        logger.info("Epoch %d/%d", epoch, self._num_epochs - 1)
+        memory = {f"worker_{w}_memory_MB": m / 2**20 for w, m in common_util.peak_cpu_memory().items()}
+        memory.update({f"gpu_{g}_memory_MB": m / 2**20 for g, m in common_util.peak_gpu_memory().items()})
+        if epoch < len(self._epoch_start_random_states):  # recovering: this epoch draws its data order again
+            set_random_state(self._epoch_start_random_states[epoch])
+        self._epoch_loss, self._epoch_tokens = 0.0, None
+        self._maybe_resume()  # when the checkpoint lies at this epoch's start
+        if epoch >= len(self._epoch_start_random_states):
+            self._epoch_start_random_states.append(get_random_state())
+        self._pytorch_model.train()
+        ddp = self._pytorch_model if isinstance(self._pytorch_model, torch.nn.parallel.DistributedDataParallel) else None
+        accumulation = self._num_gradient_accumulation_steps
+        try:
+            steps: Union[int, float] = math.ceil(len(self.data_loader) / accumulation)
+        except TypeError:
+            steps = float("inf")
+        groups: Iterator[List[TensorDict]] = common_util.lazy_groups_of(iter(self.data_loader), accumulation)
+        progress = Tqdm.tqdm(groups, total=steps) if self._primary else groups
+
+        loss_value, metrics = 0.0, {}
+        timed_tokens: Optional[torch.Tensor] = None  # real tokens of the steps this process trained (and timed)
+        done_early = False
+        clock = time.perf_counter()  # the loop's time, waiting for data included; replayed steps excluded
+        for group in progress:
+            if self._replaying():
+                self._batches_in_epoch_completed += 1
+                self._total_batches_completed += 1
+                self._maybe_resume()
+                clock = time.perf_counter()
+                continue
+            if self._other_process_finished():
+                done_early = True
+                logger.warning("Process %d stops its epoch early: another one has no more data", dist.get_rank())
+                break
+            self.optimizer.zero_grad()
+            group_loss = torch.zeros((), device=self.cuda_device)
+            group_outputs = []
+            for i, batch in enumerate(group):
+                # Distributed: gradients are all-reduced once per step, by the last micro-batch's backward.
+                sync = contextlib.nullcontext() if ddp is None or i == len(group) - 1 else ddp.no_sync()
+                with sync:
+                    outputs = self.batch_outputs(batch, for_training=True)
+                    loss = outputs["loss"] / len(group)
+                    self._backward(outputs, loss)
+                group_outputs.append(outputs)
+                group_loss += loss.detach().float()
+                counted = count_tokens(batch)
+                if counted is not None:
+                    self._epoch_tokens = counted if self._epoch_tokens is None else self._epoch_tokens + counted
+                    timed_tokens = counted[0] if timed_tokens is None else timed_tokens + counted[0]
+            loss_value = group_loss.item()
+            if math.isnan(loss_value):
+                raise ValueError("nan loss encountered")
+            self._epoch_loss += loss_value
+
+            grad_norm = self.rescale_gradients()
+            self.clip_gradient()
+            if self._learning_rate_scheduler:
+                self._learning_rate_scheduler.step_batch(self._total_batches_completed + 1)
+            if self._momentum_scheduler:
+                self._momentum_scheduler.step_batch(self._total_batches_completed + 1)
+            if self._scaler is not None:
+                self._scaler.step(self.optimizer)
+                self._scaler.update()
+            else:
+                self.optimizer.step()
+            if self._moving_average is not None:
+                self._moving_average.apply(self._total_batches_completed + 1)
+            self._batches_in_epoch_completed += 1
+            self._total_batches_completed += 1
+
+            metrics = training_util.get_metrics(
+                self.model, self._epoch_loss, None, loss_value, None, self._batches_in_epoch_completed
+            )
+            for callback in self._callbacks:
+                callback.on_batch(self, group, group_outputs, metrics, epoch, self._batches_in_epoch_completed,
+                                  is_training=True, is_primary=self._primary, batch_grad_norm=grad_norm)  # fmt: skip
+            if self._primary:
+                progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
+            if self._checkpointer is not None:
+                self._checkpointer.maybe_save_checkpoint(self, self._epochs_completed, self._batches_in_epoch_completed)
+
+        train_time = time.perf_counter() - clock
+        if self._distributed and not done_early:
+            done = torch.tensor(1, device=self.cuda_device)  # tell processes that still have data to stop
+            dist.all_reduce(done, dist.ReduceOp.SUM)
+        if self._distributed:
+            dist.barrier()
+        if self._replaying():
+            return {}  # an epoch finished before the checkpoint: nothing was trained in it
+        metrics = training_util.get_metrics(
+            self.model, dist_reduce_sum(self._epoch_loss), None, None, None,
+            dist_reduce_sum(self._batches_in_epoch_completed), reset=True,
+        )  # fmt: skip
+        tokens, self._epoch_loss, self._epoch_tokens = self._epoch_tokens, 0.0, None  # an end-of-epoch checkpoint's
+        # Every process reduces (one may have had no batch); all processes' tokens over this one's time is the job's.
+        real, positions = (dist_reduce_sum(int(x)) for x in (tokens.tolist() if tokens is not None else (0, 0)))
+        timed = dist_reduce_sum(int(timed_tokens) if timed_tokens is not None else 0)
+        if positions:
+            metrics["padding_fraction"] = 1.0 - real / positions
+            metrics["tokens_per_second"] = timed / train_time if train_time else 0.0
+        metrics.update(memory)
+        return metrics
+
+    # --- checkpoints and exact recovery --------------------------------------------------------------------------
+
+    def _metrics_of_model(self) -> Dict[str, Metric]:
+        return {name: value for name, value in vars(self.model).items() if isinstance(value, Metric)}
+
+    def _metric_states(self) -> Dict[str, Any]:
+        return {name: metric_state(metric) for name, metric in self._metrics_of_model().items()}
+
+    def _load_metric_states(self, states: Dict[str, Any]) -> None:
+        for name, metric in self._metrics_of_model().items():
+            if name in states:
+                load_metric_state(metric, states[name])
+
+    def get_checkpoint_state(self) -> Optional[TrainerCheckpoint]:
+        # Every process's own state: each draws its own dropout masks and counts its own metrics.
+        mine = {
+            "random": get_random_state(),
+            "epoch_start_random": self._epoch_start_random_states,
+            "loss": self._epoch_loss,
+            "metrics": self._metric_states(),
+            "tokens": self._epoch_tokens.tolist() if self._epoch_tokens is not None else None,
+        }
+        if self._distributed:
+            processes: List[Any] = [None] * dist.get_world_size()
+            dist.all_gather_object(processes, mine)
+        else:
+            processes = [mine]
+        checkpoint = super().get_checkpoint_state()
+        if checkpoint is not None:
+            checkpoint.trainer_state["processes"] = processes
+        return checkpoint
+
+    def _maybe_restore_checkpoint(self) -> None:
+        """allennlp's restore (model, optimizer, schedulers, metric tracker, callbacks, position), reading the
+        checkpoint once, and what this trainer adds: each process's random and metric states."""
+        state = self._checkpointer.load_checkpoint() if self._checkpointer is not None else None
+        if state is None:
+            self._start_after_epochs_completed = self._start_after_batches_in_epoch_completed = 0
+            self._best_model_filename = None
+            return
+        model_state, training_state = state
+        if training_state["version"] != 1:
+            raise ValueError(f"{type(self).__name__} reads checkpoints of version 1, not {training_state['version']}")
+        (self._ddp_wrapped_model if self._distributed else self._pytorch_model).load_state_dict(model_state)
+        self._metric_tracker.load_state_dict(training_state["metric_tracker"])
+        self.optimizer.load_state_dict(training_state["optimizer"])
+        for callback, callback_state in zip(self._callbacks, training_state["callbacks"]):
+            callback.load_state_dict(callback_state)
+        for name in ("learning_rate_scheduler", "momentum_scheduler", "moving_average"):
+            if getattr(self, f"_{name}") is not None:
+                getattr(self, f"_{name}").load_state_dict(training_state[name])
+        self._start_after_epochs_completed = training_state["epochs_completed"]
+        self._start_after_batches_in_epoch_completed = training_state["batches_in_epoch_completed"]
+        self._best_model_filename = training_state["best_model_filename"]
+
+        processes = training_state.get("processes")
+        world_size = dist.get_world_size() if self._distributed else 1
+        if not processes or len(processes) != world_size:
+            logger.warning(
+                "The checkpoint holds no random states for %d processes: training resumes, but not bit-identically "
+                "to an uninterrupted run", world_size,
+            )  # fmt: skip
+            return
+        self._resume = processes[dist.get_rank() if self._distributed else 0]
+        self._epoch_start_random_states = list(self._resume["epoch_start_random"])
+
+    def _maybe_resume(self) -> None:
+        """Once the replay of the data reaches the checkpoint: its random states, running loss and metric states."""
+        if self._resume is None or self._replaying():
+            return
+        resume, self._resume = self._resume, None
+        set_random_state(resume["random"])
+        self._epoch_loss = resume["loss"]
+        self._epoch_tokens = torch.tensor(resume["tokens"], device=self.cuda_device) if resume["tokens"] else None
+        self._load_metric_states(resume["metrics"])
+
+    # --- construction ------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_partial_objects(  # type: ignore[override]
+        cls,
+        model: Model,
+        serialization_dir: str,
+        data_loader: DataLoader,
+        validation_data_loader: DataLoader = None,
+        local_rank: int = 0,
+        patience: int = None,
+        validation_metric: Union[str, List[str]] = "-loss",
+        num_epochs: int = 20,
+        cuda_device: Optional[Union[int, torch.device]] = None,
+        grad_norm: Union[float, bool] = False,
+        grad_clipping: float = None,
+        distributed: bool = False,
+        world_size: int = 1,
+        num_gradient_accumulation_steps: int = 1,
+        use_amp: bool = False,
+        no_grad: List[str] = None,
+        optimizer: Lazy[Optimizer] = Lazy(Optimizer.default),
+        learning_rate_scheduler: Lazy[LearningRateScheduler] = None,
+        momentum_scheduler: Lazy[MomentumScheduler] = None,
+        moving_average: Lazy[MovingAverage] = None,
+        checkpointer: Optional[Lazy[LukeCheckpointer]] = Lazy(LukeCheckpointer),
+        callbacks: List[Lazy[TrainerCallback]] = None,
+        enable_default_callbacks: bool = True,
+        run_confidence_checks: bool = True,
+        grad_scaling: bool = True,
+        ddp_accelerator: Optional[DdpAccelerator] = None,
+        precision: str = "auto",
+        allow_tf32: bool = True,
+    ) -> Trainer:
+        """allennlp's `gradient_descent` construction (see its docs), with `precision` and `allow_tf32`, and
+        `luke_checkpointer` as the default checkpointer."""
+        return super().from_partial_objects(
+            model, serialization_dir, data_loader, validation_data_loader=validation_data_loader, local_rank=local_rank,
+            patience=patience, validation_metric=validation_metric, num_epochs=num_epochs, cuda_device=cuda_device,
+            grad_norm=grad_norm, grad_clipping=grad_clipping, distributed=distributed, world_size=world_size,
+            num_gradient_accumulation_steps=num_gradient_accumulation_steps, use_amp=use_amp, no_grad=no_grad,
+            optimizer=optimizer, learning_rate_scheduler=learning_rate_scheduler, momentum_scheduler=momentum_scheduler,
+            moving_average=moving_average, checkpointer=checkpointer, callbacks=callbacks,
+            enable_default_callbacks=enable_default_callbacks, run_confidence_checks=run_confidence_checks,
+            grad_scaling=grad_scaling, ddp_accelerator=ddp_accelerator, precision=precision, allow_tf32=allow_tf32,
+        )  # fmt: skip

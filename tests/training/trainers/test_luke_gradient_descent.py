@@ -1,0 +1,139 @@
+import json
+import os
+from pathlib import Path
+from typing import Dict
+
+import pytest
+import torch
+from allennlp.commands.train import train_model_from_file
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.training.callbacks import TrainerCallback
+from allennlp.training.trainer import Trainer
+
+from tests.conftest import FIXTURES
+
+CONFIG = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
+# Small and fast, with dropout on and shuffled batches: both draw random numbers while training.
+BASE = {"trainer.type": "luke_gradient_descent", "trainer.num_epochs": 2, "trainer.precision": "fp32",
+        "trainer.checkpointer": {"save_every_num_batches": 1, "keep_most_recent_by_count": 3}}  # fmt: skip
+
+
+class Killed(Exception):
+    pass
+
+
+@TrainerCallback.register("test_kill")
+class KillOnce(TrainerCallback):
+    """Raises at a given (epoch, step), once: the marker file says it happened, so `--recover` runs through."""
+
+    def __init__(self, serialization_dir: str, epoch: int, step: int, marker: str) -> None:
+        super().__init__(serialization_dir)
+        self.epoch, self.step, self.marker = epoch, step, marker
+
+    def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs):
+        if is_training and (epoch, batch_number) == (self.epoch, self.step) and not os.path.exists(self.marker):
+            Path(self.marker).touch()
+            raise Killed(f"killed at epoch {epoch}, step {batch_number}")
+
+
+@pytest.fixture
+def env(tiny_luke_dir, monkeypatch):
+    monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
+    monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
+
+
+def train(out: Path, recover: bool = False, **overrides):
+    return train_model_from_file(CONFIG, str(out), overrides=json.dumps({**BASE, **overrides}), recover=recover)
+
+
+def stable(metrics: Dict) -> Dict:
+    """What must match between runs (not times, speeds or memory)."""
+    return {k: v for k, v in metrics.items() if not any(s in k for s in ("duration", "per_second", "memory"))}
+
+
+@pytest.mark.parametrize("kill_at", [(0, 3), (1, 2)], ids=["mid-epoch-0", "mid-epoch-1"])
+def test_recovery_after_a_kill_is_bit_identical(env, tmp_path, kill_at):
+    """16 sentences in batches of 4: 4 steps an epoch. The run killed at a step boundary and recovered from the
+    checkpoint of the step before ends with the same weights and metrics as the uninterrupted one."""
+    reference = train(tmp_path / "reference").state_dict()
+    killed = tmp_path / "killed"
+    callback = {"type": "test_kill", "epoch": kill_at[0], "step": kill_at[1], "marker": str(tmp_path / "marker")}
+    with pytest.raises(Killed):
+        train(killed, **{"trainer.callbacks": [callback]})
+    assert not (killed / "model.tar.gz").exists()
+    recovered = train(killed, recover=True, **{"trainer.callbacks": [callback]}).state_dict()
+    assert reference.keys() == recovered.keys()
+    assert all(torch.equal(reference[k], recovered[k]) for k in reference)
+    expected = json.loads((tmp_path / "reference" / "metrics.json").read_text())
+    assert stable(json.loads((killed / "metrics.json").read_text())) == stable(expected)
+    # Without the random states (allennlp's own trainer) the recovered run would differ: dropout draws anew.
+    assert expected["training_loss"] > 0
+
+
+def test_recovery_falls_back_past_a_truncated_checkpoint(env, tmp_path):
+    out = tmp_path / "run"
+    callback = {"type": "test_kill", "epoch": 0, "step": 3, "marker": str(tmp_path / "marker")}
+    with pytest.raises(Killed):
+        train(out, **{"trainer.callbacks": [callback]})
+    latest = out / "training_state_e0_b2.th"
+    latest.write_bytes(latest.read_bytes()[:100])  # as a kill during a non-atomic save would leave it
+    recovered = train(out, recover=True, **{"trainer.callbacks": [callback]})
+    log = (out / "out.log").read_text()
+    assert "Skipping the unreadable checkpoint" in log and "training_state_e0_b2.th (RuntimeError" in log
+    assert recovered is not None and (out / "model.tar.gz").exists()
+
+
+class AutocastProbe(torch.nn.Module):
+    """Records whether its forward pass runs under autocast, and in which dtype."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 1)
+        self.seen = []
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> Dict[str, torch.Tensor]:
+        out = self.linear(x)
+        self.seen.append(out.dtype)
+        return {"loss": torch.nn.functional.mse_loss(out.float(), y)}
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return {}
+
+    def get_regularization_penalty(self):
+        return None
+
+
+@pytest.mark.parametrize("precision, dtype", [("bf16", torch.bfloat16), ("fp32", torch.float32), ("auto", torch.float32)])
+def test_precision_sets_the_autocast_dtype_of_the_forward_pass(tmp_path, precision, dtype):
+    from allennlp.data import Instance
+    from allennlp.data.data_loaders import SimpleDataLoader
+    from allennlp.data.fields import TensorField
+
+    model = AutocastProbe()
+    instances = [Instance({"x": TensorField(torch.randn(2)), "y": TensorField(torch.randn(1))}) for _ in range(4)]
+    loader = SimpleDataLoader(instances, batch_size=2)
+    trainer = Trainer.from_params(
+        Params({"type": "luke_gradient_descent", "precision": precision, "num_epochs": 1, "cuda_device": -1, "optimizer": {"type": "luke_adamw"},
+                "checkpointer": None}),  # fmt: skip
+        model=model, serialization_dir=str(tmp_path), data_loader=loader,
+    )
+    trainer.train()
+    assert model.seen == [dtype, dtype]
+
+
+def test_fp16_needs_a_gpu_and_use_amp_must_agree(tmp_path):
+    from allennlp.data.data_loaders import SimpleDataLoader
+
+    def build(**params):
+        return Trainer.from_params(
+            Params({"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "checkpointer": None, **params}),
+            model=AutocastProbe(), serialization_dir=str(tmp_path), data_loader=SimpleDataLoader([], batch_size=1),
+        )
+
+    with pytest.raises(ValueError, match="AMP requires a cuda device"):
+        build(precision="fp16")
+    with pytest.raises(ConfigurationError, match="precision must be one of"):
+        build(precision="half")
+    with pytest.raises(ConfigurationError, match='contradicts precision "bf16"'):
+        build(precision="bf16", use_amp=True)
