@@ -3,10 +3,11 @@ A pretraining corpus directory, as `allennlp build-pretraining-corpus` writes it
 dataset on disk (memory-mapped Arrow) with LUKE's columns, its `metadata.json`, and a copy of the tokenizer
 and of the entity vocabulary it was built with. Plain Python: no AllenNLP.
 """
-import json
 import os
 from pathlib import Path
 from typing import Any, Dict, Union
+
+from luke_allennlp.data.files import load_json
 
 # The corpus directory's layout (written by `luke_allennlp.wikipedia.corpus`).
 MODEL_COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")  # what pretraining reads
@@ -34,8 +35,9 @@ class PretrainingCorpus:
                 f"{self.directory} is not a pretraining corpus: it has no metadata.json "
                 "(build one with `allennlp build-pretraining-corpus`)"
             )
-        with open(path, encoding="utf-8") as f:
-            self.metadata: Dict[str, Any] = json.load(f)
+        self.metadata: Dict[str, Any] = load_json(str(path))
+        if not isinstance(self.metadata, dict):
+            raise ValueError(f"{path}: not a JSON object")
         for key in ("tokenizer", "entity_vocab", "max_seq_length"):
             if key not in self.metadata:
                 raise ValueError(f"{path}: no {key!r} entry")
