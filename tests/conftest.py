@@ -10,6 +10,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+import data_readers  # noqa: E402, F401  (registers the readers, and through luke_allennlp everything else)
 from luke_allennlp.testing import shared_data_dir, write_tiny_checkpoint  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
