@@ -274,6 +274,72 @@ _MODULE_REPAIRS: Dict[str, Tuple[Optional[Callable[[], None]], Optional[Callable
 }
 
 
+# --- 6. allennlp predict: a bad input line is named by file and line ---------------------------------------
+# A repair of allennlp itself rather than of the stack it runs on. `allennlp predict` reads its JSON-lines input
+# in `_PredictManager._get_json_data` and predicts batches in `_PredictManager._predict_json`; an error in
+# either (malformed JSON, an input the predictor refuses) stopped the run without saying which line. Both are
+# wrapped here: an input error (ValueError, KeyError, TypeError, IndexError) is raised again as a ValueError
+# "FILE, line N: message" (lines numbered from 1, blank lines counted, as an editor shows them); for a batch
+# (`--batch-size`), the first line whose input the predictor refuses is named. Nothing else changes.
+
+
+def _repair_predict(module: types.ModuleType) -> None:
+    manager = module._PredictManager
+    if getattr(manager._get_json_data, "__luke_allennlp_compat__", False):
+        return
+    predict_batch = manager._predict_json
+    input_errors = (ValueError, KeyError, TypeError, IndexError)
+
+    def get_json_data(self: Any) -> Any:
+        name = "<stdin>" if self._input_file == "-" else self._input_file
+        self._luke_lines = {}  # id of each parsed input -> its line number
+        lines = sys.stdin if self._input_file == "-" else module.open_compressed(module.cached_path(self._input_file))
+        try:
+            for number, line in enumerate(lines, start=1):
+                if line.isspace():
+                    continue
+                try:
+                    inputs = self._predictor.load_line(line)
+                except input_errors as error:  # json.JSONDecodeError is a ValueError
+                    raise ValueError(f"{name}, line {number}: {error}") from None
+                self._luke_lines[id(inputs)] = (name, number)
+                yield inputs
+        finally:
+            if lines is not sys.stdin:
+                lines.close()
+
+    def where(self: Any, batch: List[Any]) -> str:
+        named = [self._luke_lines.get(id(inputs), ("input", 0)) for inputs in batch]
+        if len(batch) == 1:
+            return f"{named[0][0]}, line {named[0][1]}"
+        for (name, number), inputs in zip(named, batch):
+            try:
+                self._predictor._json_to_instance(inputs)
+            except Exception:  # noqa: BLE001  (any refusal names this line)
+                return f"{name}, line {number}"
+        return f"{named[0][0]}, lines {named[0][1]}-{named[-1][1]}"
+
+    def predict_json(self: Any, batch: List[Any]) -> Any:
+        try:
+            results = list(predict_batch(self, batch))
+        except input_errors as error:
+            kind = "" if isinstance(error, ValueError) else f"{type(error).__name__}: "
+            raise ValueError(f"{where(self, batch)}: {kind}{error}") from error
+        finally:
+            for inputs in batch:
+                getattr(self, "_luke_lines", {}).pop(id(inputs), None)
+        yield from results
+
+    for function, original in ((get_json_data, manager._get_json_data), (predict_json, predict_batch)):
+        function.__doc__ = original.__doc__
+        function.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    manager._get_json_data = get_json_data
+    manager._predict_json = predict_json
+
+
+_MODULE_REPAIRS["allennlp.commands.predict"] = (None, _repair_predict)
+
+
 # --- the import hook --------------------------------------------------------------------------------
 
 

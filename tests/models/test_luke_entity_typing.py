@@ -43,3 +43,11 @@ def test_predictor(tiny_luke_dir, open_entity_slice, tmp_path, monkeypatch):
     assert set(result) == {"labels", "probabilities"} and "person" in result["probabilities"]
     with pytest.raises(ValueError, match="span"):
         predictor.predict_json({"sentence": "no span"})
+    with pytest.raises(ValueError, match=r'q1: "span" must be \[start, end\], two integers, not \[0\]'):
+        predictor.predict_json({"id": "q1", "sentence": "Google Maps", "span": [0]})
+    with pytest.raises(ValueError, match="field 'sentence' should be str, not list"):
+        predictor.predict_json({"sentence": ["Google", "Maps"], "span": [0, 6]})
+    # The same outputs one by one and in a batch (up to padding's rounding).
+    inputs = [{"sentence": "Google Maps", "span": [0, 6]}, {"sentence": "Paris is big .", "span": [0, 5]}]
+    for batched, alone in zip(predictor.predict_batch_json(inputs), map(predictor.predict_json, inputs)):
+        assert set(batched) == {"labels", "probabilities"} and batched["probabilities"] == pytest.approx(alone["probabilities"])

@@ -46,3 +46,9 @@ def test_predictor(tiny_luke_dir, tacred_train, tmp_path, monkeypatch):
     assert by_text["label"] in by_text["probabilities"]
     with pytest.raises(ValueError, match="out of range"):
         predictor.predict_json({"tokens": ["a"], "head": [0, 0], "tail": [1, 2]})
+    with pytest.raises(ValueError, match=r'"head" must be \[start, end\], two integers, not \[0\]'):
+        predictor.predict_json({"text": "a b", "head": [0], "tail": [2, 3]})
+    with pytest.raises(ValueError, match='"tokens" must be a list of strings, not a string'):
+        predictor.predict_json({"tokens": "a b", "head": [0, 0], "tail": [1, 1]})
+    with pytest.raises(ValueError, match="the head mention is empty"):
+        predictor.predict_json({"text": "a b", "head": [1, 1], "tail": [2, 3]})

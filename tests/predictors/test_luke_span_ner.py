@@ -1,6 +1,11 @@
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from allennlp.commands.predict import _PredictManager
 from allennlp.commands.train import train_model_from_file
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
@@ -10,7 +15,7 @@ from tests.conftest import REPO_ROOT
 
 
 @pytest.fixture(scope="module")
-def predictor(tiny_luke_dir, conll_slice, tmp_path_factory):
+def archive(tiny_luke_dir, conll_slice, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MODEL_NAME", str(tiny_luke_dir))
         mp.setenv("TRAIN_DATA_PATH", str(conll_slice))
@@ -18,7 +23,12 @@ def predictor(tiny_luke_dir, conll_slice, tmp_path_factory):
         out = tmp_path_factory.mktemp("ner")
         overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
         train_model_from_file(str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(out), overrides=json.dumps(overrides))
-        return Predictor.from_archive(load_archive(str(out / "model.tar.gz")))
+        return out / "model.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def predictor(archive):
+    return Predictor.from_archive(load_archive(str(archive)))
 
 
 def test_split_words():
@@ -40,3 +50,42 @@ def test_predicts_raw_sentences_and_words(predictor):
     assert with_context["words"] == ["Brussels", "again"] and len(with_context["tags"]) == 2
     with pytest.raises(ValueError, match="sentence"):
         predictor.predict_json({"text": "no"})
+
+
+def test_bad_inputs_get_clear_errors(predictor):
+    with pytest.raises(ValueError, match='x: "words" must be a list of strings, not a string'):
+        predictor.predict_json({"id": "x", "words": "Peter went home"})  # not split into characters
+    with pytest.raises(ValueError, match=r'"left_context" must be a list of sentences'):
+        predictor.predict_json({"sentence": "Hi .", "left_context": "Earlier text ."})
+    with pytest.raises(ValueError, match="not valid JSON"):
+        predictor.load_line('{"sentence": "Hi"\n')
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        predictor.load_line('["Hi"]\n')
+
+
+def test_predict_names_the_line_of_a_bad_input(predictor, tmp_path):
+    """allennlp's predict loop (repaired in luke_allennlp_compat): file and line, blank lines counted."""
+    path = tmp_path / "in.jsonl"
+    good = json.dumps({"sentence": "Peter visited Brussels ."})
+
+    def run(lines, batch_size):
+        path.write_text("\n".join(lines) + "\n")
+        _PredictManager(predictor, str(path), str(tmp_path / "out.jsonl"), batch_size, False, False).run()
+
+    with pytest.raises(ValueError, match=r"in\.jsonl, line 4: not valid JSON"):
+        run([good, "", good, '{"sentence": "Hi" "x"}'], 1)
+    with pytest.raises(ValueError, match=r'in\.jsonl, line 3: input: "words" must be a list of strings'):
+        run([good, good, json.dumps({"words": "abc"}), good], 4)  # the refused line of a batch is named
+    run([good, "", good], 2)
+    assert [len(json.loads(line)["words"]) for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [4, 4]
+
+
+def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"sentence": "Peter visited Brussels ."}) + "\n\n" + json.dumps({"span": [0]}) + "\n")
+    command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--silent",
+               "--output-file", str(tmp_path / "out.jsonl")]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last == f'ValueError: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
