@@ -157,8 +157,6 @@ class LukePretrainingReader(DatasetReader):
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.set_corpus(file_path)
         dataset = self._corpus.load_dataset()
-        if len(dataset) == 0:
-            raise ValueError(f"{file_path}: the corpus has no rows")
         pass_index = self._next_pass() if self.dynamic_masking else 0
         order = np.arange(len(dataset))
         if self.shuffle:  # the same order in every rank and worker, so that the shards partition it

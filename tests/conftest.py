@@ -80,6 +80,13 @@ def semeval_slice(shared_data, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def kbp37_sample() -> Path:
+    """Twelve invented examples in KBP37's format as distributed (mentions with spaces inside the tags, no comment
+    lines), one with an empty mention (`<e1> </e1>`), as 146 of the real files' examples have."""
+    return FIXTURES / "data" / "kbp37_sample.txt"
+
+
+@pytest.fixture(scope="session")
 def tacred_train(shared_data) -> Path:
     return shared_data / "tacred_sample" / "train.json"
 

@@ -77,13 +77,19 @@ class PretrainingCorpus:
         return load_fast_tokenizer(self.tokenizer_path)
 
     def load_dataset(self):
-        """The rows, memory-mapped (nothing is read into memory until it is accessed)."""
+        """The rows, memory-mapped (nothing is read into memory until it is accessed). A corpus without rows is an
+        error (`datasets` itself cannot load one)."""
         import datasets
 
+        state = self.directory / "state.json"
+        if state.is_file() and not load_json(str(state)).get("_data_files", True):
+            raise ValueError(f"{self.directory}: the corpus has no rows")
         dataset = datasets.load_from_disk(str(self.directory))
         missing = [c for c in MODEL_COLUMNS if c not in dataset.column_names]
         if missing:
             raise ValueError(f"{self.directory}: the corpus lacks the columns {missing} (it has {dataset.column_names})")
+        if len(dataset) == 0:
+            raise ValueError(f"{self.directory}: the corpus has no rows")
         return dataset
 
 

@@ -111,3 +111,24 @@ def test_unknown_label_at_evaluation_is_named(reader, tmp_path):
     instance = next(iter(reader.read(str(path))))
     with pytest.raises(ValueError, match=r"dev.txt:3: label\(s\) \['ORG'\] not in the 'labels' vocabulary"):
         instance.index_fields(vocab)
+
+
+def test_columns_split_on_spaces_not_on_unicode_white_space(reader, tmp_path):
+    path = tmp_path / "nbsp.txt"
+    path.write_text("-DOCSTART- -X- O O\n\nIt PRP I-NP O\ncost VBD I-VP O\n10\u00a0000 CD I-NP O\neuros NNS I-NP O\n")
+    (instance,) = list(reader.read(str(path)))
+    assert instance["metadata"]["words"] == ["It", "cost", "10\u00a0000", "euros"]
+
+
+def test_text_is_utf8_with_an_optional_bom(reader, conll_slice, tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + conll_slice.read_bytes())
+    documents = list(reader.read_documents(str(path)))
+    assert len(documents) == 2 and sum(len(d) for d in documents) == 29  # no extra sentence from the mark
+    path.write_bytes(b"-DOCSTART- -X- O O\n\nM\xfcnchen NNP I-NP I-LOC\n")
+    with pytest.raises(ValueError, match=r"bom.txt:3: not UTF-8 text \(byte 0xfc"):
+        list(reader.read(str(path)))
+    for content in ("", "\n\n", "-DOCSTART- -X- O O\n\n"):
+        path.write_text(content)
+        with pytest.raises(ValueError, match="bom.txt: no sentences in the file"):
+            list(reader.read(str(path)))

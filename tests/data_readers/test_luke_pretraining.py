@@ -168,6 +168,10 @@ def test_bad_rows_name_the_row(pretraining_corpus, tmp_path):
     (corpus / "metadata.json").write_text(json.dumps(metadata))
     with pytest.raises(ValueError, match=r"row 1: entity 0's positions \[5\] are not in its 2 words"):
         read(corpus, shuffle=False)
+    datasets.Dataset.from_dict({key: [] for key in rows}).save_to_disk(str(tmp_path / "empty"))
+    shutil.copy(corpus / "metadata.json", tmp_path / "empty" / "metadata.json")
+    with pytest.raises(ValueError, match="empty: the corpus has no rows"):
+        read(tmp_path / "empty")
     shutil.rmtree(corpus / "tokenizer", ignore_errors=True)
     (corpus / "metadata.json").unlink()
     with pytest.raises(FileNotFoundError, match="no metadata.json"):

@@ -134,3 +134,15 @@ def test_bad_input_is_named(reader, tmp_path, caplog):
         (instance,) = list(reader.read(str(write(tmp_path, [passage(text, [(0, 2)], [wrong])], "bad.json"))))
     assert reader.stats["answers_not_matching_offsets"] == 1 and "q1 answer 0: text 'Ann' differs" in caplog.text
     assert instance["metadata"]["answers"] == ["Ann"] and instance["labels"].tensor.tolist() == [1]
+
+
+def test_text_is_utf8_with_an_optional_bom_and_empty_files_are_named(reader, record_sample, tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + record_sample.read_bytes())
+    assert len(list(reader.read(str(path)))) == 2
+    path.write_bytes(b'{"data": [{"id": "p1", "passage": {"text": "Caf\xe9", "entities": []}, "qas": []}]}')
+    with pytest.raises(ValueError, match=r"bom.json:1: not UTF-8 text"):
+        list(reader.read(str(path)))
+    write(tmp_path, [passage("Ann met Bob.", [(0, 2)], [])], "bom.json")
+    with pytest.raises(ValueError, match="bom.json: no examples in the file"):
+        list(reader.read(str(path)))

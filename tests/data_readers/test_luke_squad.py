@@ -238,3 +238,16 @@ def test_entity_vocabulary_must_fit_the_entity_table(tiny_luke_dir, squad_mentio
         LukeSquadReader(str(tiny_luke_dir), mention_dictionary=str(squad_mention_dictionary), entity_vocab=str(vocab))
     with pytest.raises(ValueError, match="has no entity_vocab.json: pass entity_vocab"):
         LukeSquadReader(str(tiny_luke_dir), mention_dictionary=str(squad_mention_dictionary))
+
+
+def test_text_is_utf8_with_an_optional_bom_and_json_errors_name_the_line(tiny_roberta_dir, squad_slice, tmp_path):
+    reader = LukeSquadReader(str(tiny_roberta_dir))
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + squad_slice.read_bytes())
+    assert len(list(reader.read_questions(str(path)))) == 55
+    path.write_text('{"version": "1.1",\n "data": [\n  {"title": "T", "paragraphs": []},\n ]\n}')
+    with pytest.raises(ValueError, match=r"bom.json:4: not valid JSON"):
+        list(reader.read(str(path)))
+    path.write_text('{"version": "1.1", "data": [{"title": "T", "paragraphs": []}]}')
+    with pytest.raises(ValueError, match="bom.json: no examples in the file"):
+        list(reader.read(str(path)))

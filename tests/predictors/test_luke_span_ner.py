@@ -89,3 +89,13 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert last == f'ValueError: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
+
+
+def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch):
+    """It used to exit 0 without metrics."""
+    from allennlp.commands import main
+
+    (tmp_path / "empty.txt").write_text("-DOCSTART- -X- O O\n\n")
+    monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(archive), str(tmp_path / "empty.txt")])
+    with pytest.raises(ValueError, match="empty.txt: no sentences in the file"):
+        main(prog="allennlp")
