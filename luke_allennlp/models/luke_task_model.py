@@ -20,19 +20,23 @@ Passes = Tuple[torch.Tensor, ...]  # index tensors of the stacked rows (windows,
 
 class ReportsMetrics:
     """
-    `get_metrics` for a model whose `metric` is one allennlp `Metric`, or a dict of name prefix -> `Metric`
-    (`{"masked_lm": m}` reports `masked_lm_accuracy`, ...). Values are Python floats.
+    `get_metrics` for a model whose `metric` is one allennlp `Metric` that returns a dict of values, or a dict of
+    name -> `Metric`: a metric's dict is reported with the name as prefix (`{"masked_lm": m}` gives
+    `masked_lm_accuracy`, ...), a single value under the name (`{"accuracy": CategoricalAccuracy()}`). Values
+    are Python floats.
     """
 
     metric: Union[Metric, Dict[str, Metric]]
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = self.metric if isinstance(self.metric, dict) else {"": self.metric}
-        return {
-            f"{prefix}_{name}" if prefix else name: float(value)
-            for prefix, metric in metrics.items()
-            for name, value in metric.get_metric(reset).items()
-        }
+        report: Dict[str, float] = {}
+        for prefix, metric in metrics.items():
+            values = metric.get_metric(reset)
+            if not isinstance(values, dict):
+                values = {"": values}
+            report.update({"_".join(filter(None, (prefix, name))): float(value) for name, value in values.items()})
+        return report
 
 
 class Encoded(NamedTuple):
