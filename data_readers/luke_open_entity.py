@@ -8,7 +8,7 @@ from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedMultiLabelField
-from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require
+from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
 from luke_allennlp.data.inputs import MentionInputs, UnusableExample
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 
@@ -90,7 +90,7 @@ class LukeOpenEntityReader(DatasetReader):
                 yield example_id, sentence, (start, end), list(labels)
             return
         seen = SeenIds("annot_id")
-        for number, line in enumerate(text.split("\n"), start=1):
+        for number, line in enumerate(split_lines(text), start=1):
             if not line.strip():
                 continue
             where = f"{name}:{number}"

@@ -10,7 +10,7 @@ from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedLabelField
-from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require
+from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
 from luke_allennlp.data.inputs import MentionInputs, UnusableExample
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 
@@ -158,7 +158,7 @@ class LukeRelationClassificationReader(DatasetReader):
     @staticmethod
     def _read_tagged(content: str, name: str) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:
         """SemEval-2010 Task 8 and KBP37 blocks."""
-        lines = [line.rstrip("\r") for line in content.split("\n")]
+        lines = split_lines(content)
         seen = SeenIds()
         number = 0
         while number < len(lines):

@@ -15,6 +15,8 @@ import logging
 import os
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from luke_allennlp.data.files import read_text, split_lines
+
 logger = logging.getLogger(__name__)
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -92,8 +94,7 @@ class EntityVocab:
         anything else by content. `language` is given to titles of formats that have none (TSV, JSON).
         """
         path = os.fspath(path)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(path)
         if path.endswith(".tsv"):
             return cls._from_tsv(text, path, language)
         if path.endswith(".jsonl"):
@@ -113,7 +114,7 @@ class EntityVocab:
     @classmethod
     def _from_tsv(cls, text: str, path: str, language: str) -> "EntityVocab":
         titles, counts = [], []
-        for line_number, line in enumerate(text.splitlines(), 1):
+        for line_number, line in enumerate(split_lines(text), 1):
             title, tab, count = line.rpartition("\t")
             if not tab or not title:
                 raise ValueError(f"{path}, line {line_number}: expected 'title<TAB>count', got {line!r}")
@@ -128,7 +129,7 @@ class EntityVocab:
     def _from_jsonl(cls, text: str, path: str) -> "EntityVocab":
         by_id: Dict[int, Tuple[List[Tuple[str, Optional[str]]], int]] = {}
         languages = set()
-        for line_number, line in enumerate(text.splitlines(), 1):
+        for line_number, line in enumerate(split_lines(text), 1):
             if not line.strip():
                 continue
             try:

@@ -29,13 +29,21 @@ def read_text(path: str, name: Optional[str] = None) -> str:
         ) from None
 
 
+def split_lines(text: str) -> List[str]:
+    """
+    The lines of a text, split at `\\n` only and without their `\\r\\n` / `\\n` ends; a final line end does not
+    start another line. (`str.splitlines` would also split at characters such as U+2028 or U+0085, which can
+    occur inside a sentence or a title.) Line `n` (1-based) is item `n - 1`.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def read_lines(path: str, name: Optional[str] = None) -> List[str]:
-    """
-    The file's lines, split at `\\n` only and without their `\\r\\n` / `\\n` ends. (`str.splitlines` would also
-    split at characters such as U+2028 or U+0085, which can occur inside a sentence.) Line `n` (1-based) is
-    item `n - 1`.
-    """
-    return [line[:-1] if line.endswith("\r") else line for line in read_text(path, name).split("\n")]
+    """The file's lines (`split_lines` of `read_text`)."""
+    return split_lines(read_text(path, name))
 
 
 def load_json(path: str, name: Optional[str] = None) -> Any:
