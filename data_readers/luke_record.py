@@ -220,11 +220,12 @@ class LukeRecordReader(DatasetReader):
 
         # Per window: the placeholder, then the mentions wholly inside it, up to max_entities in all.
         windows = pair.windows
-        width = min(self.max_entities, 1 + max(sum(w.contains(f, l) for f, l, _ in mentions) for w in windows))
+        width = min(self.max_entities, 1 + max(sum(w.contains(first, last) for first, last, _ in mentions) for w in windows))
         rows = []  # per window, (entity id, first position, last position, candidate) of each entity
         in_window = np.zeros(len(candidates), dtype=bool)
         for row, window in enumerate(windows):
-            inside = [(MASK, window.position(f), window.position(l), c) for f, l, c in mentions if window.contains(f, l)]
+            inside = [(MASK, window.position(first), window.position(last), c) for first, last, c in mentions
+                      if window.contains(first, last)]  # fmt: skip
             if len(inside) > width - 1:
                 stats["mentions_cut_by_max_entities"] += len(inside) - (width - 1)
                 logger.warning("%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",

@@ -152,8 +152,8 @@ class LukeRelationClassificationReader(DatasetReader):
             for s, e in (head, tail):
                 if not 0 <= s <= e < len(tokens):
                     raise ValueError(f"{where}: token span [{s}, {e}] is out of range for {len(tokens)} tokens")
-            to_chars = lambda span: (int(starts[span[0]]), int(starts[span[1]] + len(tokens[span[1]])))  # noqa: E731
-            yield where, " ".join(tokens), to_chars(head), to_chars(tail), label
+            head, tail = ((int(starts[s]), int(starts[e] + len(tokens[e]))) for s, e in (head, tail))  # characters
+            yield where, " ".join(tokens), head, tail, label
 
     @staticmethod
     def _read_tagged(content: str, name: str) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:

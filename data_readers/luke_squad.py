@@ -307,8 +307,9 @@ class LukeSquadReader(DatasetReader):
         windows = pair.windows
         rows, cut = [], 0
         for window in windows:
-            inside = [(e, window.question_start + f, window.question_start + l) for e, f, l in question]
-            inside += [(e, window.position(f), window.position(l)) for e, f, l in passage if window.contains(f, l)]
+            inside = [(e, window.question_start + first, window.question_start + last) for e, first, last in question]
+            inside += [(e, window.position(first), window.position(last)) for e, first, last in passage
+                       if window.contains(first, last)]  # fmt: skip
             cut += max(0, len(inside) - self.max_entities)
             rows.append(inside[: self.max_entities])
         if cut:

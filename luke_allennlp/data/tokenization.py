@@ -9,7 +9,6 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from luke_allennlp.data.files import load_json
 from luke_allennlp_compat import special_tokens_template
 
-
 # LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
 FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
 
