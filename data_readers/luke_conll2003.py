@@ -170,7 +170,9 @@ class LukeConll2003Reader(DatasetReader):
                 tags.append(columns[-1])
         close_sentence()
         if not sentences:
-            raise ValueError(f"{path}: no sentences in the file (it is empty, or holds only -DOCSTART- and blank lines)")
+            raise ValueError(
+                f"{path}: no sentences in the file (it is empty, or holds only -DOCSTART- and blank lines)"
+            )
         yield document
 
     # --- instances -------------------------------------------------------------------------------------

@@ -74,7 +74,9 @@ class LukeOpenEntityReader(DatasetReader):
             yield instance
         self.inputs.log_stats(file_path)
 
-    def read_examples(self, path: str, name: Optional[str] = None) -> Iterator[Tuple[str, str, Tuple[int, int], List[str]]]:
+    def read_examples(
+        self, path: str, name: Optional[str] = None
+    ) -> Iterator[Tuple[str, str, Tuple[int, int], List[str]]]:
         """(id, sentence, (start, end) characters, general types) for each example, in either format."""
         name = name or path
         text = read_text(path, name)
@@ -96,7 +98,10 @@ class LukeOpenEntityReader(DatasetReader):
             where = f"{name}:{number}"
             example = parse_json(line, where)
             crowd = f"{where}: not an Open Entity crowd example"
-            left, right = require(example, "left_context_token", list, crowd), require(example, "right_context_token", list, crowd)
+            left, right = (
+                require(example, "left_context_token", list, crowd),
+                require(example, "right_context_token", list, crowd),
+            )
             mention, types = require(example, "mention_span", str, crowd), require(example, "y_str", list, crowd)
             example_id = str(example.get("annot_id", where))
             seen.check(example_id, f"{where}: example {example_id}", f"line {number}")

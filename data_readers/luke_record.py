@@ -86,7 +86,9 @@ class LukeRecordReader(DatasetReader):
         if max_entities < 2:
             raise ValueError(f"max_entities must leave room for the placeholder and a candidate, not {max_entities}")
         self.tokenizer = load_fast_tokenizer(model_name)
-        self.encoder = QuestionPassageEncoder(self.tokenizer, max_seq_length, doc_stride, max_question_length=max_query_length)
+        self.encoder = QuestionPassageEncoder(
+            self.tokenizer, max_seq_length, doc_stride, max_question_length=max_query_length
+        )
         self.max_query_length = self.encoder.max_question_length  # capped for short inputs
         self.max_entities = max_entities
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
@@ -122,7 +124,10 @@ class LukeRecordReader(DatasetReader):
             text = require(require(entry, "passage", dict, where), "text", str, where)
             entities = []
             for number, entity in enumerate(require(entry["passage"], "entities", list, where)):
-                start, end = require(entity, "start", where=f"{where} entity {number}"), require(entity, "end", where=f"{where} entity {number}")
+                start, end = (
+                    require(entity, "start", where=f"{where} entity {number}"),
+                    require(entity, "end", where=f"{where} entity {number}"),
+                )
                 if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end < len(text)):
                     raise ValueError(
                         f"{where}: entity {number} [{start}, {end}] (inclusive) is out of range for a passage of {len(text)} characters"
@@ -140,10 +145,15 @@ class LukeRecordReader(DatasetReader):
                 if labelled is None:
                     labelled = answers is not None
                 elif labelled != (answers is not None):
-                    raise ValueError(f"{where_query}: {'has' if answers else 'has no'} answers, unlike the queries before it")
+                    raise ValueError(
+                        f"{where_query}: {'has' if answers else 'has no'} answers, unlike the queries before it"
+                    )
                 texts = None
                 if answers is not None:
-                    texts = [self._check_answer(answer, text, f"{where_query} answer {i}") for i, answer in enumerate(answers)]
+                    texts = [
+                        self._check_answer(answer, text, f"{where_query} answer {i}")
+                        for i, answer in enumerate(answers)
+                    ]
                 yield RecordQuery(query_id, passage_id, text, entities, query, texts)
 
     def _check_answer(self, answer: Any, passage: str, where: str) -> str:
@@ -193,7 +203,9 @@ class LukeRecordReader(DatasetReader):
         stats["split_passages"] += len(pair.windows) > 1
         question_span = pair.question.char_span_to_subwords(*placeholder)
         if question_span is None or pair.question.offsets[question_span[1], 1] < placeholder[1]:
-            raise ValueError(f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={self.max_query_length} subwords")
+            raise ValueError(
+                f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={self.max_query_length} subwords"
+            )
 
         # Candidates: distinct mention texts in order of first appearance; mentions in passage order.
         spans = sorted(set(map(tuple, entities)))
@@ -212,7 +224,9 @@ class LukeRecordReader(DatasetReader):
             subwords = pair.passage.char_span_to_subwords(start, end + 1)
             if subwords is None:
                 stats["mentions_without_subwords"] += 1
-                logger.warning("%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention)
+                logger.warning(
+                    "%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention
+                )
                 continue
             mentions.append((*subwords, index_of[mention]))
         stats["mentions"] += len(spans)
@@ -220,7 +234,9 @@ class LukeRecordReader(DatasetReader):
 
         # Per window: the placeholder, then the mentions wholly inside it, up to max_entities in all.
         windows = pair.windows
-        width = min(self.max_entities, 1 + max(sum(w.contains(first, last) for first, last, _ in mentions) for w in windows))
+        width = min(
+            self.max_entities, 1 + max(sum(w.contains(first, last) for first, last, _ in mentions) for w in windows)
+        )
         rows = []  # per window, (entity id, first position, last position, candidate) of each entity
         in_window = np.zeros(len(candidates), dtype=bool)
         for row, window in enumerate(windows):

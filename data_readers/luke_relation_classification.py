@@ -128,7 +128,9 @@ class LukeRelationClassificationReader(DatasetReader):
             yield instance
         self.inputs.log_stats(file_path)
 
-    def read_examples(self, path: str, name: Optional[str] = None) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:
+    def read_examples(
+        self, path: str, name: Optional[str] = None
+    ) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:
         """(id, text, head span, tail span, label) for each example of a TACRED, SemEval or KBP37 file."""
         name = name or path
         content = read_text(path, name)

@@ -128,7 +128,9 @@ class LukeSquadReader(DatasetReader):
         if self.tokenizer.cls_token_id is None:
             raise ValueError(f"{model_name}: the tokenizer has no CLS token to label windows without the answer")
         if max_entities < 1 or max_mention_length < 1:
-            raise ValueError(f"max_entities ({max_entities}) and max_mention_length ({max_mention_length}) must be positive")
+            raise ValueError(
+                f"max_entities ({max_entities}) and max_mention_length ({max_mention_length}) must be positive"
+            )
         self.max_entities = max_entities
         self.max_mention_length = max_mention_length
         self.min_link_probability = min_link_probability
@@ -257,7 +259,9 @@ class LukeSquadReader(DatasetReader):
                     starts[row], ends[row] = window.position(first[0]), window.position(first[1])
             if first is None or not any(w.contains(*first) for w in windows):
                 stats["answers_outside_windows"] += 1
-                logger.warning("%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1])
+                logger.warning(
+                    "%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1]
+                )
             fields.update(tensor_fields(self.tokenizer.pad_token_id, start_positions=starts, end_positions=ends))
         fields["metadata"] = MetadataField({
             "id": question_id, "question": question, "context": context, "title": title,
@@ -370,5 +374,7 @@ def _entity_vocab_path(model_name: str, entity_vocab: Optional[str]) -> str:
         return cached_path(entity_vocab)
     path = checkpoint_file(model_name, "entity_vocab.json")
     if path is None:
-        raise ValueError(f"{model_name} has no entity_vocab.json: pass entity_vocab, the vocabulary of its entity table")
+        raise ValueError(
+            f"{model_name} has no entity_vocab.json: pass entity_vocab, the vocabulary of its entity table"
+        )
     return path

@@ -7,6 +7,7 @@ learning-rate schedule, the subcommands. The dataset readers live in the top-lev
 which depends on this one and not the reverse: `import data_readers` registers them and, through this
 package, everything else (`.allennlp_plugins` lists both for the `allennlp` command).
 """
+
 import importlib.util
 
 import luke_allennlp_compat

@@ -10,6 +10,7 @@ Three file formats are read:
 
 Plain Python: no AllenNLP, no torch.
 """
+
 import json
 import logging
 import os
@@ -138,8 +139,8 @@ class EntityVocab:
                 pairs = [(str(title), lang) for title, lang in item["entities"]]
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
                 raise ValueError(
-                    f"{path}, line {line_number}: expected {{\"id\": int, \"entities\": [[title, language], ...], "
-                    f"\"count\": int}} ({type(error).__name__}: {error})"
+                    f'{path}, line {line_number}: expected {{"id": int, "entities": [[title, language], ...], '
+                    f'"count": int}} ({type(error).__name__}: {error})'
                 ) from None
             if not isinstance(entity_id, int) or entity_id < 0 or not isinstance(count, int) or not pairs:
                 raise ValueError(f"{path}, line {line_number}: bad id, count or empty entities in {line.strip()!r}")

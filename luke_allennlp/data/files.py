@@ -3,6 +3,7 @@ Reading the task files as their formats define them, with errors that name the f
 UTF-8 text with an optional byte-order mark, lines ended by `\\n` (a `\\r` before it dropped), JSON documents
 and JSON lines, fields of a JSON record, example ids that must not repeat, and files that must hold examples.
 """
+
 import codecs
 import json
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar

@@ -13,6 +13,7 @@ task model reads.
 
 Reading comprehension builds its question/passage pairs from these (`luke_allennlp.data.windows`).
 """
+
 import logging
 from collections import Counter
 from dataclasses import dataclass

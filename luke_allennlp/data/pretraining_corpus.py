@@ -3,6 +3,7 @@ A pretraining corpus directory, as `allennlp build-pretraining-corpus` writes it
 dataset on disk (memory-mapped Arrow) with LUKE's columns, its `metadata.json`, and a copy of the tokenizer
 and of the entity vocabulary it was built with. Plain Python: no AllenNLP.
 """
+
 import os
 from pathlib import Path
 from typing import Any, Dict, Union
@@ -51,7 +52,9 @@ class PretrainingCorpus:
         """The tokenizer the corpus was built with: its copy in the corpus directory (`tokenizer.path`)."""
         tokenizer = self.metadata["tokenizer"]
         if not isinstance(tokenizer, dict) or "path" not in tokenizer:
-            raise ValueError(f"{self.directory}/metadata.json: 'tokenizer' must be a dict with a 'path', not {tokenizer!r}")
+            raise ValueError(
+                f"{self.directory}/metadata.json: 'tokenizer' must be a dict with a 'path', not {tokenizer!r}"
+            )
         return self._resolve(tokenizer["path"])
 
     @property
@@ -59,7 +62,9 @@ class PretrainingCorpus:
         """The entity vocabulary the corpus was built with: its copy in the corpus directory."""
         path = self._resolve(self.metadata["entity_vocab"])
         if not os.path.isfile(path):
-            raise FileNotFoundError(f"{self.directory}/metadata.json names the entity vocabulary {path}, which is missing")
+            raise FileNotFoundError(
+                f"{self.directory}/metadata.json names the entity vocabulary {path}, which is missing"
+            )
         return path
 
     @property
@@ -87,7 +92,9 @@ class PretrainingCorpus:
         dataset = datasets.load_from_disk(str(self.directory))
         missing = [c for c in MODEL_COLUMNS if c not in dataset.column_names]
         if missing:
-            raise ValueError(f"{self.directory}: the corpus lacks the columns {missing} (it has {dataset.column_names})")
+            raise ValueError(
+                f"{self.directory}: the corpus lacks the columns {missing} (it has {dataset.column_names})"
+            )
         if len(dataset) == 0:
             raise ValueError(f"{self.directory}: the corpus has no rows")
         return dataset

@@ -3,6 +3,7 @@ Entity spans <-> IOB tags, as the conlleval script reads them. Reading is allenn
 exactly our former hand-written reading on every sentence of CoNLL-2003 (20,744 sentences, 35,089 entities, IOB1
 as shipped and converted to IOB2) and on random ill-formed sequences.
 """
+
 from typing import Dict, List, Sequence, Tuple
 
 from allennlp.data.dataset_readers.dataset_utils.span_utils import bio_tags_to_spans, iob1_tags_to_spans

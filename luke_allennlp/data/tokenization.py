@@ -1,4 +1,5 @@
 """Fast subword tokenizers for pre-split words, and where a model's special tokens go."""
+
 import functools
 import logging
 from typing import List, Optional, Tuple

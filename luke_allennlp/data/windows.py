@@ -7,6 +7,7 @@ The passage is tokenised once; each window is a range of its subwords, so a char
 same subword in every window that holds it. The windows of one question are stacked (`stack_windows`,
 `stack_window_entities`), and the model encodes each (see `luke_allennlp.models.luke_task_model`).
 """
+
 import logging
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
@@ -119,7 +120,9 @@ class QuestionPassageEncoder:
         self.doc_stride = doc_stride
         room = max_seq_length - self.layout.num_special
         if room < 2:
-            raise ValueError(f"max_seq_length {max_seq_length} leaves no room for text after {self.layout.num_special} special tokens")
+            raise ValueError(
+                f"max_seq_length {max_seq_length} leaves no room for text after {self.layout.num_special} special tokens"
+            )
         if max_question_length > room // 2:
             logger.warning("max_question_length %d capped to %d, half of what max_seq_length %d leaves for text",
                            max_question_length, room // 2, max_seq_length)  # fmt: skip

@@ -88,7 +88,9 @@ class LukeBioTagger(LukeTaskModel):
             one_word = (spans[:, 1] - spans[:, 0] == 1).nonzero()[:, 0].to(starts.device)  # in word order
             positions.append(starts[b, one_word])
         word_positions = torch.nn.utils.rnn.pad_sequence(positions, batch_first=True)  # (batch, words)
-        mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(p, dtype=torch.bool) for p in positions], batch_first=True)
+        mask = torch.nn.utils.rnn.pad_sequence(
+            [torch.ones_like(p, dtype=torch.bool) for p in positions], batch_first=True
+        )
         word_states = states.gather(1, word_positions[..., None].expand(-1, -1, states.size(-1)))
         logits = self.classifier(self.dropout(word_states))  # (batch, words, tags)
         output: Dict[str, Any] = {
@@ -109,9 +111,7 @@ class LukeBioTagger(LukeTaskModel):
             else:
                 output["loss"] = sequence_cross_entropy_with_logits(logits, gold, mask)
             predicted = self._decode(logits, mask)
-            self.metric(
-                [tags_to_spans(tags, "iob2") for tags in predicted], [m["gold_spans"] for m in metadata]
-            )
+            self.metric([tags_to_spans(tags, "iob2") for tags in predicted], [m["gold_spans"] for m in metadata])
         return output
 
     def _decode(self, logits: torch.Tensor, mask: torch.Tensor) -> List[List[str]]:

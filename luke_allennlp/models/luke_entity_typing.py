@@ -73,7 +73,9 @@ class LukeEntityTyping(LukeTaskModel):
         word_states, entity_states = self.encode_mentions(
             word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
         )
-        features = mention_features(word_states, entity_states, entity_start_positions, entity_end_positions, self.feature)
+        features = mention_features(
+            word_states, entity_states, entity_start_positions, entity_end_positions, self.feature
+        )
         logits = self.classifier(self.dropout(features[:, 0]))  # (batch, types)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if labels is not None:

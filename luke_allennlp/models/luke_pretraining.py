@@ -69,7 +69,9 @@ class LukePretraining(ReportsMetrics, Model):
             gradient_checkpointing, config_overrides,
         )  # fmt: skip
         if entity_vocab_size is None and not loading.from_luke:
-            raise ValueError(f"{model_name} has no entity side: give entity_vocab (e.g. the corpus) or entity_vocab_size")
+            raise ValueError(
+                f"{model_name} has no entity side: give entity_vocab (e.g. the corpus) or entity_vocab_size"
+            )
         self.pretraining = loading.load(LukeForPretraining)
         if compile:
             self.pretraining.luke.compile()

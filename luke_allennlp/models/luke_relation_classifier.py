@@ -75,7 +75,9 @@ class LukeRelationClassifier(LukeTaskModel):
         word_states, entity_states = self.encode_mentions(
             word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
         )
-        features = mention_features(word_states, entity_states, entity_start_positions, entity_end_positions, self.feature)
+        features = mention_features(
+            word_states, entity_states, entity_start_positions, entity_end_positions, self.feature
+        )
         logits = self.classifier(self.dropout(features.flatten(1)))  # (batch, relations)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:

@@ -78,7 +78,9 @@ class LukeSpanNer(LukeTaskModel):
         check_feature(feature, self)
         self.feature = feature
         self.label_namespace = label_namespace
-        self.labels = [vocab.get_token_from_index(i, label_namespace) for i in range(vocab.get_vocab_size(label_namespace))]
+        self.labels = [
+            vocab.get_token_from_index(i, label_namespace) for i in range(vocab.get_vocab_size(label_namespace))
+        ]
         if "O" not in self.labels:
             raise ValueError(f'the "{label_namespace}" vocabulary has no "O" label')
         self.outside = self.labels.index("O")

@@ -162,7 +162,9 @@ class LukeSquad(LukeTaskModel):
     def decode(self, output_dict: Dict[str, Any]) -> List[Dict[str, Any]]:
         """Per question: `id`, `answer` (the passage text of the best span), its character `start` and `end`
         (exclusive) in the passage, and `score` (start + end logit)."""
-        tensors = [output_dict[k].detach().cpu() for k in ("start_logits", "end_logits", "passage_subwords", "max_context")]
+        tensors = [
+            output_dict[k].detach().cpu() for k in ("start_logits", "end_logits", "passage_subwords", "max_context")
+        ]
         predictions = []
         for meta, *question in zip(output_dict["metadata"], *tensors):
             span = best_span(*question, top_k=self.top_k, max_answer_length=self.max_answer_length)
@@ -171,7 +173,10 @@ class LukeSquad(LukeTaskModel):
                 first, last, score = span
                 start, end = int(meta["offsets"][first, 0]), int(meta["offsets"][last, 1])
                 text = meta["context"][start:end]
-                start, end = start + len(text) - len(text.lstrip()), start + len(text.rstrip())  # offsets may hold a space
+                start, end = (
+                    start + len(text) - len(text.lstrip()),
+                    start + len(text.rstrip()),
+                )  # offsets may hold a space
                 prediction.update(answer=meta["context"][start:end], start=start, end=end, score=score)
             predictions.append(prediction)
         return predictions
@@ -179,7 +184,9 @@ class LukeSquad(LukeTaskModel):
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Per question: `id`, `answer`, `start`, `end`, `score`, and with gold answers `gold_answers`, `em` and `f1`."""
         predictions = output_dict.get("predictions") or self.decode(output_dict)
-        result: Dict[str, List[Any]] = {key: [p[key] for p in predictions] for key in ("id", "answer", "start", "end", "score")}
+        result: Dict[str, List[Any]] = {
+            key: [p[key] for p in predictions] for key in ("id", "answer", "start", "end", "score")
+        }
         golds = [meta["answers"] for meta in output_dict["metadata"]]
         if all(golds):
             result["gold_answers"] = golds

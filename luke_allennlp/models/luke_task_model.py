@@ -4,6 +4,7 @@ and for the task models an embedder and one way to encode the readers' inputs, s
 (`LukeTaskModel`). A new task is a reader (parse the file into examples, then `luke_allennlp.data.inputs`)
 and a `LukeTaskModel` subclass with a head.
 """
+
 from typing import Dict, NamedTuple, Optional, Tuple, Union
 
 import torch

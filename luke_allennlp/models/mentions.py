@@ -1,4 +1,5 @@
 """A mention's feature vector, from the word states of its first and last subword and its entity state."""
+
 from typing import Optional
 
 import torch
@@ -17,7 +18,11 @@ def check_feature(feature: str, model) -> None:
 
 
 def mention_features(
-    word_states: torch.Tensor, entity_states: Optional[torch.Tensor], starts: torch.Tensor, ends: torch.Tensor, feature: str
+    word_states: torch.Tensor,
+    entity_states: Optional[torch.Tensor],
+    starts: torch.Tensor,
+    ends: torch.Tensor,
+    feature: str,
 ) -> torch.Tensor:
     """(batch, entities, FEATURE_WIDTHS[feature] * hidden)"""
     hidden = word_states.size(-1)

@@ -1,4 +1,5 @@
 """How the `luke` embedder and the `luke_pretraining` model load LUKE from a checkpoint: one definition."""
+
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Type, TypeVar
 

@@ -1,4 +1,5 @@
 """What the task predictors share: JSON-lines input checked line by line, and the same outputs one by one or in batches."""
+
 import json
 from typing import List, Tuple
 

@@ -26,7 +26,9 @@ class LukeRecordPredictor(LukePredictor):
         where = self.input_id(json_dict)
         missing = [key for key in ("passage", "query", "entities") if key not in json_dict]
         if missing:
-            raise ValueError(f'{where}: the input needs "passage", "query" (with @placeholder) and "entities"; missing {missing}')
+            raise ValueError(
+                f'{where}: the input needs "passage", "query" (with @placeholder) and "entities"; missing {missing}'
+            )
         entities = require(json_dict, "entities", list, where)
         return self._dataset_reader.text_to_instance(
             require(json_dict, "passage", str, where), require(json_dict, "query", str, where), entity_spans(entities),
@@ -40,6 +42,8 @@ def entity_spans(entities: List[Any]) -> List[Tuple[int, int]]:
     for entity in entities:
         span = (entity.get("start"), entity.get("end")) if isinstance(entity, dict) else entity
         if not isinstance(span, (list, tuple)) or len(span) != 2 or not all(isinstance(x, int) for x in span):
-            raise ValueError(f"an entity must be [start, end] or {{'start', 'end'}} with integer offsets, not {entity!r}")
+            raise ValueError(
+                f"an entity must be [start, end] or {{'start', 'end'}} with integer offsets, not {entity!r}"
+            )
         spans.append((span[0], span[1]))
     return spans

@@ -42,7 +42,10 @@ class LukeSpanNerPredictor(LukePredictor):
             context: Any = json_dict.get(key, [])
             if not isinstance(context, list):
                 raise ValueError(f'{where}: "{key}" must be a list of sentences, not {type(context).__name__}')
-            return [split_words(s) if isinstance(s, str) else require_strings(s, where, f'a sentence of "{key}"') for s in context]
+            return [
+                split_words(s) if isinstance(s, str) else require_strings(s, where, f'a sentence of "{key}"')
+                for s in context
+            ]
 
         return self._dataset_reader.text_to_instance(
             words, left_context=sentences("left_context"), right_context=sentences("right_context"), instance_id=where

@@ -7,6 +7,7 @@ Text is split into tokens, runs of word characters or one other non-space charac
 occurs where its exact text (case-sensitive) starts where a token starts and ends where a token ends: "York"
 occurs in "New York" but not in "Yorkshire" or "NewYork", "U.S." in "U.S.-based".
 """
+
 import re
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 

@@ -1,4 +1,5 @@
 """Every config in configs/ parses with the paper's hyper-parameters and trains on tiny data."""
+
 import json
 
 import pytest

@@ -16,7 +16,11 @@ def test_tags_to_spans_iob1_and_iob2():
     assert tags_to_spans(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG"]) == {
         (0, 2): "PER", (3, 4): "LOC", (4, 5): "LOC", (5, 6): "ORG"
     }  # fmt: skip
-    assert tags_to_spans(["B-PER", "I-PER", "B-PER", "O", "B-MISC"], "iob2") == {(0, 2): "PER", (2, 3): "PER", (4, 5): "MISC"}
+    assert tags_to_spans(["B-PER", "I-PER", "B-PER", "O", "B-MISC"], "iob2") == {
+        (0, 2): "PER",
+        (2, 3): "PER",
+        (4, 5): "MISC",
+    }
     assert spans_to_iob2({(0, 2): "PER", (3, 4): "LOC"}, 5) == ["B-PER", "I-PER", "O", "B-LOC", "O"]
     with pytest.raises(ValueError, match="encoding"):
         tags_to_spans(["O"], "bioes")
@@ -95,10 +99,14 @@ def test_bad_input_is_named(tiny_luke_dir, tmp_path, caplog):
 
 
 def test_text_to_instance_with_context(reader):
-    instance = reader.text_to_instance(["Peter", "visited", "Paris"], left_context=[["Hello", "."]], right_context=[["Bye"]])
+    instance = reader.text_to_instance(
+        ["Peter", "visited", "Paris"], left_context=[["Hello", "."]], right_context=[["Bye"]]
+    )
     assert instance["metadata"]["words"] == ["Peter", "visited", "Paris"]
     assert "labels" not in instance.fields
-    assert reader.tokenizer.decode(instance["word_ids"].tensor) == "<s> Hello . Peter visited Paris Bye</s>"  # each word after a space
+    assert (
+        reader.tokenizer.decode(instance["word_ids"].tensor) == "<s> Hello . Peter visited Paris Bye</s>"
+    )  # each word after a space
     assert instance["metadata"]["spans"][:3].tolist() == [[0, 1], [0, 2], [0, 3]]
 
 

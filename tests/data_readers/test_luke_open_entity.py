@@ -95,7 +95,9 @@ def test_crowd_format_bad_input_is_named(reader, shared_data, tmp_path):
         list(reader.read(str(crowd)))
     crowd.write_text("\n".join([lines[0], lines[1], lines[0]]))
     annot_id = json.loads(lines[0])["annot_id"]
-    with pytest.raises(ValueError, match=rf"crowd.json:3: example {annot_id}: the annot_id is repeated \(first in line 1\)"):
+    with pytest.raises(
+        ValueError, match=rf"crowd.json:3: example {annot_id}: the annot_id is repeated \(first in line 1\)"
+    ):
         list(reader.read(str(crowd)))
     crowd.write_text(lines[0] + "\n" + lines[1][:-3] + "\n")
     with pytest.raises(ValueError, match="crowd.json:2: not valid JSON"):

@@ -18,7 +18,11 @@ def mentions(reader, instance):
 
 
 def test_parse_tagged():
-    assert parse_tagged("The <e1>child</e1> was in the <e2>cradle</e2>.", "x") == ("The child was in the cradle.", (4, 9), (21, 27))
+    assert parse_tagged("The <e1>child</e1> was in the <e2>cradle</e2>.", "x") == (
+        "The child was in the cradle.",
+        (4, 9),
+        (21, 27),
+    )
     assert parse_tagged("<e2>A</e2> of <e1>B</e1>", "x") == ("A of B", (5, 6), (0, 1))
     with pytest.raises(ValueError, match="f:3: expected one <e1>"):
         parse_tagged("no tags", "f:3")
@@ -30,7 +34,11 @@ def test_reads_semeval(reader, shared_data):
     assert len(train) == 8000 and len(test) == 2717
     assert len({label for *_, label in train}) == 19  # 9 directed relations x 2 + Other
     example_id, text, head, tail, label = train[0]
-    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == ("configuration", "elements", "Component-Whole(e2,e1)")
+    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == (
+        "configuration",
+        "elements",
+        "Component-Whole(e2,e1)",
+    )
     instance = reader.text_to_instance(text, head, tail, label, example_id)
     assert mentions(reader, instance) == ["configuration", "elements"]
     assert instance["entity_ids"].tensor.tolist() == [2, 3]  # [HEAD], [TAIL]
@@ -49,7 +57,9 @@ def test_reads_tacred(reader, shared_data):
 
 def test_reads_kbp37_format(reader, tmp_path):
     path = tmp_path / "kbp37.txt"
-    path.write_text('1\t"<e1>Tom Hanks</e1> , known as <e2>Hanks</e2> ."\nper:alternate_names(e1,e2)\n\n2\t"<e1>A</e1> and <e2>B</e2>"\nno_relation\n\n')
+    path.write_text(
+        '1\t"<e1>Tom Hanks</e1> , known as <e2>Hanks</e2> ."\nper:alternate_names(e1,e2)\n\n2\t"<e1>A</e1> and <e2>B</e2>"\nno_relation\n\n'
+    )
     examples = list(reader.read_examples(str(path)))
     assert [(t[h[0] : h[1]], t[s[0] : s[1]], label) for _, t, h, s, label in examples] == [
         ("Tom Hanks", "Hanks", "per:alternate_names(e1,e2)"), ("A", "B", "no_relation")
@@ -69,7 +79,21 @@ def test_bad_input_is_named(reader, tmp_path):
     with pytest.raises(ValueError, match=r"ex1: tail span \[3, 40\] is out of range"):
         reader.text_to_instance("short text", (0, 5), (3, 40), example_id="ex1")
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps([{"id": "a1", "relation": "x", "token": ["a", "b"], "subj_start": 0, "subj_end": 5, "obj_start": 1, "obj_end": 1}]))
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "a1",
+                    "relation": "x",
+                    "token": ["a", "b"],
+                    "subj_start": 0,
+                    "subj_end": 5,
+                    "obj_start": 1,
+                    "obj_end": 1,
+                }
+            ]
+        )
+    )
     with pytest.raises(ValueError, match=r"bad.json:a1: token span \[0, 5\] is out of range for 2 tokens"):
         list(reader.read(str(path)))
     tagged = tmp_path / "bad.txt"
@@ -86,7 +110,11 @@ def test_reads_kbp37_as_distributed(reader, kbp37_sample, caplog):
     examples = list(reader.read_examples(str(kbp37_sample)))
     assert len(examples) == 12
     _, text, head, tail, label = examples[0]
-    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == ("Maria Lindqvist", "Mia", "per:alternate_names(e1,e2)")
+    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == (
+        "Maria Lindqvist",
+        "Mia",
+        "per:alternate_names(e1,e2)",
+    )
     with caplog.at_level(logging.WARNING):
         instances = list(reader.read(str(kbp37_sample)))
     assert len(instances) == 11 and reader.stats["skipped_empty_mentions"] == 1 and reader.stats["inputs"] == 11
@@ -114,7 +142,9 @@ def test_text_is_utf8_with_an_optional_bom(reader, shared_data, tmp_path):
     semeval.write_bytes(b"\xef\xbb\xbf" + '1\t"The <e1>café</e1> in <e2>Paris</e2>"\nOther\n'.encode())
     ((example_id, text, *_),) = list(reader.read_examples(str(semeval)))
     assert example_id.endswith("semeval.txt:1") and text == "The café in Paris"
-    semeval.write_bytes('1\t"<e1>A</e1> <e2>B</e2>"\nOther\n\n2\t"<e1>C</e1> and \xe9 <e2>D</e2>"\nOther\n'.encode("latin-1"))
+    semeval.write_bytes(
+        '1\t"<e1>A</e1> <e2>B</e2>"\nOther\n\n2\t"<e1>C</e1> and \xe9 <e2>D</e2>"\nOther\n'.encode("latin-1")
+    )
     with pytest.raises(ValueError, match=r"semeval.txt:4: not UTF-8 text \(byte 0xe9"):
         list(reader.read(str(semeval)))
     tacred.write_text('[\n  {"id": "a", "relation": "x"},\n  {"id": "b",}\n]')
@@ -136,7 +166,9 @@ def test_bad_labels_and_ids_are_named(reader, tacred_train, tmp_path):
     examples = json.loads(tacred_train.read_text())
     tacred = tmp_path / "tacred.json"
     tacred.write_text(json.dumps(examples[:3] + examples[1:2]))
-    with pytest.raises(ValueError, match=rf"tacred.json:{examples[1]['id']}: the example id is repeated \(first in example 1\)"):
+    with pytest.raises(
+        ValueError, match=rf"tacred.json:{examples[1]['id']}: the example id is repeated \(first in example 1\)"
+    ):
         list(reader.read(str(tacred)))
 
 
@@ -147,7 +179,10 @@ def test_a_label_unseen_in_training_is_named(reader, tmp_path):
     path.write_text('5\t"<e1>A</e1> of <e2>B</e2>"\nCause-Effect(e1,e2)\nComment:\n')
     (instance,) = list(reader.read(str(path)))
     vocab = Vocabulary({"labels": {"Other": 1}}, non_padded_namespaces=["labels"])
-    with pytest.raises(ValueError, match=r"dev.txt:5: label\(s\) \['Cause-Effect\(e1,e2\)'\] not in the 'labels' vocabulary, which has \['Other'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"dev.txt:5: label\(s\) \['Cause-Effect\(e1,e2\)'\] not in the 'labels' vocabulary, which has \['Other'\]",
+    ):
         instance.index_fields(vocab)
 
 

@@ -38,7 +38,9 @@ def test_predictor(tiny_luke_dir, tacred_train, tmp_path, monkeypatch):
     set_config_env(monkeypatch, tiny_luke_dir, tacred_train)
     train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
     predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
-    by_text = predictor.predict_json({"text": "Steve Jobs founded Apple in Cupertino .", "head": [19, 24], "tail": [0, 10]})
+    by_text = predictor.predict_json(
+        {"text": "Steve Jobs founded Apple in Cupertino .", "head": [19, 24], "tail": [0, 10]}
+    )
     by_tokens = predictor.predict_json(
         {"tokens": ["Steve", "Jobs", "founded", "Apple", "in", "Cupertino", "."], "head": [3, 3], "tail": [0, 1]}
     )

@@ -31,8 +31,12 @@ def test_encode_runs_the_nonempty_windows(tiny_luke_dir):
         expected = model.embedder.luke(word_ids[i, w][None], attention_mask=word_mask[i, w][None], entity_ids=entity_ids[i, w][None],
                                        entity_position_ids=span_position_ids(starts[i, w][None], ends[i, w][None]),
                                        entity_attention_mask=entity_mask[i, w][None])  # fmt: skip
-        assert torch.allclose(encoded.words[row][word_mask[i, w]], expected.last_hidden_state[0][word_mask[i, w]], atol=1e-5)
-        assert torch.allclose(encoded.entities[row][entity_mask[i, w]], expected.entity_last_hidden_state[0][entity_mask[i, w]], atol=1e-5)
+        assert torch.allclose(
+            encoded.words[row][word_mask[i, w]], expected.last_hidden_state[0][word_mask[i, w]], atol=1e-5
+        )
+        assert torch.allclose(
+            encoded.entities[row][entity_mask[i, w]], expected.entity_last_hidden_state[0][entity_mask[i, w]], atol=1e-5
+        )
 
 
 def test_a_word_encoder_runs_each_sentence_once_for_its_chunks(tiny_roberta_dir):
@@ -46,7 +50,9 @@ def test_a_word_encoder_runs_each_sentence_once_for_its_chunks(tiny_roberta_dir)
     assert len(calls) == 1 and encoded.entities is None
     assert torch.equal(encoded.words, model.embedder(sentences, sentence_mask)[passes[0]])
     with pytest.raises(ValueError, match='entity inputs but the embedder is not "luke"'):
-        model.encode(sentences, sentence_mask, entity_ids=entity_ids, entity_start_positions=starts, entity_end_positions=ends)
+        model.encode(
+            sentences, sentence_mask, entity_ids=entity_ids, entity_start_positions=starts, entity_end_positions=ends
+        )
     with pytest.raises(ValueError, match='feature "entity" needs entity states: use the "luke" embedder'):
         model.require_entity_states('feature "entity"')
 

@@ -22,7 +22,9 @@ def archive(tiny_luke_dir, conll_slice, tmp_path_factory):
         mp.setenv("VALIDATION_DATA_PATH", str(conll_slice))
         out = tmp_path_factory.mktemp("ner")
         overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
-        train_model_from_file(str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(out), overrides=json.dumps(overrides))
+        train_model_from_file(
+            str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(out), overrides=json.dumps(overrides)
+        )
         return out / "model.tar.gz"
 
 
@@ -32,7 +34,18 @@ def predictor(archive):
 
 
 def test_split_words():
-    assert split_words("U.S.-based Acme Corp. said: \"no\".") == ["U.S.-based", "Acme", "Corp", ".", "said", ":", '"', "no", '"', "."]
+    assert split_words('U.S.-based Acme Corp. said: "no".') == [
+        "U.S.-based",
+        "Acme",
+        "Corp",
+        ".",
+        "said",
+        ":",
+        '"',
+        "no",
+        '"',
+        ".",
+    ]
 
 
 def test_predicts_raw_sentences_and_words(predictor):
@@ -88,7 +101,9 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
-    assert last == f'ValueError: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
+    assert (
+        last == f'ValueError: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
+    )
 
 
 def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch):

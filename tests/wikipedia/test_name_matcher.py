@@ -28,7 +28,16 @@ def test_matching_and_counting_agree_on_what_an_occurrence_is():
     matcher = NameMatcher(names)
     occurrences = matcher.occurrences(text)
     assert sorted(Counter(name for _, _, name in occurrences).items()) == sorted(counted.items())
-    assert counted == {"New York": 1, "New York City": 1, "York": 2, "York City": 1, "U.S.": 1, "AT&T": 2, "C": 2, "Levi's": 1}
+    assert counted == {
+        "New York": 1,
+        "New York City": 1,
+        "York": 2,
+        "York City": 1,
+        "U.S.": 1,
+        "AT&T": 2,
+        "C": 2,
+        "Levi's": 1,
+    }
     # Every match is an occurrence, and every occurrence is inside a match (the longest one at its token).
     found = matcher.find(text)
     assert set(found) <= set(occurrences)

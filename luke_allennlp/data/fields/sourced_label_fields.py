@@ -2,6 +2,7 @@
 Label fields that name their example when a label is not in the vocabulary (a label seen at evaluation but
 never in training), instead of allennlp's bare `KeyError`.
 """
+
 from typing import Iterable, List, Sequence
 
 from allennlp.data.fields import LabelField, MultiLabelField
