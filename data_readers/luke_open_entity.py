@@ -1,16 +1,13 @@
 import logging
-from collections import Counter
 from typing import Iterator, List, Optional, Tuple
 
-from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedMultiLabelField
-from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
-from luke_allennlp.data.inputs import MentionInputs, UnusableExample
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.data.files import SeenIds, parse_json, read_text, require, split_lines
+from luke_allennlp.data.mention_task_reader import MentionTaskReader
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +16,7 @@ GENERAL_TYPES = ("entity", "event", "group", "location", "object", "organization
 
 
 @DatasetReader.register("luke_open_entity")
-class LukeOpenEntityReader(DatasetReader):
+class LukeOpenEntityReader(MentionTaskReader):
     """
     Open Entity entity typing (paper §4.1): one instance per mention, a `[MASK]` entity over the mention's
     subwords, with the mention's general types as a multi-label target.
@@ -47,32 +44,8 @@ class LukeOpenEntityReader(DatasetReader):
     """
 
     def __init__(self, model_name: str, max_seq_length: int = 256, label_namespace: str = "labels", **kwargs) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
-        self.tokenizer = load_fast_tokenizer(model_name)
-        self.inputs = MentionInputs(self.tokenizer, max_seq_length)
+        super().__init__(model_name, max_seq_length, **kwargs)
         self.label_namespace = label_namespace
-
-    @property
-    def stats(self) -> Counter:
-        """What the last read encoded, cut and skipped (see `MentionInputs`)."""
-        return self.inputs.stats
-
-    @property
-    def truncated(self) -> int:
-        """Inputs cut to `max_seq_length` around their mention since the last read began."""
-        return self.inputs.stats["truncated_inputs"]
-
-    def _read(self, file_path: str) -> Iterator[Instance]:
-        self.inputs.reset_stats()
-        examples = nonempty(self.read_examples(cached_path(file_path), file_path), file_path)
-        for example_id, sentence, span, labels in self.shard_iterable(examples):
-            try:
-                instance = self.text_to_instance(sentence, span, labels, example_id)
-            except UnusableExample as error:
-                self.inputs.skip(error)
-                continue
-            yield instance
-        self.inputs.log_stats(file_path)
 
     def read_examples(
         self, path: str, name: Optional[str] = None

@@ -1,18 +1,15 @@
 import logging
 import re
-from collections import Counter
 from typing import Iterator, Optional, Tuple
 
 import numpy as np
-from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedLabelField
-from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
-from luke_allennlp.data.inputs import MentionInputs, UnusableExample
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.data.files import SeenIds, parse_json, read_text, require, split_lines
+from luke_allennlp.data.mention_task_reader import MentionTaskReader
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +58,7 @@ def _strip_span(text: str, start: int, end: int) -> CharSpan:
 
 
 @DatasetReader.register("luke_relation_classification")
-class LukeRelationClassificationReader(DatasetReader):
+class LukeRelationClassificationReader(MentionTaskReader):
     """
     Relation classification (paper §4.2): the head and tail mentions become the special entities `[HEAD]`
     and `[TAIL]` (their embeddings start from `[MASK]`) over the mentions' subwords; the label is the
@@ -100,33 +97,9 @@ class LukeRelationClassificationReader(DatasetReader):
         label_namespace: str = "labels",
         **kwargs,
     ) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
-        self.tokenizer = load_fast_tokenizer(model_name)
-        self.inputs = MentionInputs(self.tokenizer, max_seq_length)
+        super().__init__(model_name, max_seq_length, **kwargs)
         self.use_entity_markers = use_entity_markers
         self.label_namespace = label_namespace
-
-    @property
-    def stats(self) -> Counter:
-        """What the last read encoded, cut and skipped (see `MentionInputs`)."""
-        return self.inputs.stats
-
-    @property
-    def truncated(self) -> int:
-        """Inputs of the last read cut to a window around both mentions."""
-        return self.inputs.stats["truncated_inputs"]
-
-    def _read(self, file_path: str) -> Iterator[Instance]:
-        self.inputs.reset_stats()
-        examples = nonempty(self.read_examples(cached_path(file_path), file_path), file_path)
-        for example_id, text, head, tail, label in self.shard_iterable(examples):
-            try:
-                instance = self.text_to_instance(text, head, tail, label, example_id)
-            except UnusableExample as error:
-                self.inputs.skip(error)
-                continue
-            yield instance
-        self.inputs.log_stats(file_path)
 
     def read_examples(
         self, path: str, name: Optional[str] = None
