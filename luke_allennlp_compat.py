@@ -287,9 +287,10 @@ _MODULE_REPAIRS: Dict[str, Tuple[Optional[Callable[[], None]], Optional[Callable
 # A repair of allennlp itself rather than of the stack it runs on. `allennlp predict` reads its JSON-lines input
 # in `_PredictManager._get_json_data` and predicts batches in `_PredictManager._predict_json`; an error in
 # either (malformed JSON, an input the predictor refuses) stopped the run without saying which line. Both are
-# wrapped here: an input error (ValueError, KeyError, TypeError, IndexError) is raised again as a ValueError
-# "FILE, line N: message" (lines numbered from 1, blank lines counted, as an editor shows them); for a batch
-# (`--batch-size`), the first line whose input the predictor refuses is named. Nothing else changes.
+# wrapped here: an input error (ValueError, KeyError, TypeError, IndexError, bytes that are not UTF-8) is raised
+# again as a ValueError "FILE, line N: message" (lines numbered from 1, blank lines counted, as an editor shows
+# them); for a batch (`--batch-size`), the first line whose input the predictor refuses is named. A byte-order
+# mark before the first line is ignored. Nothing else changes.
 
 
 def _repair_predict(module: types.ModuleType) -> None:
@@ -300,12 +301,18 @@ def _repair_predict(module: types.ModuleType) -> None:
     input_errors = (ValueError, KeyError, TypeError, IndexError)
 
     def get_json_data(self: Any) -> Any:
-        name = "<stdin>" if self._input_file == "-" else self._input_file
-        self._luke_lines = {}  # id of each parsed input -> its line number
-        lines = sys.stdin if self._input_file == "-" else module.open_compressed(module.cached_path(self._input_file))
+        stdin = self._input_file == "-"
+        name = "<stdin>" if stdin else self._input_file
+        self._luke_lines = {}  # id of each parsed input -> (file, line number)
+        # Bytes, decoded line by line, so that bytes that are not UTF-8 are found on their own line.
+        lines = sys.stdin.buffer if stdin else module.open_compressed(module.cached_path(name), "rb", encoding=None)
         try:
-            for number, line in enumerate(lines, start=1):
-                if line.isspace():
+            for number, raw in enumerate(lines, start=1):
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is dropped
+                except UnicodeDecodeError as error:
+                    raise ValueError(f"{name}, line {number}: not UTF-8 text ({error.reason})") from None
+                if not line or line.isspace():
                     continue
                 try:
                     inputs = self._predictor.load_line(line)
@@ -314,7 +321,7 @@ def _repair_predict(module: types.ModuleType) -> None:
                 self._luke_lines[id(inputs)] = (name, number)
                 yield inputs
         finally:
-            if lines is not sys.stdin:
+            if not stdin:
                 lines.close()
 
     def where(self: Any, batch: List[Any]) -> str:

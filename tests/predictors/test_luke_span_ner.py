@@ -91,6 +91,10 @@ def test_predict_names_the_line_of_a_bad_input(predictor, tmp_path):
         run([good, good, json.dumps({"words": "abc"}), good], 4)  # the refused line of a batch is named
     run([good, "", good], 2)
     assert [len(json.loads(line)["words"]) for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [4, 4]
+    path.write_bytes(b"\xef\xbb\xbf" + f"{good}\n{good}\n".encode() + b'{"sentence": "M\xfcnchen"}\n')
+    with pytest.raises(ValueError, match=r"in\.jsonl, line 3: not UTF-8 text"):  # a byte-order mark is no error
+        _PredictManager(predictor, str(path), str(tmp_path / "out.jsonl"), 1, False, False).run()
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
 
 
 def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
