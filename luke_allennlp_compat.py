@@ -29,7 +29,6 @@ run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_c
 into site-packages, calls `install()` at interpreter start-up so the real `allennlp` command is repaired
 before it imports anything; importing `luke_allennlp` calls it too.
 """
-
 import functools
 import importlib.abc
 import importlib.machinery
@@ -82,9 +81,7 @@ class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, reason: str):
         self.reason = reason
 
-    def find_spec(
-        self, fullname: str, path: Any = None, target: Any = None
-    ) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname == "torchvision" or fullname.startswith("torchvision."):
             return importlib.util.spec_from_loader(fullname, self, is_package=True)
         return None
@@ -102,7 +99,6 @@ class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def _repair_torchvision() -> None:
     try:
         import torchvision  # noqa: F401
-
         return
     except Exception as e:  # missing, or present but built for another torch ("operator ... does not exist")
         reason = f"{type(e).__name__}: {e}"
@@ -253,9 +249,7 @@ def _encode_plus(self: Any, text: Any, text_pair: Any = None, **kwargs: Any) -> 
     return self(text, text_pair, **kwargs)
 
 
-def _build_inputs_with_special_tokens(
-    self: Any, token_ids_0: List[int], token_ids_1: Optional[List[int]] = None
-) -> List[int]:
+def _build_inputs_with_special_tokens(self: Any, token_ids_0: List[int], token_ids_1: Optional[List[int]] = None) -> List[int]:
     """transformers 4's `build_inputs_with_special_tokens`: the ids with the tokenizer's special tokens around them."""
     template, _ = special_tokens_template(self, pair=token_ids_1 is not None)
     content = {-1: list(token_ids_0), -2: list(token_ids_1 or [])}
@@ -265,10 +259,7 @@ def _build_inputs_with_special_tokens(
 def _repair_tokenizer_methods() -> None:
     from transformers import PreTrainedTokenizerBase
 
-    for name, method in (
-        ("encode_plus", _encode_plus),
-        ("build_inputs_with_special_tokens", _build_inputs_with_special_tokens),
-    ):
+    for name, method in (("encode_plus", _encode_plus), ("build_inputs_with_special_tokens", _build_inputs_with_special_tokens)):
         if not hasattr(PreTrainedTokenizerBase, name):
             setattr(PreTrainedTokenizerBase, name, method)
 
@@ -388,9 +379,7 @@ class _RepairingLoader(importlib.abc.Loader):
 
 
 class _AllennlpHook(importlib.abc.MetaPathFinder):
-    def find_spec(
-        self, fullname: str, path: Any = None, target: Any = None
-    ) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname == "allennlp":
             repair_dependencies()
         if fullname not in _MODULE_REPAIRS:

@@ -1,5 +1,4 @@
 """Packaging lives in setup.cfg; this file only ships `luke_allennlp_compat.pth` (see that module)."""
-
 import os
 import sys
 

@@ -9,7 +9,6 @@ Prints the median of several repetitions for each model and the ratio reference 
 is faster or smaller). Peak memory is what one training step allocates above the weights: the CUDA
 allocator's peak on a GPU; on the CPU (Linux), the peak resident memory of a first step in a fresh process.
 """
-
 import argparse
 import contextlib
 import statistics
@@ -62,11 +61,7 @@ def make_inputs(args, device):
 
 
 def step(model, inputs, autocast_dtype):
-    ctx = (
-        torch.autocast(inputs["input_ids"].device.type, dtype=autocast_dtype)
-        if autocast_dtype
-        else contextlib.nullcontext()
-    )
+    ctx = torch.autocast(inputs["input_ids"].device.type, dtype=autocast_dtype) if autocast_dtype else contextlib.nullcontext()
     with ctx:
         out = model(**inputs)
         loss = out.last_hidden_state.float().square().mean() + out.entity_last_hidden_state.float().square().mean()
@@ -183,23 +178,17 @@ def main():
     for mode, dtype in modes:
         medians, all_times, peaks = measure([m for _, m in variants], inputs, repeats, warmup, dtype)
         if not on_gpu:
-            peaks = [cpu_memory_in_subprocess("reference"), cpu_memory_in_subprocess("ours")] + [None] * (
-                len(variants) - 2
-            )
+            peaks = [cpu_memory_in_subprocess("reference"), cpu_memory_in_subprocess("ours")] + [None] * (len(variants) - 2)
         for (name, _), median, times, peak in zip(variants, medians, all_times, peaks):
             print(f"[{mode}] {name} steps (s): {' '.join(f'{t:.4f}' for t in times)}")
             rows.append((mode, name, median, peak))
 
     mib = lambda b: "n/a" if b is None else f"{b / 2**20:,.0f} MiB"  # noqa: E731
-    print(
-        f"\n{'mode':<14} | {'model':<24} | {'median step':>11} | {'peak step memory':>16} | speed-up, memory vs transformers eager"
-    )
+    print(f"\n{'mode':<14} | {'model':<24} | {'median step':>11} | {'peak step memory':>16} | speed-up, memory vs transformers eager")
     for mode, name, median, peak in rows:
         base_time, base_peak = next((m, p) for md, n, m, p in rows if md == mode and n == variants[0][0])
         memory = "" if not (peak and base_peak) else f", {peak / base_peak:.2f}x memory"
-        print(
-            f"{mode:<14} | {name:<24} | {median * 1000:8.1f} ms | {mib(peak):>16} | {base_time / median:.2f}x faster{memory}"
-        )
+        print(f"{mode:<14} | {name:<24} | {median * 1000:8.1f} ms | {mib(peak):>16} | {base_time / median:.2f}x faster{memory}")
 
 
 if __name__ == "__main__":

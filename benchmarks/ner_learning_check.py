@@ -6,7 +6,6 @@ dictionary baseline (every training entity string, tagged with its most frequent
 
     python benchmarks/ner_learning_check.py [--train-docs 120] [--dev-docs 30] [--epochs 6]
 """
-
 import argparse
 import sys
 import tempfile
@@ -70,9 +69,7 @@ def main() -> None:
     metrics = train_from_scratch("configs/ner/conll2003.jsonnet", model_dir, train, dev, work / "run", args.epochs, 16)
     baseline = dictionary_baseline(train, dev, LukeConll2003Reader(str(model_dir)))
     sentences = sum(len(d) for d in LukeConll2003Reader(str(model_dir)).read_documents(str(train)))
-    print(
-        f"\ntrain: first {args.train_docs} documents of eng.train ({sentences} sentences); dev: first {args.dev_docs} of eng.testa"
-    )
+    print(f"\ntrain: first {args.train_docs} documents of eng.train ({sentences} sentences); dev: first {args.dev_docs} of eng.testa")
     print(f"small LUKE from scratch (hidden 128, 2 layers), {args.epochs} epochs, {time.time() - start:.0f} s")
     print(f"dev span F1: model {metrics['best_validation_f1']:.3f} (precision {metrics['best_validation_precision']:.3f}, "
           f"recall {metrics['best_validation_recall']:.3f}); dictionary baseline {baseline:.3f}; trivial baseline 0.000")  # fmt: skip

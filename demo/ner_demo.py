@@ -10,7 +10,6 @@ offline, on data it ships, in a few minutes on 2 cores. Run alone, it starts fro
 4. `allennlp evaluate`, with one prediction per sentence;
 5. `allennlp predict` on a raw sentence.
 """
-
 import argparse
 import json
 import os
@@ -127,10 +126,7 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     allennlp("evaluate", str(run / "model.tar.gz"), str(dev), "--output-file", str(metrics),
              "--predictions-output-file", str(predictions), env=env)  # fmt: skip
     raw = out / "raw_input.jsonl"
-    raw.write_text(
-        json.dumps({"sentence": "Maria Rossi , a spokesman for Toyota , said the Japanese market in Osaka grew ."})
-        + "\n"
-    )
+    raw.write_text(json.dumps({"sentence": "Maria Rossi , a spokesman for Toyota , said the Japanese market in Osaka grew ."}) + "\n")
     predicted = out / "raw_prediction.jsonl"
     allennlp("predict", str(run / "model.tar.gz"), str(raw), "--output-file", str(predicted), "--silent", env=env)
 
@@ -138,9 +134,7 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     print(f"\ndata:              {train}, {dev}")
     print(f"LUKE checkpoint:   {model_dir}")
     print(f"trained model:     {run / 'model.tar.gz'}")
-    print(
-        f"dev metrics:       {metrics}  (span F1 {scores['f1']:.3f}, precision {scores['precision']:.3f}, recall {scores['recall']:.3f})"
-    )
+    print(f"dev metrics:       {metrics}  (span F1 {scores['f1']:.3f}, precision {scores['precision']:.3f}, recall {scores['recall']:.3f})")
     print(f"dev predictions:   {predictions}  (one JSON line per sentence: words, gold_tags, predicted_tags)")
     print(f"raw prediction:    {predicted}")
     print(predicted.read_text().strip())

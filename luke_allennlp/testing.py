@@ -4,7 +4,6 @@ Tiny, randomly initialised checkpoints built offline from a config, for tests, s
 Each directory holds `config.json`, weights and the RoBERTa tokenizer files, so it works as `model_name` for
 `LukeEncoder.from_pretrained`, the `luke` embedder and allennlp's `pretrained_transformer` components.
 """
-
 import os
 from pathlib import Path
 from typing import Any, Union
@@ -38,7 +37,9 @@ def save_roberta_tokenizer(directory: Union[str, os.PathLike]) -> None:
     tokenizer.save_pretrained(str(directory))
 
 
-def write_tiny_checkpoint(directory: Union[str, os.PathLike], kind: str = "luke", seed: int = 0, **config: Any) -> Path:
+def write_tiny_checkpoint(
+    directory: Union[str, os.PathLike], kind: str = "luke", seed: int = 0, **config: Any
+) -> Path:
     """
     Writes a tiny random checkpoint of `kind` "luke" (`LukeEncoder.save_pretrained`), "roberta" or "bert"
     (`transformers` models) with the RoBERTa tokenizer, or "xlnet" (`XLNetModel`) with a small sentencepiece
@@ -103,9 +104,7 @@ def save_xlnet_tokenizer(directory: Union[str, os.PathLike], vocab_size: int = 2
     return len(tokenizer)
 
 
-def train_from_scratch(
-    config: str, model_dir: Path, train: Path, dev: Path, out: Path, epochs: int, batch_size: int
-) -> dict:
+def train_from_scratch(config: str, model_dir: Path, train: Path, dev: Path, out: Path, epochs: int, batch_size: int) -> dict:
     """
     Trains a repository config (e.g. `configs/ner/conll2003.jsonnet`) on `train`, validating on `dev`, with the
     settings that suit a small model without pretraining: a larger learning rate, 10% warm-up, 128-subword

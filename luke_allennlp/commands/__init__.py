@@ -8,7 +8,6 @@ its parser):
 - `export-luke ARCHIVE OUT_DIR`: a `luke_pretraining` archive as a transformers LUKE checkpoint.
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON.
 """
-
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
 from luke_allennlp.commands.build_mention_dictionary import BuildMentionDictionary
 from luke_allennlp.commands.build_pretraining_corpus import BuildPretrainingCorpus

@@ -1,5 +1,4 @@
 """`allennlp build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump (LUKE's JSONL or TSV)."""
-
 import argparse
 import json
 

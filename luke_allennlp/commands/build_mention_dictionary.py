@@ -1,5 +1,4 @@
 """`allennlp build-mention-dictionary DUMP OUT`: names linked on each page and their link probabilities."""
-
 import argparse
 import json
 
@@ -17,25 +16,15 @@ class BuildMentionDictionary(Subcommand):
             "the names linked on it and their targets (through redirects; names ambiguous on a page dropped), and "
             "each name's link probability (times linked / times it occurs in article text)."
         )
-        subparser = parser.add_parser(
-            self.name, description=description, help="Build a mention dictionary from a dump."
-        )
+        subparser = parser.add_parser(self.name, description=description, help="Build a mention dictionary from a dump.")
         subparser.add_argument("dump", help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz)")
         subparser.add_argument("output", help="the JSON file to write")
-        subparser.add_argument(
-            "--min-link-probability",
-            type=float,
-            default=0.01,
-            help="drop names linked less often than this where they occur",
-        )
-        subparser.add_argument(
-            "--page-titles", help="keep only these pages' names: a file of titles, one per line, or a SQuAD JSON file"
-        )
-        subparser.add_argument(
-            "--include-missing-pages",
-            action="store_true",
-            help="keep names whose target is not a page of the dump (for sample dumps)",
-        )
+        subparser.add_argument("--min-link-probability", type=float, default=0.01,
+                               help="drop names linked less often than this where they occur")
+        subparser.add_argument("--page-titles",
+                               help="keep only these pages' names: a file of titles, one per line, or a SQuAD JSON file")
+        subparser.add_argument("--include-missing-pages", action="store_true",
+                               help="keep names whose target is not a page of the dump (for sample dumps)")
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))

@@ -11,7 +11,6 @@ but pretraining does not train, none of which changes the model's outputs on pre
 - the `<ent>` and `<ent2>` word tokens of `LukeTokenizer`, initialised from `@` and `#`;
 - the `[MASK2]` entity, initialised from `[MASK]`.
 """
-
 import argparse
 import json
 import os

@@ -6,7 +6,6 @@ main process collects titles and redirects; at the end every target is followed 
 existing articles are kept, ranked by how often they are linked (ties by title, so the result is
 deterministic), after `[PAD]`=0, `[UNK]`=1, `[MASK]`=2.
 """
-
 import logging
 import os
 from collections import Counter
@@ -65,9 +64,7 @@ def build_entity_vocab(
         pages are red links, rightly left out; a sample or shortened dump lacks most linked pages.
     """
     if vocab_size <= len(EntityVocab.SPECIAL_TOKENS):
-        raise ValueError(
-            f"vocab_size must exceed the {len(EntityVocab.SPECIAL_TOKENS)} special entities, got {vocab_size}"
-        )
+        raise ValueError(f"vocab_size must exceed the {len(EntityVocab.SPECIAL_TOKENS)} special entities, got {vocab_size}")
     dump = WikiDump(dump_path, max_pages=max_pages)
     collector = TitleCollector()
 

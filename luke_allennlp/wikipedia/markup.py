@@ -23,7 +23,6 @@ What happens to each construct:
 - HTML entities (`&nbsp;`, `&amp;`) are decoded; whitespace is collapsed to single spaces and blank lines
   removed, so each line is one paragraph.
 """
-
 import bisect
 import html
 import re
@@ -84,9 +83,7 @@ _DROPPED = (
 _DROPPED_ELEMENT = re.compile(rf"<({_DROPPED})(?:\s[^<>]*)?(?<!/)>.*?</\1\s*>", re.S | re.I)
 _SELF_CLOSING = re.compile(rf"<(?:{_DROPPED})(?:\s[^<>]*)?/>", re.I)
 _BREAK_TAG = re.compile(r"<br\s*/?\s*>|</?br\s*/?>", re.I)
-_BLOCK_TAG = re.compile(
-    r"</?(?:p|div|li|ul|ol|dl|dt|dd|blockquote|center|h[1-6]|tr|td|th|caption)(?:\s[^<>]*)?/?>", re.I
-)
+_BLOCK_TAG = re.compile(r"</?(?:p|div|li|ul|ol|dl|dt|dd|blockquote|center|h[1-6]|tr|td|th|caption)(?:\s[^<>]*)?/?>", re.I)
 _HTML_TAG = re.compile(
     r"</?(?:[a-z][a-z0-9]*)(?:\s[^<>]*)?/?>", re.I
 )  # any other tag: formatting (b, i, span, sup, small, ...) keeps its text

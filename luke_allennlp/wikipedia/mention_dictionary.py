@@ -17,7 +17,6 @@ The result is one JSON file, read back by `MentionDictionary.from_file`:
 `{"version": 1, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
 {name: p}, "stats": {...}}`.
 """
-
 import json
 import logging
 import os
@@ -116,9 +115,7 @@ def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
         raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
     articles = data.get("data") if isinstance(data, dict) else None
     if not isinstance(articles, list) or not all(isinstance(a, dict) and "title" in a for a in articles):
-        raise ValueError(
-            f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}'
-        )
+        raise ValueError(f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}')
     return [article["title"] for article in articles]
 
 

@@ -1,6 +1,5 @@
 """`allennlp export-luke` through the real command: what it writes loads in transformers, in LukeEncoder and in
 the fine-tuning configs, and computes what the archived model computes."""
-
 import json
 import subprocess
 import sys
@@ -47,14 +46,7 @@ def exported(archive, tmp_path_factory):
 def test_files_and_transformers_loading(exported):
     names = {p.name for p in exported.iterdir()}
     # What LukeTokenizer reads in transformers 4 (5 also writes tokenizer.json).
-    assert {
-        "config.json",
-        "model.safetensors",
-        "vocab.json",
-        "merges.txt",
-        "entity_vocab.json",
-        "tokenizer_config.json",
-    } <= names
+    assert {"config.json", "model.safetensors", "vocab.json", "merges.txt", "entity_vocab.json", "tokenizer_config.json"} <= names
     config = json.loads((exported / "config.json").read_text())
     assert config["architectures"] == ["LukeForMaskedLM"] and config["model_type"] == "luke"
     assert config["use_entity_aware_attention"] and config["entity_vocab_size"] == 61
@@ -120,14 +112,10 @@ def test_pretrained_transformer_tokenizer_reads_the_export(exported):
 
     text = "Peter Blackburn visited Brussels ."
     tokens = PretrainedTransformerTokenizer(str(exported)).tokenize(text)  # LukeTokenizer, no prefix space
-    assert [t.text_id for t in tokens] == transformers.RobertaTokenizerFast.from_pretrained(str(exported))(text)[
-        "input_ids"
-    ]
+    assert [t.text_id for t in tokens] == transformers.RobertaTokenizerFast.from_pretrained(str(exported))(text)["input_ids"]
     fast = load_fast_tokenizer(str(exported))  # for pre-split words: a prefix space before each
     assert isinstance(fast, transformers.RobertaTokenizerFast)
-    assert fast(text.split(), is_split_into_words=True)["input_ids"][1:3] == fast.convert_tokens_to_ids(
-        ["ĠPeter", "ĠBlackburn"]
-    )
+    assert fast(text.split(), is_split_into_words=True)["input_ids"][1:3] == fast.convert_tokens_to_ids(["ĠPeter", "ĠBlackburn"])
 
 
 def test_errors_name_the_problem(archive, tmp_path):
@@ -152,25 +140,18 @@ def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
     words = json.loads((shared_data / "tokenizers" / "roberta-base" / "vocab.json").read_text())
     words.update({f"madeupword{i}": 50261 + i for i in range(3)})  # fill the ids the shared vocabulary leaves free
     (tmp_path / "vocab.json").write_text(json.dumps(words))
-    word_tokenizer = RobertaTokenizerFast(
-        str(tmp_path / "vocab.json"), str(shared_data / "tokenizers" / "roberta-base" / "merges.txt")
-    )
+    word_tokenizer = RobertaTokenizerFast(str(tmp_path / "vocab.json"), str(shared_data / "tokenizers" / "roberta-base" / "merges.txt"))
     config = LukeConfig(vocab_size=50265, entity_vocab_size=5, hidden_size=32, entity_emb_size=16, num_hidden_layers=1,
                         num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, use_entity_aware_attention=False)  # fmt: skip
     model = LukeForPretraining(config)
     vocab = EntityVocab(["[PAD]", "[UNK]", "[MASK]", "Tokyo", "Kyoto"])
-    state, released = _release(
-        model, _luke_tokenizer(word_tokenizer, vocab, str(tmp_path)), word_tokenizer.get_vocab(), vocab
-    )
+    state, released = _release(model, _luke_tokenizer(word_tokenizer, vocab, str(tmp_path)), word_tokenizer.get_vocab(), vocab)
     assert (released.vocab_size, released.entity_vocab_size, released.use_entity_aware_attention) == (50267, 6, True)
     table, bias = state["luke.embeddings.word_embeddings.weight"], state["lm_head.bias"]
     for index, source in ((50265, "@"), (50266, "#")):
         source_index = word_tokenizer.convert_tokens_to_ids(source)
         assert torch.equal(table[index], table[source_index]) and bias[index] == bias[source_index]
-    assert torch.equal(
-        state["luke.entity_embeddings.entity_embeddings.weight"][5],
-        model.state_dict()["luke.entity_embeddings.entity_embeddings.weight"][2],
-    )
+    assert torch.equal(state["luke.entity_embeddings.entity_embeddings.weight"][5], model.state_dict()["luke.entity_embeddings.entity_embeddings.weight"][2])
     layer = "luke.encoder.layer.0.attention.self."
     assert torch.equal(state[layer + "w2e_query.weight"], state[layer + "query.weight"])
     LukeForPretraining(released).load_state_dict(state)  # strict: the release is complete

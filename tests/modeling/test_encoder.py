@@ -1,5 +1,4 @@
 """LukeEncoder against transformers' reference LukeModel, with the same weights."""
-
 import pytest
 import torch
 import transformers
@@ -72,9 +71,7 @@ def test_outputs_equal_transformers(aware, device):
     real_words = inputs["attention_mask"].bool()
     real_entities = inputs["entity_attention_mask"].bool()
     assert max_diff(actual.last_hidden_state[real_words], expected.last_hidden_state[real_words]) < TOL
-    assert (
-        max_diff(actual.entity_last_hidden_state[real_entities], expected.entity_last_hidden_state[real_entities]) < TOL
-    )
+    assert max_diff(actual.entity_last_hidden_state[real_entities], expected.entity_last_hidden_state[real_entities]) < TOL
     # Padded positions too: both attend to the same keys.
     assert max_diff(actual.last_hidden_state, expected.last_hidden_state) < TOL
     assert max_diff(actual.pooler_output, expected.pooler_output) < TOL
@@ -95,9 +92,7 @@ def test_words_only_equals_transformers(aware):
 @pytest.mark.parametrize("padded_values", [True, False])
 def test_gradients_equal_transformers(padded_values, device, monkeypatch):
     reference, ours = reference_pair(True)
-    monkeypatch.setattr(
-        type(ours.encoder.layer[0].attention.self), "_fused_kernel_needs_equal_head_dims", lambda self, v: padded_values
-    )
+    monkeypatch.setattr(type(ours.encoder.layer[0].attention.self), "_fused_kernel_needs_equal_head_dims", lambda self, v: padded_values)
     reference.train().to(device), ours.train().to(device)  # dropout is 0: train mode must still be deterministic
     inputs = {k: v.to(device) for k, v in batch_inputs().items()}
     for model in (reference, ours):

@@ -1,5 +1,4 @@
 """LukeEncoder.from_pretrained / save_pretrained against transformers checkpoints built offline."""
-
 import json
 
 import pytest
@@ -122,9 +121,7 @@ def test_load_weights_false_reads_only_the_architecture(tiny_luke_dir):
     loaded = LukeEncoder.from_pretrained(str(tiny_luke_dir))
     fresh = LukeEncoder.from_pretrained(str(tiny_luke_dir), load_weights=False)
     assert fresh.config == loaded.config
-    assert not torch.equal(
-        fresh.encoder.layer[0].attention.self.query.weight, loaded.encoder.layer[0].attention.self.query.weight
-    )
+    assert not torch.equal(fresh.encoder.layer[0].attention.self.query.weight, loaded.encoder.layer[0].attention.self.query.weight)
 
 
 def test_config_overrides_apply(tiny_luke_dir):

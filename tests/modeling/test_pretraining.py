@@ -1,5 +1,4 @@
 """LukeForPretraining against transformers' LukeForMaskedLM, with the same weights."""
-
 import logging
 
 import pytest

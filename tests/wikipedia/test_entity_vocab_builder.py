@@ -14,11 +14,7 @@ def test_links_are_counted_through_redirects(crafted_dump):
     assert list(vocab) == ["[PAD]", "[UNK]", "[MASK]", "China", "Candle", "Lantern", "Rome", "Wick", "Paper lantern"]
     assert [vocab.count(i) for i in range(len(vocab))] == [0, 0, 0, 3, 2, 2, 2, 2, 1]
     assert summary["links"] == 17
-    assert (
-        summary["links_to_articles"],
-        summary["links_to_missing_pages"],
-        summary["links_through_redirect_loops"],
-    ) == (12, 4, 1)
+    assert (summary["links_to_articles"], summary["links_to_missing_pages"], summary["links_through_redirect_loops"]) == (12, 4, 1)
     assert summary["redirects"]["redirect_loops"] == 2 and summary["redirects"]["chained_redirects"] == 3
     assert summary["pages"]["pages_without_text"] == 1 and summary["pages"]["non_article_pages"] == 1
     assert summary["other_links"] == {"category": 1}
@@ -43,16 +39,7 @@ def test_the_206_page_dump(shared_data):
     dump = shared_data / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2"
     vocab, summary = build_entity_vocab(dump, num_workers=2)
     assert summary["links"] == 22605
-    assert [(vocab.title(i), vocab.count(i)) for i in range(3, 7)] == [
-        ("Angola", 12),
-        ("Aristotle", 12),
-        ("Apollo", 7),
-        ("Algeria", 4),
-    ]
+    assert [(vocab.title(i), vocab.count(i)) for i in range(3, 7)] == [("Angola", 12), ("Aristotle", 12), ("Apollo", 7), ("Algeria", 4)]
     assert len(vocab) == 3 + summary["linked_titles"] == 50
     wide, _ = build_entity_vocab(dump, vocab_size=10, include_missing_pages=True)
-    assert [(wide.title(i), wide.count(i)) for i in range(3, 6)] == [
-        ("Soviet Union", 18),
-        ("China", 15),
-        ("Delphi", 15),
-    ]
+    assert [(wide.title(i), wide.count(i)) for i in range(3, 6)] == [("Soviet Union", 18), ("China", 15), ("Delphi", 15)]

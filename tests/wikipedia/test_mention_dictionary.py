@@ -33,18 +33,8 @@ def test_names_per_page_and_link_probabilities(crafted_dump):
     assert dictionary.link_probability("lanterns") == 0.0  # below the threshold, dropped
     assert dictionary.link_probability("never linked") == 0.0
     stats = dictionary.stats
-    assert (stats["pages"], stats["links"], stats["names"], stats["pages_with_names"], stats["page_names"]) == (
-        5,
-        17,
-        11,
-        3,
-        10,
-    )
-    assert (
-        stats["ambiguous_names_dropped"],
-        stats["low_probability_names_dropped"],
-        stats["low_probability_page_names_dropped"],
-    ) == (1, 1, 1)
+    assert (stats["pages"], stats["links"], stats["names"], stats["pages_with_names"], stats["page_names"]) == (5, 17, 11, 3, 10)
+    assert (stats["ambiguous_names_dropped"], stats["low_probability_names_dropped"], stats["low_probability_page_names_dropped"]) == (1, 1, 1)
     assert (stats["names_to_missing_pages"], stats["names_through_redirect_loops"]) == (3, 1)
 
 
@@ -61,9 +51,7 @@ def test_save_load_and_lookup_by_any_title_form(crafted_dump, tmp_path):
 
 
 def test_page_titles_keep_only_those_pages(crafted_dump, tmp_path):
-    (tmp_path / "squad.json").write_text(
-        json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]})
-    )
+    (tmp_path / "squad.json").write_text(json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]}))
     assert read_page_titles(tmp_path / "squad.json") == ["China", "Atlantis"]
     (tmp_path / "titles.txt").write_text("China\n\nAtlantis\n")
     assert read_page_titles(tmp_path / "titles.txt") == ["China", "Atlantis"]
