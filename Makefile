@@ -1,5 +1,6 @@
 # `make install` sets up .venv with torch, the real allennlp 2.10.1 and this package (editable);
-# `make test` runs the test suite. Both are what CI runs (.ci/run).
+# `make test` runs the test suite. Both are what CI runs (.ci/run). `make lint` checks the code with ruff
+# (settings in pyproject.toml); `make format` applies ruff's fixes and formatting.
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
@@ -8,7 +9,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all bench demo clean wheelhouse wheelhouse-check
+.PHONY: install test test-all lint format bench demo clean wheelhouse wheelhouse-check
 
 install: $(STAMP)
 
@@ -28,6 +29,14 @@ test: install
 
 test-all: install
 	$(PY) -m pytest -q -m ""
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 bench: install
 	$(PY) benchmarks/encoder_speed.py

@@ -119,7 +119,7 @@ def cpu_memory_in_subprocess(which):
 
     argv = [sys.executable, __file__, *sys.argv[1:], "--cpu-memory-of", which]
     result = subprocess.run(argv, capture_output=True, text=True)
-    lines = [l for l in result.stdout.splitlines() if l.startswith("CPU_MEMORY_BYTES ")]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("CPU_MEMORY_BYTES ")]
     return int(lines[-1].split()[1]) if lines else None
 
 

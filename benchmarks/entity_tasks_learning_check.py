@@ -38,8 +38,8 @@ def main() -> None:
     start = time.time()
     rc = train_from_scratch("configs/relation_classification/semeval.jsonnet", model, work / "semeval_train.txt", work / "semeval_dev.txt", work / "rc", args.epochs, 32)
     rc_time = time.time() - start
-    dev_labels = [l.strip() for l in test_lines[1 : 4 * args.dev_examples : 4]]
-    majority = Counter(l.strip() for l in train_lines[1 : 4 * args.train_examples : 4]).most_common(1)[0][0]
+    dev_labels = [line.strip() for line in test_lines[1 : 4 * args.dev_examples : 4]]
+    majority = Counter(line.strip() for line in train_lines[1 : 4 * args.train_examples : 4]).most_common(1)[0][0]
     baseline = RelationF1()
     baseline([majority] * len(dev_labels), dev_labels)
     rc_base = baseline.get_metric()
@@ -51,10 +51,10 @@ def main() -> None:
     (work / "oe_dev.json").write_text(json.dumps(dev_examples))
     et = train_from_scratch("configs/entity_typing/open_entity.jsonnet", model, data / "open_entity" / "train.json", work / "oe_dev.json", work / "et", args.epochs, 16)
     et_time = time.time() - start
-    top = Counter(l for e in train_examples for l in e["labels"]).most_common(1)[0][0]
+    top = Counter(label for e in train_examples for label in e["labels"]).most_common(1)[0][0]
     import torch
 
-    types = sorted({l for e in train_examples + dev_examples for l in e["labels"]})
+    types = sorted({label for e in train_examples + dev_examples for label in e["labels"]})
     gold = torch.tensor([[t in e["labels"] for t in types] for e in dev_examples])
     always = torch.zeros_like(gold)
     always[:, types.index(top)] = True

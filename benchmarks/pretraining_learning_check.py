@@ -23,7 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from luke_allennlp.testing import SMALL, ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
+from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, SMALL, save_roberta_tokenizer, shared_data_dir  # noqa: E402
 
 ALLENNLP = str(Path(sys.executable).with_name("allennlp"))
 

@@ -1,4 +1,10 @@
-"""Registered AllenNLP dataset readers for the LUKE tasks (one reader per module)."""
+"""
+Registered AllenNLP dataset readers for the LUKE tasks (one reader per module). They build their inputs with
+`luke_allennlp.data`; importing this package imports `luke_allennlp` too, which registers the rest of the
+plugin (`luke_allennlp` never imports this package).
+"""
+
+import luke_allennlp  # noqa: F401  (registers the models, embedder, predictors, ... the readers are used with)
 from data_readers.luke_conll2003 import LukeConll2003Reader
 from data_readers.luke_open_entity import LukeOpenEntityReader
 from data_readers.luke_pretraining import LukePretrainingReader

@@ -1,4 +1,3 @@
-import functools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -8,16 +7,21 @@ import numpy as np
 import torch
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
-from allennlp.data.fields import MetadataField, TensorField
+from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import LabelArrayField
+from luke_allennlp.data.files import read_lines
+from luke_allennlp.data.inputs import MentionInputs, centred_window, tensor_fields, tokenize_words
 from luke_allennlp.data.tags import tags_to_spans
-from luke_allennlp.data.tokenization import load_fast_tokenizer, special_token_layout
+from luke_allennlp.data.tokenization import load_fast_tokenizer
 
 logger = logging.getLogger(__name__)
 
 TAG = re.compile(r"^(O|[BI]-\S+)$")
+# The columns' separator: ASCII spaces (tabs accepted). Not any Unicode white space, as `str.split()` would
+# take: a word may hold a no-break space ("10\u00a0000").
+COLUMNS = re.compile(r"[ \t]+")
 
 
 @dataclass
@@ -103,17 +107,14 @@ class LukeConll2003Reader(DatasetReader):
         if encoding not in ("iob1", "iob2"):
             raise ValueError(f"encoding must be iob1 or iob2, not {encoding!r}")
         self.tokenizer = load_fast_tokenizer(model_name)
-        prefix, suffix = special_token_layout(self.tokenizer)
-        self.prefix, self.suffix = np.array(prefix, dtype=np.int64), np.array(suffix, dtype=np.int64)
-        self.pad_id = self.tokenizer.pad_token_id
-        self.max_words = max_seq_length - len(prefix) - len(suffix)  # subwords for text
-        if self.max_words < 1:
-            raise ValueError(f"max_seq_length {max_seq_length} leaves no room for text")
+        self.inputs = MentionInputs(self.tokenizer, max_seq_length)
+        self.max_words = self.inputs.room  # subwords for text
         self.max_mention_length = max_mention_length
         self.max_entities = max_entities
         self.encoding = encoding
         self.label_namespace = label_namespace
         self.stats: Dict[str, int] = {}
+        self._span_layouts: Dict[int, SpanLayout] = {}
 
     # --- reading files -------------------------------------------------------------------------------
 
@@ -133,38 +134,45 @@ class LukeConll2003Reader(DatasetReader):
         logger.info("%s: %s", file_path, self.stats)
 
     def read_documents(self, path: str) -> Iterator[List[Sentence]]:
-        """Parses a CoNLL file into documents of sentences; a malformed line raises naming file and line."""
+        """Parses a CoNLL file into documents of sentences; a malformed line raises naming file and line, and so
+        does a file without sentences."""
         document: List[Sentence] = []
         words: List[str] = []
         tags: List[str] = []
         first_line = 0
+        sentences = 0
 
         def close_sentence() -> None:
+            nonlocal sentences
             if words:
                 document.append(Sentence(list(words), list(tags), first_line))
+                sentences += 1
                 words.clear()
                 tags.clear()
 
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, start=1):
-                columns = line.split()
-                if not columns:
-                    close_sentence()
-                elif columns[0] == "-DOCSTART-":
-                    close_sentence()
-                    if number > 1:
-                        yield document
-                    document = []
-                else:
-                    if len(columns) < 2 or not TAG.match(columns[-1]):
-                        raise ValueError(
-                            f"{path}:{number}: expected 'word POS chunk NER' with an O/B-X/I-X tag last, got {line.rstrip()!r}"
-                        )
-                    if not words:
-                        first_line = number
-                    words.append(columns[0])
-                    tags.append(columns[-1])
+        for number, line in enumerate(read_lines(path), start=1):
+            columns = COLUMNS.split(line.strip(" \t"))
+            if columns == [""]:
+                close_sentence()
+            elif columns[0] == "-DOCSTART-":
+                close_sentence()
+                if number > 1:
+                    yield document
+                document = []
+            else:
+                if len(columns) < 2 or not TAG.match(columns[-1]):
+                    raise ValueError(
+                        f"{path}:{number}: expected 'word POS chunk NER' with an O/B-X/I-X tag last, got {line!r}"
+                    )
+                if not words:
+                    first_line = number
+                words.append(columns[0])
+                tags.append(columns[-1])
         close_sentence()
+        if not sentences:
+            raise ValueError(
+                f"{path}: no sentences in the file (it is empty, or holds only -DOCSTART- and blank lines)"
+            )
         yield document
 
     # --- instances -------------------------------------------------------------------------------------
@@ -190,18 +198,9 @@ class LukeConll2003Reader(DatasetReader):
         return self._sentence_instance(self._tokenize(document), len(left_context), instance_id)
 
     def _tokenize(self, document: List[Sentence]) -> TokenizedDocument:
-        words = [w for s in document for w in s.words]
-        encoding = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
-        word_index = np.array([-1 if w is None else w for w in encoding.word_ids()], dtype=np.int64)
-        counts = np.bincount(word_index, minlength=len(words))
-        if (counts == 0).any():  # e.g. a word of control characters: give it the unknown token
-            words = [w if c else self.tokenizer.unk_token for w, c in zip(words, counts)]
-            encoding = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
-            word_index = np.array(encoding.word_ids(), dtype=np.int64)
-            counts = np.bincount(word_index, minlength=len(words))
-        ends = np.cumsum(counts)
+        words = tokenize_words(self.tokenizer, [w for s in document for w in s.words])
         offsets = np.cumsum([0] + [len(s.words) for s in document])[:-1].tolist()
-        return TokenizedDocument(document, np.array(encoding["input_ids"]), ends - counts, ends, offsets)
+        return TokenizedDocument(document, words.ids, words.starts, words.ends, offsets)
 
     def _sentence_instance(self, doc: TokenizedDocument, index: int, instance_id: str) -> Instance:
         sentence = doc.sentences[index]
@@ -228,12 +227,9 @@ class LukeConll2003Reader(DatasetReader):
 
         # The window: the sentence's subwords plus as much context on both sides as fits, split evenly.
         sentence_start, sentence_end = int(starts[0]), int(ends[kept - 1])
-        room = self.max_words - (sentence_end - sentence_start)
-        available_right = len(doc.subword_ids) - sentence_end
-        left = min(sentence_start, max(room // 2, room - available_right))
-        right = min(available_right, room - left)
-        window = doc.subword_ids[sentence_start - left : sentence_end + right]
-        shift = len(self.prefix) + left - sentence_start  # document subword position -> input position
+        begin = centred_window(sentence_start, sentence_end - 1, len(doc.subword_ids), self.max_words)
+        window = doc.subword_ids[begin : begin + self.max_words]
+        shift = len(self.inputs.prefix) - begin  # document subword position -> input position
 
         layout = self._span_layout(kept)
         labels = np.full(layout.padded, None, dtype=object)  # None: padding, indexed as -1
@@ -241,24 +237,26 @@ class LukeConll2003Reader(DatasetReader):
         for (start, end), kind in (gold or {}).items():
             if end <= kept and end - start <= self.max_mention_length:
                 labels[layout.index[start, end - start - 1]] = kind
-        word_ids = np.concatenate([self.prefix, window, self.suffix])
-        fields = {
-            "word_ids": TensorField(torch.from_numpy(word_ids), padding_value=self.pad_id),
-            "word_attention_mask": TensorField(torch.ones(len(word_ids), dtype=torch.bool), padding_value=False),
-            "entity_ids": TensorField(layout.entity_ids),
-            "entity_attention_mask": TensorField(layout.entity_mask, padding_value=False),
+        word_ids = self.inputs.with_special_tokens(window)
+        fields = tensor_fields(
+            self.inputs.pad_id,
+            word_ids=word_ids,
+            word_attention_mask=np.ones(len(word_ids), dtype=bool),
+            entity_ids=layout.entity_ids,
+            entity_attention_mask=layout.entity_mask,
             # First subword of the first word, last subword of the last word: the mention's positions.
-            "entity_start_positions": TensorField(layout.chunked(starts[layout.starts] + shift)),
-            "entity_end_positions": TensorField(layout.chunked(ends[layout.ends - 1] - 1 + shift)),
-            "metadata": MetadataField(
-                {"id": instance_id, "words": sentence.words, "spans": layout.spans, "gold_spans": gold}
-            ),
-        }
+            entity_start_positions=layout.chunked(starts[layout.starts] + shift),
+            entity_end_positions=layout.chunked(ends[layout.ends - 1] - 1 + shift),
+        )
+        fields["metadata"] = MetadataField(
+            {"id": instance_id, "words": sentence.words, "spans": layout.spans, "gold_spans": gold}
+        )
         if gold is not None:
             fields["labels"] = LabelArrayField(labels.reshape(-1, self.max_entities), self.label_namespace, instance_id)
         return Instance(fields)
 
-    @functools.lru_cache(maxsize=None)
     def _span_layout(self, words: int) -> "SpanLayout":
         """The spans of a sentence of `words` words depend only on its length: built once per length."""
-        return SpanLayout(words, self.max_mention_length, self.max_entities)
+        if words not in self._span_layouts:
+            self._span_layouts[words] = SpanLayout(words, self.max_mention_length, self.max_entities)
+        return self._span_layouts[words]

@@ -237,7 +237,9 @@ class LukePretrainingReader(DatasetReader):
                 raise ValueError(f"{example_id}: entity {i}'s positions {positions} are not in its {len(words)} words")
         bad_words = words[(words < 0) | (words >= len(self.word_starts))].tolist()
         if bad_words:
-            raise ValueError(f"{example_id}: word ids {bad_words} are not in the tokenizer's {len(self.word_starts)} ids")
+            raise ValueError(
+                f"{example_id}: word ids {bad_words} are not in the tokenizer's {len(self.word_starts)} ids"
+            )
         bad_entities = entities[(entities < 0) | (entities >= self.entity_vocab_size)].tolist()
         if bad_entities:
             size = self.entity_vocab_size

@@ -1,17 +1,17 @@
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-import torch
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
-from allennlp.data.fields import MetadataField, TensorField
+from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
+from luke_allennlp.data.files import SeenIds, load_json, nonempty, require
+from luke_allennlp.data.inputs import TokenizedText, centred_window, tensor_fields, tokenize
 from luke_allennlp.data.tokenization import load_fast_tokenizer
-from luke_allennlp.data.windows import QuestionPassageEncoder, TokenizedText, stack_windows, tokenize
+from luke_allennlp.data.windows import QuestionPassageEncoder, stack_window_entities, stack_windows
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,9 @@ class LukeRecordReader(DatasetReader):
         if max_entities < 2:
             raise ValueError(f"max_entities must leave room for the placeholder and a candidate, not {max_entities}")
         self.tokenizer = load_fast_tokenizer(model_name)
-        self.encoder = QuestionPassageEncoder(self.tokenizer, max_seq_length, doc_stride, max_question_length=max_query_length)
+        self.encoder = QuestionPassageEncoder(
+            self.tokenizer, max_seq_length, doc_stride, max_question_length=max_query_length
+        )
         self.max_query_length = self.encoder.max_question_length  # capped for short inputs
         self.max_entities = max_entities
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
@@ -96,7 +98,7 @@ class LukeRecordReader(DatasetReader):
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
-        for example in self.shard_iterable(self.read_queries(cached_path(file_path), file_path)):
+        for example in self.shard_iterable(nonempty(self.read_queries(cached_path(file_path), file_path), file_path)):
             try:
                 instance = self.text_to_instance(
                     example.passage, example.query, example.entities, example.answers, example.query_id,
@@ -111,50 +113,52 @@ class LukeRecordReader(DatasetReader):
         """The queries of a ReCoRD file, validated; bad input raises an error naming the file and the passage
         or query id."""
         name = name or path
-        with open(path, encoding="utf-8") as f:
-            try:
-                data = json.load(f)["data"]
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise ValueError(f"{name}: not a ReCoRD JSON file with a top-level 'data' list ({e})") from None
-        seen: Dict[str, str] = {}
+        data = load_json(path, name)
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise ValueError(f"{name}: not a ReCoRD JSON file with a top-level 'data' list")
+        seen = SeenIds("query id")
         labelled: Optional[bool] = None
-        for index, entry in enumerate(data):
+        for index, entry in enumerate(data["data"]):
             passage_id = str(entry.get("id", f"#{index}")) if isinstance(entry, dict) else f"#{index}"
             where = f"{name}: passage {passage_id}"
-            text = _field(_field(entry, "passage", where), "text", where)
-            if not isinstance(text, str):
-                raise ValueError(f"{where}: the passage text is not a string")
+            text = require(require(entry, "passage", dict, where), "text", str, where)
             entities = []
-            for number, entity in enumerate(_field(entry["passage"], "entities", where)):
-                start, end = _field(entity, "start", f"{where} entity {number}"), _field(entity, "end", f"{where} entity {number}")
+            for number, entity in enumerate(require(entry["passage"], "entities", list, where)):
+                start, end = (
+                    require(entity, "start", where=f"{where} entity {number}"),
+                    require(entity, "end", where=f"{where} entity {number}"),
+                )
                 if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end < len(text)):
                     raise ValueError(
                         f"{where}: entity {number} [{start}, {end}] (inclusive) is out of range for a passage of {len(text)} characters"
                     )
                 entities.append((start, end))
             self.stats["passages"] += 1
-            for qa in _field(entry, "qas", where):
-                query_id = str(_field(qa, "id", where))
+            for qa in require(entry, "qas", list, where):
+                query_id = str(require(qa, "id", where=where))
                 where_query = f"{name}: query {query_id}"
-                if query_id in seen:
-                    raise ValueError(f"{where_query}: the query id is repeated (first in passage {seen[query_id]})")
-                seen[query_id] = passage_id
-                query = _field(qa, "query", where_query)
+                seen.check(query_id, where_query, f"passage {passage_id}")
+                query = require(qa, "query", where=where_query)
                 if not isinstance(query, str) or query.count(PLACEHOLDER) != 1:
                     raise ValueError(f"{where_query}: the query must contain {PLACEHOLDER} exactly once: {query!r}")
                 answers = qa.get("answers") or None
                 if labelled is None:
                     labelled = answers is not None
                 elif labelled != (answers is not None):
-                    raise ValueError(f"{where_query}: {'has' if answers else 'has no'} answers, unlike the queries before it")
+                    raise ValueError(
+                        f"{where_query}: {'has' if answers else 'has no'} answers, unlike the queries before it"
+                    )
                 texts = None
                 if answers is not None:
-                    texts = [self._check_answer(answer, text, f"{where_query} answer {i}") for i, answer in enumerate(answers)]
+                    texts = [
+                        self._check_answer(answer, text, f"{where_query} answer {i}")
+                        for i, answer in enumerate(answers)
+                    ]
                 yield RecordQuery(query_id, passage_id, text, entities, query, texts)
 
     def _check_answer(self, answer: Any, passage: str, where: str) -> str:
-        answer_text = _field(answer, "text", where)
-        start, end = _field(answer, "start", where), _field(answer, "end", where)
+        answer_text = require(answer, "text", where=where)
+        start, end = require(answer, "start", where=where), require(answer, "end", where=where)
         if not (isinstance(answer_text, str) and isinstance(start, int) and isinstance(end, int)):
             raise ValueError(f"{where}: expected a text and integer start/end, got {answer!r}")
         if passage[start : end + 1] != answer_text:
@@ -199,7 +203,9 @@ class LukeRecordReader(DatasetReader):
         stats["split_passages"] += len(pair.windows) > 1
         question_span = pair.question.char_span_to_subwords(*placeholder)
         if question_span is None or pair.question.offsets[question_span[1], 1] < placeholder[1]:
-            raise ValueError(f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={self.max_query_length} subwords")
+            raise ValueError(
+                f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={self.max_query_length} subwords"
+            )
 
         # Candidates: distinct mention texts in order of first appearance; mentions in passage order.
         spans = sorted(set(map(tuple, entities)))
@@ -218,7 +224,9 @@ class LukeRecordReader(DatasetReader):
             subwords = pair.passage.char_span_to_subwords(start, end + 1)
             if subwords is None:
                 stats["mentions_without_subwords"] += 1
-                logger.warning("%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention)
+                logger.warning(
+                    "%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention
+                )
                 continue
             mentions.append((*subwords, index_of[mention]))
         stats["mentions"] += len(spans)
@@ -226,39 +234,38 @@ class LukeRecordReader(DatasetReader):
 
         # Per window: the placeholder, then the mentions wholly inside it, up to max_entities in all.
         windows = pair.windows
-        width = min(self.max_entities, 1 + max(sum(w.contains(f, l) for f, l, _ in mentions) for w in windows))
-        entity_ids = np.zeros((len(windows), width), dtype=np.int64)  # [PAD] = 0
-        starts, ends, types = (np.zeros_like(entity_ids) for _ in range(3))
-        candidate_of = np.full_like(entity_ids, -1)
+        width = min(
+            self.max_entities, 1 + max(sum(w.contains(first, last) for first, last, _ in mentions) for w in windows)
+        )
+        rows = []  # per window, (entity id, first position, last position, candidate) of each entity
         in_window = np.zeros(len(candidates), dtype=bool)
         for row, window in enumerate(windows):
-            inside = [(window.position(f), window.position(l), c) for f, l, c in mentions if window.contains(f, l)]
+            inside = [(MASK, window.position(first), window.position(last), c) for first, last, c in mentions
+                      if window.contains(first, last)]  # fmt: skip
             if len(inside) > width - 1:
                 stats["mentions_cut_by_max_entities"] += len(inside) - (width - 1)
                 logger.warning("%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",
                                query_id, row, len(inside), len(inside) - (width - 1), self.max_entities)  # fmt: skip
                 inside = inside[: width - 1]
             first, last = (window.question_start + s for s in question_span)
-            inside = [(first, last, -1)] + inside
-            count = len(inside)
-            entity_ids[row, :count] = MASK
-            starts[row, :count], ends[row, :count], candidate_of[row, :count] = np.array(inside, dtype=np.int64).T
-            types[row, :count] = np.asarray(window.token_type_ids)[starts[row, :count]]
-            in_window[candidate_of[row, 1:count]] = True
+            rows.append([(MASK, first, last, -1)] + inside)
+            in_window[[c for *_, c in inside]] = True
         stats["candidates_without_window"] += int((~in_window).sum())
+        table, mask, types = stack_window_entities(windows, rows, width)
 
         word_ids, word_types, word_mask = stack_windows(windows, self.tokenizer.pad_token_id)
-        fields = {
-            "word_ids": TensorField(torch.from_numpy(word_ids), padding_value=self.tokenizer.pad_token_id),
-            "word_attention_mask": TensorField(torch.from_numpy(word_mask), padding_value=False),
-            "word_type_ids": TensorField(torch.from_numpy(word_types)),
-            "entity_ids": TensorField(torch.from_numpy(entity_ids)),
-            "entity_attention_mask": TensorField(torch.from_numpy(entity_ids != 0), padding_value=False),
-            "entity_type_ids": TensorField(torch.from_numpy(types)),
-            "entity_start_positions": TensorField(torch.from_numpy(starts)),
-            "entity_end_positions": TensorField(torch.from_numpy(ends)),
-            "entity_candidates": TensorField(torch.from_numpy(candidate_of), padding_value=-1),
-        }
+        fields = tensor_fields(
+            self.tokenizer.pad_token_id,
+            word_ids=word_ids,
+            word_attention_mask=word_mask,
+            word_type_ids=word_types,
+            entity_ids=table[..., 0],  # [MASK], [PAD] = 0 after the last
+            entity_attention_mask=mask,
+            entity_type_ids=types,
+            entity_start_positions=table[..., 1],
+            entity_end_positions=table[..., 2],
+            entity_candidates=np.where(mask, table[..., 3], -1),
+        )
         metadata = {"id": query_id, "passage_id": passage_id, "query": query, "candidates": candidates,
                     "candidate_spans": candidate_spans, "answers": list(answers) if answers is not None else None}  # fmt: skip
         if answers is not None:
@@ -270,7 +277,7 @@ class LukeRecordReader(DatasetReader):
             elif not (labels.astype(bool) & in_window).any():
                 stats["queries_with_gold_outside_windows"] += 1
                 logger.warning("%s: no mention of a gold answer %s lies inside a window", query_id, sorted(gold))
-            fields["labels"] = TensorField(torch.from_numpy(labels), padding_value=-1)
+            fields.update(tensor_fields(self.tokenizer.pad_token_id, labels=labels))
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)
 
@@ -288,13 +295,6 @@ class LukeRecordReader(DatasetReader):
         first, last = tokens.char_span_to_subwords(start, end)
         if last - first + 1 > keep:
             raise ValueError(f"{query_id}: {PLACEHOLDER} does not fit in max_query_length={keep} subwords")
-        begin = min(max(0, first - (keep - (last - first + 1)) // 2), len(tokens.ids) - keep)
+        begin = centred_window(first, last, len(tokens.ids), keep)
         cut_start, cut_end = int(tokens.offsets[begin, 0]), int(tokens.offsets[begin + keep - 1, 1])
         return tokenize(self.tokenizer, query[cut_start:cut_end]), (start - cut_start, end - cut_start), True
-
-
-def _field(record: Any, key: str, where: str) -> Any:
-    if not isinstance(record, dict) or key not in record:
-        raise ValueError(f"{where}: missing field {key!r}")
-    return record[key]
-

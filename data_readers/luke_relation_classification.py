@@ -1,27 +1,33 @@
-import json
 import logging
 import re
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, Optional, Tuple
 
 import numpy as np
-import torch
-from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
-from allennlp.data.fields import LabelField, MetadataField, TensorField
+from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
-from luke_allennlp.data.tokenization import load_fast_tokenizer, special_token_layout
+from luke_allennlp.data.fields import SourcedLabelField
+from luke_allennlp.data.files import SeenIds, parse_json, read_text, require, split_lines
+from luke_allennlp.data.mention_task_reader import MentionTaskReader
 
 logger = logging.getLogger(__name__)
 
 CharSpan = Tuple[int, int]  # characters, end exclusive
 TAGGED = re.compile(r"<(/?)(e[12])>")
+# A relation label line of SemEval-2010 Task 8 (`Component-Whole(e2,e1)`, `Other`) or KBP37
+# (`per:alternate_names(e1,e2)`, `org:top_members/employees(e2,e1)`, `no_relation`).
+LABEL = re.compile(r"^(Other|no_relation|[A-Za-z][\w:/-]*\((e1,e2|e2,e1)\))$")
 # Entity markers inserted around the mentions when `use_entity_markers` is on (a baseline option).
 HEAD_MARKERS, TAIL_MARKERS = ("@", "@"), ("#", "#")
 
 
 def parse_tagged(sentence: str, where: str) -> Tuple[str, CharSpan, CharSpan]:
-    """`... <e1>x</e1> ... <e2>y</e2> ...` -> (plain text, e1 span, e2 span), as in SemEval-2010 Task 8 and KBP37."""
+    """
+    `... <e1>x</e1> ... <e2>y</e2> ...` -> (plain text, e1 span, e2 span), as in SemEval-2010 Task 8 and KBP37.
+    The spans leave out white space inside the tags (KBP37 writes `<e1> Thom Yorke </e1>`); a mention without
+    text (`<e1> </e1>`) gives an empty span.
+    """
     text, spans, opened, last = [], {}, {}, 0
     length = 0
     for match in TAGGED.finditer(sentence):
@@ -39,11 +45,20 @@ def parse_tagged(sentence: str, where: str) -> Tuple[str, CharSpan, CharSpan]:
     text.append(sentence[last:])
     if set(spans) != {"e1", "e2"} or opened:
         raise ValueError(f"{where}: expected one <e1>...</e1> and one <e2>...</e2> in {sentence!r}")
-    return "".join(text), spans["e1"], spans["e2"]
+    plain = "".join(text)
+    return plain, _strip_span(plain, *spans["e1"]), _strip_span(plain, *spans["e2"])
+
+
+def _strip_span(text: str, start: int, end: int) -> CharSpan:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 @DatasetReader.register("luke_relation_classification")
-class LukeRelationClassificationReader(DatasetReader):
+class LukeRelationClassificationReader(MentionTaskReader):
     """
     Relation classification (paper §4.2): the head and tail mentions become the special entities `[HEAD]`
     and `[TAIL]` (their embeddings start from `[MASK]`) over the mentions' subwords; the label is the
@@ -53,8 +68,15 @@ class LukeRelationClassificationReader(DatasetReader):
     - TACRED JSON: a list of `{"id", "relation", "token", "subj_start", "subj_end", "obj_start", "obj_end"}`
       with inclusive token spans; head = subject, tail = object.
     - SemEval-2010 Task 8 and KBP37: blocks of `ID<TAB>"sentence with <e1>..</e1> and <e2>..</e2>"`, a label
-      line such as `Component-Whole(e2,e1)` or `per:alternate_names(e1,e2)`, a `Comment:` line and a blank
-      line; head = e1, tail = e2, and the label keeps its direction.
+      line such as `Component-Whole(e2,e1)`, `Other`, `per:alternate_names(e1,e2)` or `no_relation`, a
+      `Comment:` line (SemEval only) and a blank line; head = e1, tail = e2, and the label keeps its direction.
+
+    Files are UTF-8 (a byte-order mark is ignored). Bad input raises an error naming the file and the line or
+    example: undecodable bytes, malformed JSON, a missing field, a token span out of range, a malformed label
+    line, a repeated example id. Examples that cannot be encoded are skipped, counted in `stats` and logged:
+    a mention without text (KBP37 has some: `<e1> </e1>`; `skipped_empty_mentions`), and a head and tail
+    farther apart than `max_seq_length` (`skipped_mentions_too_far_apart`). Longer inputs keep the window
+    around both mentions (`truncated_inputs`). A file without examples is an error.
 
     # Parameters
 
@@ -75,99 +97,85 @@ class LukeRelationClassificationReader(DatasetReader):
         label_namespace: str = "labels",
         **kwargs,
     ) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
-        self.tokenizer = load_fast_tokenizer(model_name)
-        self.prefix, self.suffix = special_token_layout(self.tokenizer)
-        self.room = max_seq_length - len(self.prefix) - len(self.suffix)
+        super().__init__(model_name, max_seq_length, **kwargs)
         self.use_entity_markers = use_entity_markers
         self.label_namespace = label_namespace
-        self.truncated = 0
 
-    def _read(self, file_path: str) -> Iterator[Instance]:
-        self.truncated = 0
-        for example_id, text, head, tail, label in self.shard_iterable(self.read_examples(cached_path(file_path))):
-            yield self.text_to_instance(text, head, tail, label, example_id)
-        if self.truncated:
-            logger.warning("%s: %d inputs longer than max_seq_length were cut to a window around both mentions", file_path, self.truncated)
-
-    def read_examples(self, path: str) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:
+    def read_examples(
+        self, path: str, name: Optional[str] = None
+    ) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:
         """(id, text, head span, tail span, label) for each example of a TACRED, SemEval or KBP37 file."""
-        with open(path, encoding="utf-8") as f:
-            content = f.read()
+        name = name or path
+        content = read_text(path, name)
         if content.lstrip().startswith("["):
-            for index, example in enumerate(json.loads(content)):
-                where = f"{path}:{example.get('id', index)}"
-                try:
-                    tokens = example["token"]
-                    head = (example["subj_start"], example["subj_end"])
-                    tail = (example["obj_start"], example["obj_end"])
-                    label = example["relation"]
-                except KeyError as e:
-                    raise ValueError(f"{where}: missing field {e}") from None
-                starts = np.cumsum([0] + [len(t) + 1 for t in tokens])
-                for s, e in (head, tail):
-                    if not 0 <= s <= e < len(tokens):
-                        raise ValueError(f"{where}: token span [{s}, {e}] is out of range for {len(tokens)} tokens")
-                to_chars = lambda span: (int(starts[span[0]]), int(starts[span[1]] + len(tokens[span[1]])))  # noqa: E731
-                yield where, " ".join(tokens), to_chars(head), to_chars(tail), label
-            return
-        lines = content.splitlines()
+            yield from self._read_tacred(parse_json(content, name), name)
+        else:
+            yield from self._read_tagged(content, name)
+
+    @staticmethod
+    def _read_tacred(examples: list, name: str) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:
+        seen = SeenIds()
+        for index, example in enumerate(examples):
+            example_id = str(example.get("id", index)) if isinstance(example, dict) else str(index)
+            where = f"{name}:{example_id}"
+            seen.check(example_id, where, f"example {index}")
+            tokens = require(example, "token", list, where)
+            head = (require(example, "subj_start", int, where), require(example, "subj_end", int, where))
+            tail = (require(example, "obj_start", int, where), require(example, "obj_end", int, where))
+            label = require(example, "relation", str, where)
+            starts = np.cumsum([0] + [len(t) + 1 for t in tokens])
+            for s, e in (head, tail):
+                if not 0 <= s <= e < len(tokens):
+                    raise ValueError(f"{where}: token span [{s}, {e}] is out of range for {len(tokens)} tokens")
+            head, tail = ((int(starts[s]), int(starts[e] + len(tokens[e]))) for s, e in (head, tail))  # characters
+            yield where, " ".join(tokens), head, tail, label
+
+    @staticmethod
+    def _read_tagged(content: str, name: str) -> Iterator[Tuple[str, str, CharSpan, CharSpan, str]]:
+        """SemEval-2010 Task 8 and KBP37 blocks."""
+        lines = split_lines(content)
+        seen = SeenIds()
         number = 0
         while number < len(lines):
             line = lines[number].strip()
             number += 1
             if not line:
                 continue
-            where = f"{path}:{number}"
+            where = f"{name}:{number}"
             example_id, _, quoted = line.partition("\t")
             if len(quoted) < 2 or quoted[0] != '"' or quoted[-1] != '"':
                 raise ValueError(f'{where}: expected ID<TAB>"sentence", got {line!r}')
+            seen.check(example_id, f"{where}: example {example_id}", f"line {number}")
             text, head, tail = parse_tagged(quoted[1:-1], where)
             label = lines[number].strip() if number < len(lines) else ""
             if not label or label.startswith("Comment"):
-                raise ValueError(f"{path}:{number + 1}: expected the relation label after example {example_id}")
+                raise ValueError(f"{name}:{number + 1}: expected the relation label after example {example_id}")
+            if not LABEL.match(label):
+                raise ValueError(
+                    f"{name}:{number + 1}: {label!r} is not a relation label (Relation(e1,e2), Relation(e2,e1), "
+                    f"Other or no_relation) after example {example_id}"
+                )
             number += 1
             if number < len(lines) and lines[number].startswith("Comment"):
                 number += 1
-            yield f"{path}:{example_id}", text, head, tail, label
+            yield f"{name}:{example_id}", text, head, tail, label
 
     def text_to_instance(  # type: ignore[override]
         self, text: str, head: CharSpan, tail: CharSpan, label: Optional[str] = None, example_id: str = "input"
     ) -> Instance:
-        for name, (start, end) in (("head", head), ("tail", tail)):
-            if not 0 <= start < end <= len(text):
-                raise ValueError(f"{example_id}: {name} span [{start}, {end}] is out of range for a text of {len(text)} characters")
+        """
+        One example: `head` and `tail` are character spans (end exclusive) of `text`. A mention without text or
+        a head and tail too far apart for `max_seq_length` raise `UnusableExample` (a `ValueError`).
+        """
+        names = ("head", "tail")
         if self.use_entity_markers:
+            self.inputs.check_spans(text, (head, tail), names, example_id)
             text, head, tail = self._insert_markers(text, head, tail)
-        encoding = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        offsets = np.array(encoding["offset_mapping"]).reshape(-1, 2)
-        ids = np.array(encoding["input_ids"])
-        bounds: List[Tuple[int, int]] = []
-        for name, (start, end) in (("head", head), ("tail", tail)):
-            inside = np.nonzero((offsets[:, 0] < end) & (offsets[:, 1] > start))[0]
-            if len(inside) == 0:
-                raise ValueError(f"{example_id}: the {name} span covers no subword of {text!r}")
-            bounds.append((int(inside[0]), int(inside[-1])))
-        if len(ids) > self.room:  # a window that holds both mentions, centred on them
-            low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
-            if high - low + 1 > self.room:
-                raise ValueError(f"{example_id}: head and tail are {high - low + 1} subwords apart, more than max_seq_length allows")
-            self.truncated += 1
-            begin = max(0, min(low - (self.room - (high - low + 1)) // 2, len(ids) - self.room))
-            ids = ids[begin : begin + self.room]
-            bounds = [(s - begin, e - begin) for s, e in bounds]
-        shift = len(self.prefix)
-        word_ids = self.prefix + ids.tolist() + self.suffix
-        fields = {
-            "word_ids": TensorField(torch.tensor(word_ids), padding_value=self.tokenizer.pad_token_id),
-            "word_attention_mask": TensorField(torch.ones(len(word_ids), dtype=torch.bool), padding_value=False),
-            "entity_ids": TensorField(torch.tensor([TASK_ENTITY_VOCAB["[HEAD]"], TASK_ENTITY_VOCAB["[TAIL]"]])),
-            "entity_start_positions": TensorField(torch.tensor([s + shift for s, _ in bounds])),
-            "entity_end_positions": TensorField(torch.tensor([e + shift for _, e in bounds])),
-            "metadata": MetadataField({"id": example_id, "text": text, "head": list(head), "tail": list(tail)}),
-        }
+        entity_ids = [TASK_ENTITY_VOCAB["[HEAD]"], TASK_ENTITY_VOCAB["[TAIL]"]]
+        fields = self.inputs.encode(text, [head, tail], entity_ids, example_id, names)
+        fields["metadata"] = MetadataField({"id": example_id, "text": text, "head": list(head), "tail": list(tail)})
         if label is not None:
-            fields["label"] = LabelField(label, label_namespace=self.label_namespace)
+            fields["label"] = SourcedLabelField(label, self.label_namespace, source=example_id)
         return Instance(fields)
 
     @staticmethod

@@ -1,4 +1,3 @@
-import json
 import logging
 import urllib.parse
 from dataclasses import dataclass, field
@@ -8,19 +7,20 @@ import numpy as np
 import torch
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
-from allennlp.data.fields import MetadataField, TensorField
+from allennlp.data.fields import Field, MetadataField
 
+from luke_allennlp.data.files import SeenIds, load_json, nonempty, require
+from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
 from luke_allennlp.data.tokenization import load_fast_tokenizer
-from luke_allennlp.wikipedia.name_matcher import NameMatcher
-from luke_allennlp.modeling.loading import checkpoint_file, read_config
 from luke_allennlp.data.windows import (
     EncodedPair,
     QuestionPassageEncoder,
-    TokenizedText,
     max_context_windows,
+    stack_window_entities,
     stack_windows,
-    tokenize,
 )
+from luke_allennlp.modeling.loading import checkpoint_file, read_config
+from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +128,9 @@ class LukeSquadReader(DatasetReader):
         if self.tokenizer.cls_token_id is None:
             raise ValueError(f"{model_name}: the tokenizer has no CLS token to label windows without the answer")
         if max_entities < 1 or max_mention_length < 1:
-            raise ValueError(f"max_entities ({max_entities}) and max_mention_length ({max_mention_length}) must be positive")
+            raise ValueError(
+                f"max_entities ({max_entities}) and max_mention_length ({max_mention_length}) must be positive"
+            )
         self.max_entities = max_entities
         self.max_mention_length = max_mention_length
         self.min_link_probability = min_link_probability
@@ -161,7 +163,8 @@ class LukeSquadReader(DatasetReader):
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
-        for question in self.shard_iterable(self.read_questions(cached_path(file_path), file_path)):
+        questions = nonempty(self.read_questions(cached_path(file_path), file_path), file_path)
+        for question in self.shard_iterable(questions):
             yield self.text_to_instance(
                 question.question, question.context, question.answers, question.title, question.question_id
             )
@@ -171,32 +174,28 @@ class LukeSquadReader(DatasetReader):
     def read_questions(path: str, name: Optional[str] = None) -> Iterator[SquadQuestion]:
         """The questions of a SQuAD file, validated; bad input raises an error naming the file and the question."""
         name = name or path
-        with open(path, encoding="utf-8") as f:
-            try:
-                articles = json.load(f)["data"]
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise ValueError(f"{name}: not a SQuAD JSON file with a top-level 'data' list ({type(e).__name__}: {e})") from None
-        seen: Dict[str, str] = {}
-        for a, article in enumerate(articles):
-            title = _require(article, "title", str, f"{name}: article {a}")
-            for p, paragraph in enumerate(_require(article, "paragraphs", list, f"{name}: article {a} ({title})")):
+        data = load_json(path, name)
+        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+            raise ValueError(f"{name}: not a SQuAD JSON file with a top-level 'data' list")
+        seen = SeenIds("question id")
+        for a, article in enumerate(data["data"]):
+            title = require(article, "title", str, f"{name}: article {a}")
+            for p, paragraph in enumerate(require(article, "paragraphs", list, f"{name}: article {a} ({title})")):
                 where = f"{name}: article {a} ({title}), paragraph {p}"
-                context = _require(paragraph, "context", str, where)
-                for q, qa in enumerate(_require(paragraph, "qas", list, where)):
-                    question_id = _require(qa, "id", str, f"{where}, question {q}")
+                context = require(paragraph, "context", str, where)
+                for q, qa in enumerate(require(paragraph, "qas", list, where)):
+                    question_id = require(qa, "id", str, f"{where}, question {q}")
                     at = f"{name}: question {question_id} ({title}, paragraph {p})"
-                    if question_id in seen:
-                        raise ValueError(f"{at}: the question id is repeated (first in {seen[question_id]})")
-                    seen[question_id] = f"{title}, paragraph {p}"
-                    question = _require(qa, "question", str, at)
+                    seen.check(question_id, at, f"{title}, paragraph {p}")
+                    question = require(qa, "question", str, at)
                     _check_not_empty(question, context, at)
-                    answers = _require(qa, "answers", list, at)
+                    answers = require(qa, "answers", list, at)
                     if not answers:
                         raise ValueError(f"{at}: no answers (unanswerable questions, SQuAD 2.0's, are not supported)")
                     checked = []
                     for number, answer in enumerate(answers):
-                        text = _require(answer, "text", str, f"{at}, answer {number}")
-                        start = _require(answer, "answer_start", int, f"{at}, answer {number}")
+                        text = require(answer, "text", str, f"{at}, answer {number}")
+                        start = require(answer, "answer_start", int, f"{at}, answer {number}")
                         if not text.strip():
                             raise ValueError(f"{at}, answer {number}: the answer text is empty")
                         if start < 0 or context[start : start + len(text)] != text:
@@ -240,13 +239,14 @@ class LukeSquadReader(DatasetReader):
             passage_subwords[row, span] = np.arange(window.passage_begin, window.passage_end)
             max_context[row, span] = best[window.passage_begin : window.passage_end] == row
 
-        fields = {
-            "word_ids": TensorField(torch.from_numpy(word_ids), padding_value=self.tokenizer.pad_token_id),
-            "word_attention_mask": TensorField(torch.from_numpy(mask), padding_value=False),
-            "word_type_ids": TensorField(torch.from_numpy(type_ids)),
-            "passage_subwords": TensorField(torch.from_numpy(passage_subwords), padding_value=-1),
-            "max_context": TensorField(torch.from_numpy(max_context), padding_value=False),
-        }
+        fields = tensor_fields(
+            self.tokenizer.pad_token_id,
+            word_ids=word_ids,
+            word_attention_mask=mask,
+            word_type_ids=type_ids,
+            passage_subwords=passage_subwords,
+            max_context=max_context,
+        )
         if self.mention_dictionary is not None:
             fields.update(self._entity_fields(pair, title, question_id))
         if answers:
@@ -259,9 +259,10 @@ class LukeSquadReader(DatasetReader):
                     starts[row], ends[row] = window.position(first[0]), window.position(first[1])
             if first is None or not any(w.contains(*first) for w in windows):
                 stats["answers_outside_windows"] += 1
-                logger.warning("%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1])
-            fields["start_positions"] = TensorField(torch.from_numpy(starts), padding_value=-1)
-            fields["end_positions"] = TensorField(torch.from_numpy(ends), padding_value=-1)
+                logger.warning(
+                    "%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1]
+                )
+            fields.update(tensor_fields(self.tokenizer.pad_token_id, start_positions=starts, end_positions=ends))
         fields["metadata"] = MetadataField({
             "id": question_id, "question": question, "context": context, "title": title,
             "answers": [text for _, text in answers] if answers else None,
@@ -290,7 +291,7 @@ class LukeSquadReader(DatasetReader):
 
     # --- entity inputs ---------------------------------------------------------------------------------
 
-    def _entity_fields(self, pair: EncodedPair, title: Optional[str], question_id: str) -> Dict[str, TensorField]:
+    def _entity_fields(self, pair: EncodedPair, title: Optional[str], question_id: str) -> Dict[str, Field]:
         """Entities of the matched names per window: the question's in every window, then the passage's that
         the window holds whole, up to `max_entities`."""
         matcher = self._matcher(title) if title is not None else None
@@ -310,29 +311,24 @@ class LukeSquadReader(DatasetReader):
         windows = pair.windows
         rows, cut = [], 0
         for window in windows:
-            inside = [(e, window.question_start + f, window.question_start + l) for e, f, l in question]
-            inside += [(e, window.position(f), window.position(l)) for e, f, l in passage if window.contains(f, l)]
+            inside = [(e, window.question_start + first, window.question_start + last) for e, first, last in question]
+            inside += [(e, window.position(first), window.position(last)) for e, first, last in passage
+                       if window.contains(first, last)]  # fmt: skip
             cut += max(0, len(inside) - self.max_entities)
             rows.append(inside[: self.max_entities])
         if cut:
             self.stats["mentions_cut_by_max_entities"] += cut
             logger.warning("%s: %d entity mentions cut by max_entities=%d", question_id, cut, self.max_entities)
         width = max(1, max(map(len, rows)))  # at least one (padding) entity, so that every batch has entity inputs
-        entity_ids, starts, ends, types = (np.zeros((len(windows), width), dtype=np.int64) for _ in range(4))
-        mask = np.zeros((len(windows), width), dtype=bool)
-        for row, (window, inside) in enumerate(zip(windows, rows)):
-            if inside:
-                count = len(inside)
-                entity_ids[row, :count], starts[row, :count], ends[row, :count] = np.array(inside).T
-                types[row, :count] = np.asarray(window.token_type_ids)[starts[row, :count]]  # the words' segment
-                mask[row, :count] = True
-        return {
-            "entity_ids": TensorField(torch.from_numpy(entity_ids)),
-            "entity_attention_mask": TensorField(torch.from_numpy(mask), padding_value=False),
-            "entity_type_ids": TensorField(torch.from_numpy(types)),
-            "entity_start_positions": TensorField(torch.from_numpy(starts)),
-            "entity_end_positions": TensorField(torch.from_numpy(ends)),
-        }
+        table, mask, types = stack_window_entities(windows, rows, width)
+        return tensor_fields(
+            self.tokenizer.pad_token_id,
+            entity_ids=table[..., 0],
+            entity_attention_mask=mask,
+            entity_type_ids=types,
+            entity_start_positions=table[..., 1],
+            entity_end_positions=table[..., 2],
+        )
 
     def _matcher(self, title: str) -> Optional[NameMatcher]:
         """The names linked on page `title` with their entity ids (None for targets not in the entity vocabulary),
@@ -373,20 +369,12 @@ def _check_not_empty(question: str, context: str, where: str) -> None:
         raise ValueError(f"{where}: the {'question' if context.strip() else 'passage'} is empty")
 
 
-def _require(record: Any, key: str, kind: type, where: str) -> Any:
-    """`record[key]`, which must exist and be of type `kind`."""
-    if not isinstance(record, dict) or key not in record:
-        raise ValueError(f"{where}: missing field {key!r}")
-    value = record[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"{where}: field {key!r} should be {kind.__name__}, not {type(value).__name__} ({value!r})")
-    return value
-
-
 def _entity_vocab_path(model_name: str, entity_vocab: Optional[str]) -> str:
     if entity_vocab is not None:
         return cached_path(entity_vocab)
     path = checkpoint_file(model_name, "entity_vocab.json")
     if path is None:
-        raise ValueError(f"{model_name} has no entity_vocab.json: pass entity_vocab, the vocabulary of its entity table")
+        raise ValueError(
+            f"{model_name} has no entity_vocab.json: pass entity_vocab, the vocabulary of its entity table"
+        )
     return path

@@ -105,8 +105,8 @@ def main() -> None:
     facts = build_facts(rng)
     pages: List[str] = []
     for title, f in facts.items():
-        text = {"person": lambda: person_page(title, f, facts, rng), "org": lambda: org_page(title, f, facts),
-                "place": lambda: place_page(title, f)}[f["kind"]]()  # fmt: skip
+        kind = f["kind"]
+        text = person_page(title, f, facts, rng) if kind == "person" else org_page(title, f, facts) if kind == "org" else place_page(title, f)
         pages.append(page_xml(len(pages) + 1, title, text))
     for nationality in ("German", "Japanese", "French", "World Cup"):
         pages.append(page_xml(len(pages) + 1, nationality, f"'''{nationality}''' is mentioned on many pages of this sample."))

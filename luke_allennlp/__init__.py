@@ -2,8 +2,12 @@
 LUKE as an AllenNLP plugin.
 
 `luke_allennlp.modeling` is the model in plain PyTorch and needs no AllenNLP. When AllenNLP is installed,
-importing this package (which `allennlp` does through `.allennlp_plugins`) registers the components.
+importing this package registers its components: models, the `luke` embedder, predictors, metrics, the
+learning-rate schedule, the subcommands. The dataset readers live in the top-level package `data_readers`,
+which depends on this one and not the reverse: `import data_readers` registers them and, through this
+package, everything else (`.allennlp_plugins` lists both for the `allennlp` command).
 """
+
 import importlib.util
 
 import luke_allennlp_compat
@@ -12,6 +16,7 @@ luke_allennlp_compat.install()
 
 if importlib.util.find_spec("allennlp") is not None:
     import luke_allennlp.commands  # noqa: F401  (the allennlp subcommands: build-entity-vocab, ...)
+    from luke_allennlp.data.samplers.luke_bucket import LukeBucketBatchSampler  # noqa: F401
     from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer  # noqa: F401
     from luke_allennlp.models import LukeBioTagger, LukeEntityTyping, LukeRelationClassifier, LukeSpanNer  # noqa: F401
     from luke_allennlp.models.luke_pretraining import LukePretraining  # noqa: F401
@@ -25,7 +30,5 @@ if importlib.util.find_spec("allennlp") is not None:
         LukeSpanNerPredictor,
         LukeSquadPredictor,
     )
-    from luke_allennlp.training.metrics import MultiLabelF1, RelationF1, SpanF1, SquadEmAndF1  # noqa: F401
-    import data_readers  # noqa: F401  (the readers live in their own package; importing it registers them)
     from luke_allennlp.training.learning_rate_schedulers import LinearWithWarmupRatio  # noqa: F401
-    from luke_allennlp.data.samplers.luke_bucket import LukeBucketBatchSampler  # noqa: F401
+    from luke_allennlp.training.metrics import MultiLabelF1, RelationF1, SpanF1, SquadEmAndF1  # noqa: F401

@@ -114,6 +114,8 @@ def train_from_scratch(config: str, model_dir: Path, train: Path, dev: Path, out
 
     from allennlp.commands.train import train_model_from_file
 
+    import data_readers  # noqa: F401  (registers the readers the configs use)
+
     os.environ.update(MODEL_NAME=str(model_dir), TRAIN_DATA_PATH=str(train), VALIDATION_DATA_PATH=str(dev))
     overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": epochs, "data_loader.batch_sampler.batch_size": batch_size,
                  "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1}  # fmt: skip

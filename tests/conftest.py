@@ -10,6 +10,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+import data_readers  # noqa: E402, F401  (registers the readers, and through luke_allennlp everything else)
 from luke_allennlp.testing import shared_data_dir, write_tiny_checkpoint  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -81,6 +82,13 @@ def semeval_slice(shared_data, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("semeval") / "slice.txt"
     path.write_text("\n".join(lines[: 40 * 4]) + "\n")
     return path
+
+
+@pytest.fixture(scope="session")
+def kbp37_sample() -> Path:
+    """Twelve invented examples in KBP37's format as distributed (mentions with spaces inside the tags, no comment
+    lines), one with an empty mention (`<e1> </e1>`), as 146 of the real files' examples have."""
+    return FIXTURES / "data" / "kbp37_sample.txt"
 
 
 @pytest.fixture(scope="session")

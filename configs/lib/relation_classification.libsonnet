@@ -5,7 +5,7 @@ local lib = import 'fine_tuning.libsonnet';
 {
   // variant: 'luke' (entity-aware attention), 'luke_original_attention', or 'roberta' (plain
   // pretrained_transformer encoder, entity markers in the text, first/last subword states of the mentions).
-  // validation_metric: '+f1' (TACRED's micro F1) or '+macro_f1' (SemEval's official score).
+  // validation_metric: '+f1' (TACRED's micro F1) or '+macro_f1' (SemEval's official score, and KBP37's).
   config(model_name, train_path, validation_path, variant='luke', validation_metric='+f1'):: {
     dataset_reader: {
       type: 'luke_relation_classification',

@@ -5,6 +5,7 @@ The special entities of fine-tuning (paper §4): task models keep only these row
 `[HEAD]` and `[TAIL]` mark the two entities of a relation. All three start from the pretrained `[MASK]`
 embedding.
 """
+
 from typing import Dict
 
 TASK_ENTITY_VOCAB: Dict[str, int] = {"[PAD]": 0, "[MASK]": 1, "[HEAD]": 2, "[TAIL]": 3}

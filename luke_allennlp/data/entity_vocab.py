@@ -10,10 +10,13 @@ Three file formats are read:
 
 Plain Python: no AllenNLP, no torch.
 """
+
 import json
 import logging
 import os
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from luke_allennlp.data.files import read_text, split_lines
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +95,7 @@ class EntityVocab:
         anything else by content. `language` is given to titles of formats that have none (TSV, JSON).
         """
         path = os.fspath(path)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(path)
         if path.endswith(".tsv"):
             return cls._from_tsv(text, path, language)
         if path.endswith(".jsonl"):
@@ -113,7 +115,7 @@ class EntityVocab:
     @classmethod
     def _from_tsv(cls, text: str, path: str, language: str) -> "EntityVocab":
         titles, counts = [], []
-        for line_number, line in enumerate(text.splitlines(), 1):
+        for line_number, line in enumerate(split_lines(text), 1):
             title, tab, count = line.rpartition("\t")
             if not tab or not title:
                 raise ValueError(f"{path}, line {line_number}: expected 'title<TAB>count', got {line!r}")
@@ -128,7 +130,7 @@ class EntityVocab:
     def _from_jsonl(cls, text: str, path: str) -> "EntityVocab":
         by_id: Dict[int, Tuple[List[Tuple[str, Optional[str]]], int]] = {}
         languages = set()
-        for line_number, line in enumerate(text.splitlines(), 1):
+        for line_number, line in enumerate(split_lines(text), 1):
             if not line.strip():
                 continue
             try:
@@ -137,8 +139,8 @@ class EntityVocab:
                 pairs = [(str(title), lang) for title, lang in item["entities"]]
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
                 raise ValueError(
-                    f"{path}, line {line_number}: expected {{\"id\": int, \"entities\": [[title, language], ...], "
-                    f"\"count\": int}} ({type(error).__name__}: {error})"
+                    f'{path}, line {line_number}: expected {{"id": int, "entities": [[title, language], ...], '
+                    f'"count": int}} ({type(error).__name__}: {error})'
                 ) from None
             if not isinstance(entity_id, int) or entity_id < 0 or not isinstance(count, int) or not pairs:
                 raise ValueError(f"{path}, line {line_number}: bad id, count or empty entities in {line.strip()!r}")

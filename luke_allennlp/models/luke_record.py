@@ -7,13 +7,12 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.modeling.encoder import span_position_ids
-from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SquadEmAndF1
 
 
 @Model.register("luke_record")
-class LukeRecord(Model):
+class LukeRecord(LukeTaskModel):
     """
     Cloze-style QA on ReCoRD (paper §4.4): which passage entity fills the query's `@placeholder`.
 
@@ -46,13 +45,11 @@ class LukeRecord(Model):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
-        if not isinstance(embedder, LukeEmbedder):
-            raise ValueError('luke_record scores entity states: use the "luke" embedder')
-        self.embedder = embedder
+        super().__init__(vocab, embedder, **kwargs)
+        self.metric = SquadEmAndF1()
+        self.require_entity_states("luke_record")
         self.dropout = torch.nn.Dropout(dropout)
         self.scorer = torch.nn.Linear(2 * embedder.get_output_dim(), 1)
-        self.metric = SquadEmAndF1()
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -82,18 +79,16 @@ class LukeRecord(Model):
         batch = word_ids.size(0)
         num_candidates = max(1, max(len(m["candidates"]) for m in metadata))
         # One encoder pass per window that holds at least one mention.
-        query, window = entity_attention_mask[:, :, 1:].any(-1).nonzero(as_tuple=True)  # (passes,)
-        candidates = entity_candidates[query, window, 1:]  # (passes, mentions)
+        passes = self.nonempty_rows(entity_attention_mask[:, :, 1:])
+        query = passes[0]  # (passes,)
+        candidates = self.select(entity_candidates, passes)[:, 1:]  # (passes, mentions)
         mask = candidates >= 0
         if len(query):
-            entities = (query, window)
-            out = self.embedder.encode(
-                word_ids[entities], word_attention_mask[entities], word_type_ids[entities],
-                entity_ids=entity_ids[entities],
-                entity_position_ids=span_position_ids(entity_start_positions[entities], entity_end_positions[entities]),
-                entity_attention_mask=entity_attention_mask[entities], entity_token_type_ids=entity_type_ids[entities],
-            )  # fmt: skip
-            states = out.entity_last_hidden_state  # (passes, entities, hidden)
+            states = self.encode(
+                word_ids, word_attention_mask, word_type_ids, entity_ids=entity_ids,
+                entity_start_positions=entity_start_positions, entity_end_positions=entity_end_positions,
+                entity_attention_mask=entity_attention_mask, entity_type_ids=entity_type_ids, passes=passes,
+            ).entities  # (passes, entities, hidden)  # fmt: skip
             placeholder, mentions = states[:, :1], states[:, 1:]
             features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)
             logits = self.scorer(self.dropout(features)).squeeze(-1)  # (passes, mentions)
@@ -154,6 +149,3 @@ class LukeRecord(Model):
                 [{"text": candidates[i], "score": float(probabilities[i]) if finite[i] else None} for i in ranked]
             )
         return {"id": output_dict["id"], **result, "gold_answers": output_dict["gold_answers"]}
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return self.metric.get_metric(reset)

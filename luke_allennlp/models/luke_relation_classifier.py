@@ -7,12 +7,13 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, encode_mentions, mention_features
+from luke_allennlp.models.luke_task_model import LukeTaskModel
+from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, mention_features
 from luke_allennlp.training.metrics import RelationF1
 
 
 @Model.register("luke_relation_classifier")
-class LukeRelationClassifier(Model):
+class LukeRelationClassifier(LukeTaskModel):
     """
     Relation classification (paper §4.2): the concatenated final states of the `[HEAD]` and `[TAIL]` entities,
     a linear layer over the relations, cross-entropy. Metrics: micro P/R/F1 without the negative class, and
@@ -44,15 +45,14 @@ class LukeRelationClassifier(Model):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
-        check_feature(feature, embedder)
-        self.embedder = embedder
+        super().__init__(vocab, embedder, **kwargs)
+        self.metric = RelationF1(negative_labels)
+        check_feature(feature, self)
         self.feature = feature
         self.label_namespace = label_namespace
         self.dropout = torch.nn.Dropout(dropout)
         width = 2 * FEATURE_WIDTHS[feature] * embedder.get_output_dim()
         self.classifier = torch.nn.Linear(width, vocab.get_vocab_size(label_namespace))
-        self.metric = RelationF1(negative_labels)
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -72,10 +72,12 @@ class LukeRelationClassifier(Model):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 2): `[HEAD]`, `[TAIL]`
         label : (batch,)
         """
-        word_states, entity_states = encode_mentions(
-            self.embedder, word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
+        word_states, entity_states = self.encode_mentions(
+            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
         )
-        features = mention_features(word_states, entity_states, entity_start_positions, entity_end_positions, self.feature)
+        features = mention_features(
+            word_states, entity_states, entity_start_positions, entity_end_positions, self.feature
+        )
         logits = self.classifier(self.dropout(features.flatten(1)))  # (batch, relations)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
@@ -96,6 +98,3 @@ class LukeRelationClassifier(Model):
             "label": [names[i] for i in probabilities.argmax(-1).tolist()],
             "probabilities": [dict(zip(names, row.tolist())) for row in probabilities],
         }
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return self.metric.get_metric(reset)

@@ -9,8 +9,8 @@ from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
 from luke_allennlp.data.tags import spans_to_iob2
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, encode_mentions, mention_features
-from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.models.luke_task_model import LukeTaskModel
+from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, mention_features
 from luke_allennlp.training.metrics import SpanF1
 
 Spans = Dict[Tuple[int, int], str]
@@ -38,7 +38,7 @@ def decode_spans(
 
 
 @Model.register("luke_span_ner")
-class LukeSpanNer(Model):
+class LukeSpanNer(LukeTaskModel):
     """
     Span-based NER (paper §4.3): each candidate span is a `[MASK]` entity; its representation is the
     concatenation of the first word's, the last word's and the entity's final hidden states, followed by a
@@ -73,19 +73,20 @@ class LukeSpanNer(Model):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
-        check_feature(feature, embedder)
-        self.embedder = embedder
+        super().__init__(vocab, embedder, **kwargs)
+        self.metric = SpanF1()
+        check_feature(feature, self)
         self.feature = feature
         self.label_namespace = label_namespace
-        self.labels = [vocab.get_token_from_index(i, label_namespace) for i in range(vocab.get_vocab_size(label_namespace))]
+        self.labels = [
+            vocab.get_token_from_index(i, label_namespace) for i in range(vocab.get_vocab_size(label_namespace))
+        ]
         if "O" not in self.labels:
             raise ValueError(f'the "{label_namespace}" vocabulary has no "O" label')
         self.outside = self.labels.index("O")
         hidden = embedder.get_output_dim()
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(hidden * FEATURE_WIDTHS[feature], len(self.labels))
-        self.metric = SpanF1()
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -109,23 +110,18 @@ class LukeSpanNer(Model):
         """
         batch, chunks, per_chunk = entity_ids.shape
         # One encoder pass per non-empty (sentence, chunk).
-        rows = entity_attention_mask.any(-1).nonzero()  # (passes, 2)
-        sentence, chunk = rows[:, 0], rows[:, 1]
-        starts = entity_start_positions[sentence, chunk]  # (passes, entities)
-        ends = entity_end_positions[sentence, chunk]
-        if isinstance(self.embedder, LukeEmbedder):
-            word_states, entity_states = encode_mentions(
-                self.embedder, word_ids[sentence], word_attention_mask[sentence], entity_ids[sentence, chunk],
-                starts, ends, entity_attention_mask[sentence, chunk],
-            )  # fmt: skip
-        else:  # a word-only encoder: its states do not depend on the chunk, so encode each sentence once
-            word_states = self.embedder(token_ids=word_ids, mask=word_attention_mask)[sentence]
-            entity_states = None
+        passes = self.nonempty_rows(entity_attention_mask)
+        # (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
+        word_states, entity_states = self.encode_mentions(
+            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions,
+            entity_attention_mask, passes=passes,
+        )  # fmt: skip
+        starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         features = mention_features(word_states, entity_states, starts, ends, self.feature)
         logits = self.classifier(self.dropout(features))  # (passes, entities, labels)
 
         span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
-        span_logits[sentence, chunk] = logits
+        span_logits[passes] = logits
         span_logits = span_logits.view(batch, chunks * per_chunk, -1)  # spans in the reader's order
         output: Dict[str, Any] = {
             "span_logits": span_logits,
@@ -135,7 +131,7 @@ class LukeSpanNer(Model):
             "gold_spans": [meta["gold_spans"] for meta in metadata],
         }
         if labels is not None:
-            gold = labels[sentence, chunk]
+            gold = self.select(labels, passes)
             output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
             predicted = [self._decode(row, spans) for row, spans in zip(span_logits, output["spans"])]
             self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])
@@ -163,6 +159,3 @@ class LukeSpanNer(Model):
                 result["gold_tags"].append(spans_to_iob2(gold, len(words)))
                 result["predicted_tags"].append(tags)
         return result
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return self.metric.get_metric(reset)

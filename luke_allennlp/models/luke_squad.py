@@ -8,8 +8,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.modeling.encoder import span_position_ids
-from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics.squad_em_and_f1 import SquadEmAndF1, exact_match_score, f1_score, max_over_golds
 
 
@@ -60,7 +59,7 @@ def best_span(
 
 
 @Model.register("luke_squad")
-class LukeSquad(Model):
+class LukeSquad(LukeTaskModel):
     """
     Extractive QA (SQuAD 1.1; paper §4.5): a linear layer over the word states gives each position a start and
     an end logit; the loss is the mean of the start and end cross-entropies over the positions of each window.
@@ -99,14 +98,13 @@ class LukeSquad(Model):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        super().__init__(vocab, **kwargs)
-        self.embedder = embedder
+        super().__init__(vocab, embedder, **kwargs)
+        self.metric = SquadEmAndF1()
         self.top_k = top_k
         self.max_answer_length = max_answer_length
-        if freeze_entity_embeddings and isinstance(embedder, LukeEmbedder):
+        if freeze_entity_embeddings and self.has_entity_states:
             embedder.luke.entity_embeddings.entity_embeddings.weight.requires_grad_(False)
         self.qa_outputs = torch.nn.Linear(embedder.get_output_dim(), 2)
-        self.metric = SquadEmAndF1()
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -134,20 +132,13 @@ class LukeSquad(Model):
         entity_* : (batch, windows, entities), entity inputs over the words' positions (optional)
         """
         # One encoder pass per real (question, window).
-        question, window = word_attention_mask.any(-1).nonzero(as_tuple=True)  # (passes,)
-        mask = word_attention_mask[question, window]  # (passes, words)
-        inputs = dict(token_ids=word_ids[question, window], mask=mask, type_ids=word_type_ids[question, window])
-        if entity_ids is not None:
-            if not isinstance(self.embedder, LukeEmbedder):
-                raise ValueError("the reader gives entity inputs (mention_dictionary) but the embedder is not luke")
-            starts, ends = entity_start_positions[question, window], entity_end_positions[question, window]  # type: ignore[index]
-            word_states = self.embedder.encode(
-                **inputs, entity_ids=entity_ids[question, window], entity_position_ids=span_position_ids(starts, ends),
-                entity_attention_mask=entity_attention_mask[question, window],  # type: ignore[index]
-                entity_token_type_ids=entity_type_ids[question, window],  # type: ignore[index]
-            ).last_hidden_state  # fmt: skip
-        else:
-            word_states = self.embedder(**inputs)  # (passes, words, hidden)
+        passes = self.nonempty_rows(word_attention_mask)
+        mask = self.select(word_attention_mask, passes)  # (passes, words)
+        word_states = self.encode(
+            word_ids, word_attention_mask, word_type_ids, entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions, entity_end_positions=entity_end_positions,
+            entity_attention_mask=entity_attention_mask, entity_type_ids=entity_type_ids, passes=passes,
+        ).words  # (passes, words, hidden)  # fmt: skip
         logits = self.qa_outputs(word_states).masked_fill(~mask[..., None], torch.finfo(word_states.dtype).min)
         start_logits, end_logits = logits.float().unbind(-1)  # (passes, words)
 
@@ -155,13 +146,13 @@ class LukeSquad(Model):
         output: Dict[str, Any] = {}
         for name, values in (("start_logits", start_logits), ("end_logits", end_logits)):
             full = values.new_full((batch, windows, words), -np.inf)
-            full[question, window] = values
+            full[passes] = values
             output[name] = full  # (batch, windows, words), -inf at padding
         output.update(passage_subwords=passage_subwords, max_context=max_context, metadata=metadata)
         if start_positions is not None and end_positions is not None:
             output["loss"] = (
-                F.cross_entropy(start_logits, start_positions[question, window])
-                + F.cross_entropy(end_logits, end_positions[question, window])
+                F.cross_entropy(start_logits, start_positions[passes])
+                + F.cross_entropy(end_logits, end_positions[passes])
             ) / 2
         if all(meta["answers"] for meta in metadata):
             output["predictions"] = self.decode(output)
@@ -171,7 +162,9 @@ class LukeSquad(Model):
     def decode(self, output_dict: Dict[str, Any]) -> List[Dict[str, Any]]:
         """Per question: `id`, `answer` (the passage text of the best span), its character `start` and `end`
         (exclusive) in the passage, and `score` (start + end logit)."""
-        tensors = [output_dict[k].detach().cpu() for k in ("start_logits", "end_logits", "passage_subwords", "max_context")]
+        tensors = [
+            output_dict[k].detach().cpu() for k in ("start_logits", "end_logits", "passage_subwords", "max_context")
+        ]
         predictions = []
         for meta, *question in zip(output_dict["metadata"], *tensors):
             span = best_span(*question, top_k=self.top_k, max_answer_length=self.max_answer_length)
@@ -180,7 +173,10 @@ class LukeSquad(Model):
                 first, last, score = span
                 start, end = int(meta["offsets"][first, 0]), int(meta["offsets"][last, 1])
                 text = meta["context"][start:end]
-                start, end = start + len(text) - len(text.lstrip()), start + len(text.rstrip())  # offsets may hold a space
+                start, end = (
+                    start + len(text) - len(text.lstrip()),
+                    start + len(text.rstrip()),
+                )  # offsets may hold a space
                 prediction.update(answer=meta["context"][start:end], start=start, end=end, score=score)
             predictions.append(prediction)
         return predictions
@@ -188,13 +184,12 @@ class LukeSquad(Model):
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Per question: `id`, `answer`, `start`, `end`, `score`, and with gold answers `gold_answers`, `em` and `f1`."""
         predictions = output_dict.get("predictions") or self.decode(output_dict)
-        result: Dict[str, List[Any]] = {key: [p[key] for p in predictions] for key in ("id", "answer", "start", "end", "score")}
+        result: Dict[str, List[Any]] = {
+            key: [p[key] for p in predictions] for key in ("id", "answer", "start", "end", "score")
+        }
         golds = [meta["answers"] for meta in output_dict["metadata"]]
         if all(golds):
             result["gold_answers"] = golds
             result["em"] = [max_over_golds(exact_match_score, p["answer"], g) for p, g in zip(predictions, golds)]
             result["f1"] = [max_over_golds(f1_score, p["answer"], g) for p, g in zip(predictions, golds)]
         return result
-
-    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
-        return self.metric.get_metric(reset)

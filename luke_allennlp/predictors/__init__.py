@@ -1,8 +1,9 @@
 from luke_allennlp.predictors.luke_entity_typing import LukeEntityTypingPredictor
+from luke_allennlp.predictors.luke_predictor import LukePredictor
 from luke_allennlp.predictors.luke_record import LukeRecordPredictor
 from luke_allennlp.predictors.luke_relation_classifier import LukeRelationClassifierPredictor
 from luke_allennlp.predictors.luke_span_ner import LukeSpanNerPredictor
 from luke_allennlp.predictors.luke_squad import LukeSquadPredictor
 
-__all__ = ["LukeEntityTypingPredictor", "LukeRecordPredictor", "LukeRelationClassifierPredictor", "LukeSpanNerPredictor",
-           "LukeSquadPredictor"]
+__all__ = ["LukeEntityTypingPredictor", "LukePredictor", "LukeRecordPredictor", "LukeRelationClassifierPredictor",
+           "LukeSpanNerPredictor", "LukeSquadPredictor"]  # fmt: skip

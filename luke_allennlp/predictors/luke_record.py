@@ -1,12 +1,15 @@
-from typing import List, Tuple
+from typing import Any, List, Tuple
 
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
+from luke_allennlp.data.files import require
+from luke_allennlp.predictors.luke_predictor import LukePredictor
+
 
 @Predictor.register("luke_record")
-class LukeRecordPredictor(Predictor):
+class LukeRecordPredictor(LukePredictor):
     """
     Which passage entity fills a cloze query's `@placeholder` (ReCoRD).
 
@@ -17,26 +20,30 @@ class LukeRecordPredictor(Predictor):
     (its mentions, inclusive ends) and `candidates` (`[{"text", "score"}]` by descending score).
     """
 
+    output_keys = ("answer", "score", "answer_spans", "candidates")
+
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        where = self.input_id(json_dict)
         missing = [key for key in ("passage", "query", "entities") if key not in json_dict]
         if missing:
-            raise ValueError(f'the input needs "passage", "query" (with @placeholder) and "entities"; missing {missing}')
+            raise ValueError(
+                f'{where}: the input needs "passage", "query" (with @placeholder) and "entities"; missing {missing}'
+            )
+        entities = require(json_dict, "entities", list, where)
         return self._dataset_reader.text_to_instance(
-            json_dict["passage"], json_dict["query"], entity_spans(json_dict["entities"]),
-            query_id=str(json_dict.get("id", "input")),
+            require(json_dict, "passage", str, where), require(json_dict, "query", str, where), entity_spans(entities),
+            query_id=where,
         )  # fmt: skip
 
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        output = self.predict_instance(self._json_to_instance(inputs))
-        return {key: output[key] for key in ("answer", "score", "answer_spans", "candidates")}
 
-
-def entity_spans(entities: list) -> List[Tuple[int, int]]:
+def entity_spans(entities: List[Any]) -> List[Tuple[int, int]]:
     """`[[start, end], ...]` or `[{"start", "end"}, ...]` (inclusive ends) -> [(start, end), ...]."""
     spans = []
     for entity in entities:
-        span = (entity.get("start"), entity.get("end")) if isinstance(entity, dict) else tuple(entity)
-        if len(span) != 2 or not all(isinstance(x, int) for x in span):
-            raise ValueError(f"an entity must be [start, end] or {{'start', 'end'}} with integer offsets, not {entity!r}")
-        spans.append(span)
+        span = (entity.get("start"), entity.get("end")) if isinstance(entity, dict) else entity
+        if not isinstance(span, (list, tuple)) or len(span) != 2 or not all(isinstance(x, int) for x in span):
+            raise ValueError(
+                f"an entity must be [start, end] or {{'start', 'end'}} with integer offsets, not {entity!r}"
+            )
+        spans.append((span[0], span[1]))
     return spans

@@ -2,35 +2,37 @@ from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
+from luke_allennlp.data.files import require, require_span, require_strings
+from luke_allennlp.predictors.luke_predictor import LukePredictor
+
 
 @Predictor.register("luke_relation_classifier")
-class LukeRelationClassifierPredictor(Predictor):
+class LukeRelationClassifierPredictor(LukePredictor):
     """
     The relation between two mentions. Input: `{"text": "...", "head": [start_char, end_char], "tail": [...]}`
     (end exclusive), or `{"tokens": [...], "head": [first, last], "tail": [first, last]}` (inclusive token
-    spans, as in TACRED). Output: `label` and `probabilities` of every relation.
+    spans, as in TACRED); optionally `"id"`. Output: `label` and `probabilities` of every relation.
     """
 
+    output_keys = ("label", "probabilities")
+
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        where = self.input_id(json_dict)
         if "head" not in json_dict or "tail" not in json_dict:
-            raise ValueError('the input needs "head" and "tail" spans, with "text" (characters) or "tokens"')
-        head, tail = json_dict["head"], json_dict["tail"]
+            raise ValueError(f'{where}: the input needs "head" and "tail" spans, with "text" (characters) or "tokens"')
+        head, tail = (require_span(json_dict[key], where, f'"{key}"') for key in ("head", "tail"))
         if "tokens" in json_dict:
-            tokens = json_dict["tokens"]
+            tokens = require_strings(json_dict["tokens"], where, '"tokens"')
             starts = [0]
             for token in tokens:
                 starts.append(starts[-1] + len(token) + 1)
-            to_chars = lambda span: (starts[span[0]], starts[span[1]] + len(tokens[span[1]]))  # noqa: E731
             for span in (head, tail):
                 if not 0 <= span[0] <= span[1] < len(tokens):
-                    raise ValueError(f"token span {span} is out of range for {len(tokens)} tokens")
-            text, head, tail = " ".join(tokens), to_chars(head), to_chars(tail)
+                    raise ValueError(f"{where}: token span {list(span)} is out of range for {len(tokens)} tokens")
+            text = " ".join(tokens)
+            head, tail = ((starts[s], starts[e] + len(tokens[e])) for s, e in (head, tail))
         elif "text" in json_dict:
-            text = json_dict["text"]
+            text = require(json_dict, "text", str, where)
         else:
-            raise ValueError('the input needs "text" or "tokens"')
-        return self._dataset_reader.text_to_instance(text, tuple(head), tuple(tail), example_id=str(json_dict.get("id", "input")))
-
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        output = self.predict_instance(self._json_to_instance(inputs))
-        return {"label": output["label"], "probabilities": output["probabilities"]}
+            raise ValueError(f'{where}: the input needs "text" or "tokens"')
+        return self._dataset_reader.text_to_instance(text, head, tail, example_id=where)

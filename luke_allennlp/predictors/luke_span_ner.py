@@ -1,9 +1,12 @@
 import re
-from typing import List
+from typing import Any, List
 
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
+
+from luke_allennlp.data.files import require, require_strings
+from luke_allennlp.predictors.luke_predictor import LukePredictor
 
 WORD = re.compile(r"\w+(?:[-'.]+\w+)*|[^\w\s]")
 
@@ -14,32 +17,36 @@ def split_words(text: str) -> List[str]:
 
 
 @Predictor.register("luke_span_ner")
-class LukeSpanNerPredictor(Predictor):
+class LukeSpanNerPredictor(LukePredictor):
     """
     Named entities of one sentence.
 
-    Input: `{"sentence": "raw text"}` or `{"words": [...]}`, optionally with document context
-    `"left_context"` / `"right_context"` (lists of sentences, each a string or a list of words).
+    Input: `{"sentence": "raw text"}` or `{"words": [...]}` (a list of strings), optionally with document
+    context `"left_context"` / `"right_context"` (lists of sentences, each a string or a list of words) and `"id"`.
     Output: `words`, `tags` (IOB2) and `entities`: `[{"start", "end", "type", "score"}]` with word indices,
     `end` exclusive.
     """
 
+    output_keys = ("words", "tags", "entities")
+
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        where = self.input_id(json_dict)
         if "words" in json_dict:
-            words = list(json_dict["words"])
+            words = require_strings(json_dict["words"], where, '"words"')
         elif "sentence" in json_dict:
-            words = split_words(json_dict["sentence"])
+            words = split_words(require(json_dict, "sentence", str, where))
         else:
-            raise ValueError('the input needs "sentence" (text) or "words" (a list)')
+            raise ValueError(f'{where}: the input needs "sentence" (text) or "words" (a list of strings)')
 
         def sentences(key: str) -> List[List[str]]:
-            return [split_words(s) if isinstance(s, str) else list(s) for s in json_dict.get(key, [])]
+            context: Any = json_dict.get(key, [])
+            if not isinstance(context, list):
+                raise ValueError(f'{where}: "{key}" must be a list of sentences, not {type(context).__name__}')
+            return [
+                split_words(s) if isinstance(s, str) else require_strings(s, where, f'a sentence of "{key}"')
+                for s in context
+            ]
 
         return self._dataset_reader.text_to_instance(
-            words, left_context=sentences("left_context"), right_context=sentences("right_context"),
-            instance_id=str(json_dict.get("id", "input")),
-        )  # fmt: skip
-
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        output = self.predict_instance(self._json_to_instance(inputs))
-        return {key: output[key] for key in ("words", "tags", "entities")}
+            words, left_context=sentences("left_context"), right_context=sentences("right_context"), instance_id=where
+        )

@@ -2,24 +2,24 @@ from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
+from luke_allennlp.data.files import require
+from luke_allennlp.predictors.luke_predictor import LukePredictor
+
 
 @Predictor.register("luke_squad")
-class LukeSquadPredictor(Predictor):
+class LukeSquadPredictor(LukePredictor):
     """
     Extractive QA. Input: `{"question": "...", "context": "..."}`, optionally `"id"` and `"title"` (the
     Wikipedia page of the context, for a model trained with entity inputs). Output: `answer` (a span of the
     context), its character `start` and `end` (exclusive) in the context, and `score` (start + end logit).
     """
 
-    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        try:
-            question, context = json_dict["question"], json_dict["context"]
-        except KeyError as e:
-            raise ValueError(f'the input needs "question" and "context"; missing {e}') from None
-        return self._dataset_reader.text_to_instance(
-            question, context, title=json_dict.get("title"), question_id=str(json_dict.get("id", "input"))
-        )
+    output_keys = ("answer", "start", "end", "score")
 
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        output = self.predict_instance(self._json_to_instance(inputs))
-        return {key: output[key] for key in ("answer", "start", "end", "score")}
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        where = self.input_id(json_dict)
+        if "question" not in json_dict or "context" not in json_dict:
+            raise ValueError(f'{where}: the input needs "question" and "context"')
+        question, context = require(json_dict, "question", str, where), require(json_dict, "context", str, where)
+        title = require(json_dict, "title", str, where) if json_dict.get("title") is not None else None
+        return self._dataset_reader.text_to_instance(question, context, title=title, question_id=where)

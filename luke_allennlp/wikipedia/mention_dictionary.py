@@ -8,9 +8,10 @@ Built in two streaming passes over a dump (`build_mention_dictionary`):
    titles and redirects are collected. Targets are then followed through redirects; on each page a name that
    refers to two different entities is dropped for that page, and a name whose target is no article of the
    dump (a missing page, a redirect loop) is dropped.
-2. Every name's occurrences in article text are counted: matches at word boundaries (tokens of `\\w+` or one
-   other non-space character), case-sensitive. `link_probability(name)` = times linked / times it occurs,
-   linked or not; names below `min_link_probability` are dropped.
+2. Every name's occurrences in article text are counted: matches at token boundaries (tokens of `\\w+` or one
+   other non-space character), case-sensitive, as `NameMatcher.occurrences` finds them (the matcher that
+   gives SQuAD's entity inputs uses the same definition). `link_probability(name)` = times linked / times it
+   occurs, linked or not; names below `min_link_probability` are dropped.
 
 The result is one JSON file, read back by `MentionDictionary.from_file`:
 `{"version": 1, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
@@ -19,12 +20,12 @@ The result is one JSON file, read back by `MentionDictionary.from_file`:
 import json
 import logging
 import os
-import re
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import clean_wikitext
+from luke_allennlp.wikipedia.name_matcher import TOKEN, NameMatcher  # noqa: F401  (TOKEN: the name tokens, defined there)
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
 from luke_allennlp.wikipedia.redirects import LOOP, MISSING, TitleCollector
 from luke_allennlp.wikipedia.titles import Namespaces, normalize_title
@@ -32,7 +33,6 @@ from luke_allennlp.wikipedia.titles import Namespaces, normalize_title
 logger = logging.getLogger(__name__)
 
 VERSION = 1
-TOKEN = re.compile(r"\w+|[^\w\s]")  # how names and text are split into words (the SQuAD reader matches by it too)
 
 
 class MentionDictionary:
@@ -134,38 +134,22 @@ def _page_links(item: Tuple[Namespaces, List[WikiPage]]) -> List[Tuple[str, List
 
 # --- pass 2: occurrences of the names in text -------------------------------------------------------------------
 
-_names: Set[str] = set()
-_lengths_by_first_token: Dict[str, Tuple[int, ...]] = {}
+_matcher = NameMatcher(())  # the names of pass 1, in each worker process
 
 
 def _init_matcher(names: Set[str]) -> None:
-    global _names, _lengths_by_first_token
-    _names = names
-    lengths: Dict[str, Set[int]] = {}
-    for name in names:
-        tokens = TOKEN.findall(name)
-        if tokens:
-            lengths.setdefault(tokens[0], set()).add(len(tokens))
-    _lengths_by_first_token = {token: tuple(sorted(n)) for token, n in lengths.items()}
+    global _matcher
+    _matcher = NameMatcher(names)
 
 
 def count_unlinked_occurrences(text: str, links: Iterable[Tuple[int, int]]) -> Counter:
     """
-    How often each known name occurs in `text` at word boundaries, apart from the link anchors `links` (their
-    `(start, end)`), which are counted as links already.
+    How often each known name occurs in `text` (every occurrence at token boundaries, overlapping ones included:
+    `NameMatcher.occurrences`), apart from the link anchors `links` (their `(start, end)`), which are counted
+    as links already.
     """
     linked = set(links)
-    counts: Counter = Counter()
-    tokens = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
-    for i, (start, _, token) in enumerate(tokens):
-        for length in _lengths_by_first_token.get(token, ()):
-            if i + length > len(tokens):
-                break
-            end = tokens[i + length - 1][1]
-            name = text[start:end]
-            if name in _names and (start, end) not in linked:
-                counts[name] += 1
-    return counts
+    return Counter(name for start, end, name in _matcher.occurrences(text) if (start, end) not in linked)
 
 
 def _count_occurrences(item: Tuple[Namespaces, List[WikiPage]]) -> Counter:

@@ -1,4 +1,5 @@
 """Every config in configs/ parses with the paper's hyper-parameters and trains on tiny data."""
+
 import json
 
 import pytest
@@ -14,7 +15,7 @@ HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relatio
                     "squad": (15e-6, 48, 2), "record": (1e-5, 32, 2)}  # fmt: skip
 # Fixtures of tests/conftest.py, by config name prefix.
 DATA = {"conll2003": "conll_slice", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice",
-        "squad": "squad_slice", "record": "record_sample"}  # fmt: skip
+        "kbp37": "kbp37_sample", "squad": "squad_slice", "record": "record_sample"}  # fmt: skip
 # The tiny checkpoint each config trains from, by the first of these words in its name (LUKE otherwise).
 MODELS = [("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir"),
           ("squad", "tiny_luke_squad_dir")]  # fmt: skip
@@ -49,6 +50,6 @@ def test_config_trains(config, tmp_path, monkeypatch, request):
     model = train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(TINY))
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert "validation_f1" in metrics and metrics["training_loss"] > 0
-    if config.name.startswith("semeval"):
+    if config.name.startswith(("semeval", "kbp37")):
         assert params["trainer"]["validation_metric"] == "+macro_f1"
     assert (tmp_path / "run" / "model.tar.gz").exists() and model is not None

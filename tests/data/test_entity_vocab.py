@@ -109,3 +109,10 @@ def test_format_is_detected_by_content_without_a_known_extension(tmp_path):
     for name in ("jsonl.txt", "tsv.txt", "hf.txt"):
         assert EntityVocab.from_file(tmp_path / name)["Tokyo"] == 3
     assert EntityVocab.from_file(tmp_path / "jsonl.txt").count(3) == 5
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_title(shared_data, tmp_path):
+    path = tmp_path / "vocab.tsv"
+    path.write_bytes(b"\xef\xbb\xbf" + (shared_data / "entity_vocab" / "enwiki_20181220_entvocab_100.tsv").read_bytes())
+    vocab = EntityVocab.from_file(path)
+    assert len(vocab) == 103 and vocab.pad_id == 0 and vocab.mask_id == 2

@@ -16,7 +16,11 @@ def test_tags_to_spans_iob1_and_iob2():
     assert tags_to_spans(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG"]) == {
         (0, 2): "PER", (3, 4): "LOC", (4, 5): "LOC", (5, 6): "ORG"
     }  # fmt: skip
-    assert tags_to_spans(["B-PER", "I-PER", "B-PER", "O", "B-MISC"], "iob2") == {(0, 2): "PER", (2, 3): "PER", (4, 5): "MISC"}
+    assert tags_to_spans(["B-PER", "I-PER", "B-PER", "O", "B-MISC"], "iob2") == {
+        (0, 2): "PER",
+        (2, 3): "PER",
+        (4, 5): "MISC",
+    }
     assert spans_to_iob2({(0, 2): "PER", (3, 4): "LOC"}, 5) == ["B-PER", "I-PER", "O", "B-LOC", "O"]
     with pytest.raises(ValueError, match="encoding"):
         tags_to_spans(["O"], "bioes")
@@ -95,10 +99,14 @@ def test_bad_input_is_named(tiny_luke_dir, tmp_path, caplog):
 
 
 def test_text_to_instance_with_context(reader):
-    instance = reader.text_to_instance(["Peter", "visited", "Paris"], left_context=[["Hello", "."]], right_context=[["Bye"]])
+    instance = reader.text_to_instance(
+        ["Peter", "visited", "Paris"], left_context=[["Hello", "."]], right_context=[["Bye"]]
+    )
     assert instance["metadata"]["words"] == ["Peter", "visited", "Paris"]
     assert "labels" not in instance.fields
-    assert reader.tokenizer.decode(instance["word_ids"].tensor) == "<s> Hello . Peter visited Paris Bye</s>"  # each word after a space
+    assert (
+        reader.tokenizer.decode(instance["word_ids"].tensor) == "<s> Hello . Peter visited Paris Bye</s>"
+    )  # each word after a space
     assert instance["metadata"]["spans"][:3].tolist() == [[0, 1], [0, 2], [0, 3]]
 
 
@@ -111,3 +119,24 @@ def test_unknown_label_at_evaluation_is_named(reader, tmp_path):
     instance = next(iter(reader.read(str(path))))
     with pytest.raises(ValueError, match=r"dev.txt:3: label\(s\) \['ORG'\] not in the 'labels' vocabulary"):
         instance.index_fields(vocab)
+
+
+def test_columns_split_on_spaces_not_on_unicode_white_space(reader, tmp_path):
+    path = tmp_path / "nbsp.txt"
+    path.write_text("-DOCSTART- -X- O O\n\nIt PRP I-NP O\ncost VBD I-VP O\n10\u00a0000 CD I-NP O\neuros NNS I-NP O\n")
+    (instance,) = list(reader.read(str(path)))
+    assert instance["metadata"]["words"] == ["It", "cost", "10\u00a0000", "euros"]
+
+
+def test_text_is_utf8_with_an_optional_bom(reader, conll_slice, tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + conll_slice.read_bytes())
+    documents = list(reader.read_documents(str(path)))
+    assert len(documents) == 2 and sum(len(d) for d in documents) == 29  # no extra sentence from the mark
+    path.write_bytes(b"-DOCSTART- -X- O O\n\nM\xfcnchen NNP I-NP I-LOC\n")
+    with pytest.raises(ValueError, match=r"bom.txt:3: not UTF-8 text \(byte 0xfc"):
+        list(reader.read(str(path)))
+    for content in ("", "\n\n", "-DOCSTART- -X- O O\n\n"):
+        path.write_text(content)
+        with pytest.raises(ValueError, match="bom.txt: no sentences in the file"):
+            list(reader.read(str(path)))

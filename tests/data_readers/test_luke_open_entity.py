@@ -1,4 +1,5 @@
 import json
+import logging
 
 import pytest
 
@@ -56,3 +57,62 @@ def test_bad_input_is_named(reader, tmp_path):
     crowd.write_text('{"mention_span": "x", "left_context_token": []}\n')
     with pytest.raises(ValueError, match="crowd.json:1: not an Open Entity crowd example"):
         list(reader.read(str(crowd)))
+
+
+def test_a_mention_longer_than_the_window_is_cut_and_counted(tiny_luke_dir, caplog):
+    """It used to give end positions past the input, an IndexError in the model's forward pass."""
+    from allennlp.data import Batch, Vocabulary
+
+    from luke_allennlp.models import LukeEntityTyping
+    from luke_allennlp.modules.token_embedders import LukeEmbedder
+
+    reader = LukeOpenEntityReader(str(tiny_luke_dir), max_seq_length=10)
+    mention = " ".join(f"Name{i}" for i in range(20))
+    sentence = f"Before {mention} after ."
+    with caplog.at_level(logging.WARNING):
+        instance = reader.text_to_instance(sentence, (7, 7 + len(mention)), ["person"], "long")
+    ids = instance["word_ids"].tensor
+    first, last = int(instance["entity_start_positions"].tensor[0]), int(instance["entity_end_positions"].tensor[0])
+    assert len(ids) == 10 and (first, last) == (1, 8)  # the mention's first 8 subwords, between <s> and </s>
+    assert reader.stats["truncated_mentions"] == 1 and reader.stats["truncated_inputs"] == 1
+    assert "long: a mention of" in caplog.text
+    vocab = Vocabulary({"labels": {"person": 1}}, non_padded_namespaces=["labels"])
+    model = LukeEntityTyping(vocab, LukeEmbedder(str(tiny_luke_dir), entity_vocab="task"))
+    batch = Batch([instance])
+    batch.index_instances(vocab)
+    assert model(**batch.as_tensor_dict())["logits"].shape == (1, 1)
+
+
+def test_crowd_format_bad_input_is_named(reader, shared_data, tmp_path):
+    lines = (shared_data / "open_entity" / "crowd" / "dev.json").read_text(encoding="utf-8").splitlines()[:3]
+    crowd = tmp_path / "crowd.json"
+    crowd.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode())
+    assert len(list(reader.read(str(crowd)))) == 3  # a byte-order mark is not part of the first line
+    example = json.loads(lines[1])
+    del example["y_str"]
+    crowd.write_text("\n".join([lines[0], json.dumps(example)]))
+    with pytest.raises(ValueError, match="crowd.json:2: not an Open Entity crowd example: missing field 'y_str'"):
+        list(reader.read(str(crowd)))
+    crowd.write_text("\n".join([lines[0], lines[1], lines[0]]))
+    annot_id = json.loads(lines[0])["annot_id"]
+    with pytest.raises(
+        ValueError, match=rf"crowd.json:3: example {annot_id}: the annot_id is repeated \(first in line 1\)"
+    ):
+        list(reader.read(str(crowd)))
+    crowd.write_text(lines[0] + "\n" + lines[1][:-3] + "\n")
+    with pytest.raises(ValueError, match="crowd.json:2: not valid JSON"):
+        list(reader.read(str(crowd)))
+
+
+def test_unseen_types_and_empty_files_are_named(reader, tmp_path):
+    from allennlp.data import Vocabulary
+
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps([{"sent": "Paris is big", "start": 0, "end": 5, "labels": ["location", "place"]}]))
+    (instance,) = list(reader.read(str(path)))
+    vocab = Vocabulary({"labels": {"location": 1, "person": 1}}, non_padded_namespaces=["labels"])
+    with pytest.raises(ValueError, match=r"dev.json:0: label\(s\) \['place'\] not in the 'labels' vocabulary"):
+        instance.index_fields(vocab)
+    path.write_text("[]")
+    with pytest.raises(ValueError, match="dev.json: no examples in the file"):
+        list(reader.read(str(path)))

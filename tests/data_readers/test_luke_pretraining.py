@@ -44,7 +44,11 @@ def test_word_masking_statistics(pretraining_corpus, corpus_rows, tokenizer):
     exact, labelled, total = 0, 0, 0
     kinds = collections.Counter()
     for instance, row in zip(instances, corpus_rows):
-        words, labels, original = field(instance, "word_ids"), field(instance, "masked_lm_labels"), original_words(instance)
+        words, labels, original = (
+            field(instance, "word_ids"),
+            field(instance, "masked_lm_labels"),
+            original_words(instance),
+        )
         assert original[1:-1].tolist() == row["word_ids"]  # <s> row </s>
         assert words[0] == tokenizer.bos_token_id and words[-1] == tokenizer.eos_token_id
         assert labels[0] == labels[-1] == -100  # special tokens are never predicted
@@ -106,7 +110,10 @@ def test_masks_are_fresh_on_every_pass_and_reproducible(pretraining_corpus):
     other_seed = read(pretraining_corpus, seed=8)
 
     def masks(instances):
-        return {tuple(original_words(i)): (field(i, "word_ids").tolist(), field(i, "entity_ids").tolist()) for i in instances}
+        return {
+            tuple(original_words(i)): (field(i, "word_ids").tolist(), field(i, "entity_ids").tolist())
+            for i in instances
+        }
 
     assert masks(first) == masks(again)  # reproducible from the seed
     changed = [masks(first)[k] != masks(second)[k] for k in masks(first)]
@@ -130,7 +137,9 @@ def test_sharding_covers_every_row_once(pretraining_corpus, corpus_rows, monkeyp
         for worker in range(2):
             reader = LukePretrainingReader()
             reader._set_worker_info(WorkerInfo(2, worker))
-            shards.append({tuple(original_words(i)): field(i, "word_ids").tolist() for i in reader.read(str(pretraining_corpus))})
+            shards.append(
+                {tuple(original_words(i)): field(i, "word_ids").tolist() for i in reader.read(str(pretraining_corpus))}
+            )
     assert all(20 <= len(shard) <= 30 for shard in shards)
     rows = [key for shard in shards for key in shard]
     assert sorted(rows) == sorted(tuple([0] + r + [2]) for r in corpus_rows["word_ids"])
@@ -164,10 +173,17 @@ def test_bad_rows_name_the_row(pretraining_corpus, tmp_path):
             "page_id": [0, 0]}  # fmt: skip
     datasets.Dataset.from_dict(rows).save_to_disk(str(corpus))
     metadata = json.loads((pretraining_corpus / "metadata.json").read_text())
-    metadata.update(tokenizer={"path": str(pretraining_corpus / "tokenizer")}, entity_vocab=str(pretraining_corpus / "entity_vocab.jsonl"))
+    metadata.update(
+        tokenizer={"path": str(pretraining_corpus / "tokenizer")},
+        entity_vocab=str(pretraining_corpus / "entity_vocab.jsonl"),
+    )
     (corpus / "metadata.json").write_text(json.dumps(metadata))
     with pytest.raises(ValueError, match=r"row 1: entity 0's positions \[5\] are not in its 2 words"):
         read(corpus, shuffle=False)
+    datasets.Dataset.from_dict({key: [] for key in rows}).save_to_disk(str(tmp_path / "empty"))
+    shutil.copy(corpus / "metadata.json", tmp_path / "empty" / "metadata.json")
+    with pytest.raises(ValueError, match="empty: the corpus has no rows"):
+        read(tmp_path / "empty")
     shutil.rmtree(corpus / "tokenizer", ignore_errors=True)
     (corpus / "metadata.json").unlink()
     with pytest.raises(FileNotFoundError, match="no metadata.json"):
@@ -182,7 +198,9 @@ def test_word_starts(tokenizer, tmp_path):
     assert starts[tokenizer.convert_tokens_to_ids(",")]  # punctuation starts a word, as in the original LUKE
     from transformers import BertTokenizerFast
 
-    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "##ing", "go"]))
+    (tmp_path / "vocab.txt").write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "play", "##ing", "go"])
+    )
     bert = BertTokenizerFast(str(tmp_path / "vocab.txt"))
     assert word_start_table(bert)[5:].tolist() == [True, False, True]
 
@@ -198,7 +216,9 @@ def test_reads_a_corpus_built_from_a_wikipedia_dump(shared_data, tmp_path):
     vocab, _ = build_entity_vocab(dump)
     vocab.save_jsonl(tmp_path / "vocab.jsonl")
     options = CorpusOptions(max_seq_length=128, unknown_entities="unk")
-    metadata = build_pretraining_corpus(dump, str(tmp_path / "tokenizer"), tmp_path / "vocab.jsonl", tmp_path / "corpus", options)
+    metadata = build_pretraining_corpus(
+        dump, str(tmp_path / "tokenizer"), tmp_path / "vocab.jsonl", tmp_path / "corpus", options
+    )
     instances = read(tmp_path / "corpus")
     assert len(instances) == metadata["sequences"] > 0
     assert sum(len(field(i, "entity_ids")) for i in instances) == metadata["entities"] > 0

@@ -32,7 +32,11 @@ def write(tmp_path, data, name="record.json"):
 
 
 def passage(text, entities, qas, passage_id="p1"):
-    return {"id": passage_id, "passage": {"text": text, "entities": [{"start": s, "end": e} for s, e in entities]}, "qas": qas}
+    return {
+        "id": passage_id,
+        "passage": {"text": text, "entities": [{"start": s, "end": e} for s, e in entities]},
+        "qas": qas,
+    }
 
 
 def test_reads_the_real_sample(reader, record_sample):
@@ -53,8 +57,17 @@ def test_reads_the_real_sample(reader, record_sample):
     assert [c for _, c in window[1:]].count(5) == 4
     assert first["entity_ids"].tensor.tolist() == [[MASK] * 22]
     ids = first["word_ids"].tensor[0].tolist()
-    assert ids[:2] == [0, reader.tokenizer.convert_tokens_to_ids("ĠOn")] and ids[-1] == 2  # <s> query </s></s> passage </s>
-    assert second["labels"].tensor.tolist() == [0, 0, 0, 0, 0, 1]  # Tian Tian, UK, Edinburgh Zoo, Sweetie, Yang Guang, China
+    assert (
+        ids[:2] == [0, reader.tokenizer.convert_tokens_to_ids("ĠOn")] and ids[-1] == 2
+    )  # <s> query </s></s> passage </s>
+    assert second["labels"].tensor.tolist() == [
+        0,
+        0,
+        0,
+        0,
+        0,
+        1,
+    ]  # Tian Tian, UK, Edinburgh Zoo, Sweetie, Yang Guang, China
     assert reader.stats["queries"] == 2 and reader.stats["candidates"] == 20 and reader.stats["windows"] == 2
 
 
@@ -86,14 +99,18 @@ def test_windows_over_a_long_passage(tiny_luke_dir):
     for window, entities in zip(encoded.windows, windows):
         inside = [s for s in spans if window.contains(*encoded.passage.char_span_to_subwords(s[0], s[1] + 1))]
         assert len(entities) - 1 == len(inside)
-    assert len(seen) > len(spans) and reader.stats["candidates_without_window"] == 0  # overlapping windows repeat mentions
+    assert (
+        len(seen) > len(spans) and reader.stats["candidates_without_window"] == 0
+    )  # overlapping windows repeat mentions
 
 
 def test_max_entities_cuts_and_counts(tiny_luke_dir, caplog):
     reader = LukeRecordReader(str(tiny_luke_dir), max_entities=3)
     text = "Ann, Bob, Cid and Dan met."
     with caplog.at_level(logging.WARNING):
-        instance = reader.text_to_instance(text, "@placeholder met.", [(0, 2), (5, 7), (10, 12), (18, 20)], answers=["Dan"])
+        instance = reader.text_to_instance(
+            text, "@placeholder met.", [(0, 2), (5, 7), (10, 12), (18, 20)], answers=["Dan"]
+        )
     assert window_entities(reader, instance) == [[("@placeholder", -1), ("Ann", 0), ("Bob", 1)]]
     assert reader.stats["mentions_cut_by_max_entities"] == 2 and reader.stats["candidates_without_window"] == 2
     assert reader.stats["queries_with_gold_outside_windows"] == 1 and "cut by max_entities=3" in caplog.text
@@ -126,11 +143,33 @@ def test_bad_input_is_named(reader, tmp_path, caplog):
             list(reader.read(str(write(tmp_path, data, "bad.json"))))
     # Errors found while building an instance name the file too.
     tiny = LukeRecordReader(str(reader.tokenizer.name_or_path), max_query_length=2)
-    with pytest.raises(ValueError, match="bad.json: query q1: @placeholder does not fit in max_query_length=2 subwords"):
-        list(tiny.read(str(write(tmp_path, [passage(text, [(0, 2)], [{**good, "query": "So @placeholder met Bob."}])], "bad.json"))))
+    with pytest.raises(
+        ValueError, match="bad.json: query q1: @placeholder does not fit in max_query_length=2 subwords"
+    ):
+        list(
+            tiny.read(
+                str(
+                    write(
+                        tmp_path, [passage(text, [(0, 2)], [{**good, "query": "So @placeholder met Bob."}])], "bad.json"
+                    )
+                )
+            )
+        )
     # An answer whose text differs from its offsets is counted and logged; its text is kept (the evaluation uses it).
     wrong = {"id": "q1", "query": "@placeholder met Bob.", "answers": [{"start": 0, "end": 1, "text": "Ann"}]}
     with caplog.at_level(logging.WARNING):
         (instance,) = list(reader.read(str(write(tmp_path, [passage(text, [(0, 2)], [wrong])], "bad.json"))))
     assert reader.stats["answers_not_matching_offsets"] == 1 and "q1 answer 0: text 'Ann' differs" in caplog.text
     assert instance["metadata"]["answers"] == ["Ann"] and instance["labels"].tensor.tolist() == [1]
+
+
+def test_text_is_utf8_with_an_optional_bom_and_empty_files_are_named(reader, record_sample, tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + record_sample.read_bytes())
+    assert len(list(reader.read(str(path)))) == 2
+    path.write_bytes(b'{"data": [{"id": "p1", "passage": {"text": "Caf\xe9", "entities": []}, "qas": []}]}')
+    with pytest.raises(ValueError, match=r"bom.json:1: not UTF-8 text"):
+        list(reader.read(str(path)))
+    write(tmp_path, [passage("Ann met Bob.", [(0, 2)], [])], "bom.json")
+    with pytest.raises(ValueError, match="bom.json: no examples in the file"):
+        list(reader.read(str(path)))

@@ -1,4 +1,5 @@
 import json
+import logging
 
 import pytest
 
@@ -17,7 +18,11 @@ def mentions(reader, instance):
 
 
 def test_parse_tagged():
-    assert parse_tagged("The <e1>child</e1> was in the <e2>cradle</e2>.", "x") == ("The child was in the cradle.", (4, 9), (21, 27))
+    assert parse_tagged("The <e1>child</e1> was in the <e2>cradle</e2>.", "x") == (
+        "The child was in the cradle.",
+        (4, 9),
+        (21, 27),
+    )
     assert parse_tagged("<e2>A</e2> of <e1>B</e1>", "x") == ("A of B", (5, 6), (0, 1))
     with pytest.raises(ValueError, match="f:3: expected one <e1>"):
         parse_tagged("no tags", "f:3")
@@ -29,7 +34,11 @@ def test_reads_semeval(reader, shared_data):
     assert len(train) == 8000 and len(test) == 2717
     assert len({label for *_, label in train}) == 19  # 9 directed relations x 2 + Other
     example_id, text, head, tail, label = train[0]
-    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == ("configuration", "elements", "Component-Whole(e2,e1)")
+    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == (
+        "configuration",
+        "elements",
+        "Component-Whole(e2,e1)",
+    )
     instance = reader.text_to_instance(text, head, tail, label, example_id)
     assert mentions(reader, instance) == ["configuration", "elements"]
     assert instance["entity_ids"].tensor.tolist() == [2, 3]  # [HEAD], [TAIL]
@@ -48,7 +57,9 @@ def test_reads_tacred(reader, shared_data):
 
 def test_reads_kbp37_format(reader, tmp_path):
     path = tmp_path / "kbp37.txt"
-    path.write_text('1\t"<e1>Tom Hanks</e1> , known as <e2>Hanks</e2> ."\nper:alternate_names(e1,e2)\n\n2\t"<e1>A</e1> and <e2>B</e2>"\nno_relation\n\n')
+    path.write_text(
+        '1\t"<e1>Tom Hanks</e1> , known as <e2>Hanks</e2> ."\nper:alternate_names(e1,e2)\n\n2\t"<e1>A</e1> and <e2>B</e2>"\nno_relation\n\n'
+    )
     examples = list(reader.read_examples(str(path)))
     assert [(t[h[0] : h[1]], t[s[0] : s[1]], label) for _, t, h, s, label in examples] == [
         ("Tom Hanks", "Hanks", "per:alternate_names(e1,e2)"), ("A", "B", "no_relation")
@@ -68,7 +79,21 @@ def test_bad_input_is_named(reader, tmp_path):
     with pytest.raises(ValueError, match=r"ex1: tail span \[3, 40\] is out of range"):
         reader.text_to_instance("short text", (0, 5), (3, 40), example_id="ex1")
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps([{"id": "a1", "relation": "x", "token": ["a", "b"], "subj_start": 0, "subj_end": 5, "obj_start": 1, "obj_end": 1}]))
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "a1",
+                    "relation": "x",
+                    "token": ["a", "b"],
+                    "subj_start": 0,
+                    "subj_end": 5,
+                    "obj_start": 1,
+                    "obj_end": 1,
+                }
+            ]
+        )
+    )
     with pytest.raises(ValueError, match=r"bad.json:a1: token span \[0, 5\] is out of range for 2 tokens"):
         list(reader.read(str(path)))
     tagged = tmp_path / "bad.txt"
@@ -78,3 +103,91 @@ def test_bad_input_is_named(reader, tmp_path):
     far = LukeRelationClassificationReader(str(reader.tokenizer.name_or_path), max_seq_length=8)
     with pytest.raises(ValueError, match="subwords apart, more than max_seq_length allows"):
         far.text_to_instance("A " + "x " * 30 + "B", (0, 1), (62, 63), example_id="far")
+
+
+def test_reads_kbp37_as_distributed(reader, kbp37_sample, caplog):
+    """Spaces inside the tags are not part of a mention; an empty mention skips its example, counted and logged."""
+    examples = list(reader.read_examples(str(kbp37_sample)))
+    assert len(examples) == 12
+    _, text, head, tail, label = examples[0]
+    assert (text[head[0] : head[1]], text[tail[0] : tail[1]], label) == (
+        "Maria Lindqvist",
+        "Mia",
+        "per:alternate_names(e1,e2)",
+    )
+    with caplog.at_level(logging.WARNING):
+        instances = list(reader.read(str(kbp37_sample)))
+    assert len(instances) == 11 and reader.stats["skipped_empty_mentions"] == 1 and reader.stats["inputs"] == 11
+    assert "kbp37_sample.txt:7: the head mention is empty: skipped" in caplog.text
+    assert mentions(reader, instances[0]) == ["Maria Lindqvist", "Mia"]
+    assert {i["label"].label for i in instances} >= {"no_relation", "org:top_members/employees(e1,e2)"}
+
+
+def test_mentions_too_far_apart_are_skipped_when_reading(tiny_luke_dir, tmp_path, caplog):
+    reader = LukeRelationClassificationReader(str(tiny_luke_dir), max_seq_length=12)
+    path = tmp_path / "semeval.txt"
+    far = "<e1>A</e1> " + "x " * 30 + "<e2>B</e2>"
+    path.write_text(f'1\t"{far}"\nOther\nComment:\n\n2\t"<e1>A</e1> met <e2>B</e2> ."\nOther\nComment:\n')
+    with caplog.at_level(logging.WARNING):
+        instances = list(reader.read(str(path)))
+    assert len(instances) == 1 and instances[0]["metadata"]["id"].endswith(":2")
+    assert reader.stats["skipped_mentions_too_far_apart"] == 1 and "subwords apart" in caplog.text
+
+
+def test_text_is_utf8_with_an_optional_bom(reader, shared_data, tmp_path):
+    tacred = tmp_path / "tacred.json"
+    tacred.write_bytes(b"\xef\xbb\xbf" + (shared_data / "tacred_sample" / "train.json").read_bytes())
+    assert len(list(reader.read(str(tacred)))) == 20  # read as TACRED JSON, not as SemEval
+    semeval = tmp_path / "semeval.txt"
+    semeval.write_bytes(b"\xef\xbb\xbf" + '1\t"The <e1>café</e1> in <e2>Paris</e2>"\nOther\n'.encode())
+    ((example_id, text, *_),) = list(reader.read_examples(str(semeval)))
+    assert example_id.endswith("semeval.txt:1") and text == "The café in Paris"
+    semeval.write_bytes(
+        '1\t"<e1>A</e1> <e2>B</e2>"\nOther\n\n2\t"<e1>C</e1> and \xe9 <e2>D</e2>"\nOther\n'.encode("latin-1")
+    )
+    with pytest.raises(ValueError, match=r"semeval.txt:4: not UTF-8 text \(byte 0xe9"):
+        list(reader.read(str(semeval)))
+    tacred.write_text('[\n  {"id": "a", "relation": "x"},\n  {"id": "b",}\n]')
+    with pytest.raises(ValueError, match=r"tacred.json:3: not valid JSON"):
+        list(reader.read(str(tacred)))
+
+
+def test_bad_labels_and_ids_are_named(reader, tacred_train, tmp_path):
+    path = tmp_path / "semeval.txt"
+    path.write_text('1\t"<e1>A</e1> of <e2>B</e2>"\nComponent-Whole(e2,e1\nComment:\n')
+    with pytest.raises(ValueError, match=r"semeval.txt:2: 'Component-Whole\(e2,e1' is not a relation label"):
+        list(reader.read(str(path)))
+    path.write_text('1\t"<e1>A</e1> of <e2>B</e2>"\n2\t"<e1>C</e1> of <e2>D</e2>"\nOther\n')
+    with pytest.raises(ValueError, match="semeval.txt:2: '2\\\\t.*' is not a relation label"):
+        list(reader.read(str(path)))
+    path.write_text('1\t"<e1>A</e1> of <e2>B</e2>"\nOther\n\n1\t"<e1>C</e1> of <e2>D</e2>"\nOther\n')
+    with pytest.raises(ValueError, match=r"semeval.txt:4: example 1: the example id is repeated \(first in line 1\)"):
+        list(reader.read(str(path)))
+    examples = json.loads(tacred_train.read_text())
+    tacred = tmp_path / "tacred.json"
+    tacred.write_text(json.dumps(examples[:3] + examples[1:2]))
+    with pytest.raises(
+        ValueError, match=rf"tacred.json:{examples[1]['id']}: the example id is repeated \(first in example 1\)"
+    ):
+        list(reader.read(str(tacred)))
+
+
+def test_a_label_unseen_in_training_is_named(reader, tmp_path):
+    from allennlp.data import Vocabulary
+
+    path = tmp_path / "dev.txt"
+    path.write_text('5\t"<e1>A</e1> of <e2>B</e2>"\nCause-Effect(e1,e2)\nComment:\n')
+    (instance,) = list(reader.read(str(path)))
+    vocab = Vocabulary({"labels": {"Other": 1}}, non_padded_namespaces=["labels"])
+    with pytest.raises(
+        ValueError,
+        match=r"dev.txt:5: label\(s\) \['Cause-Effect\(e1,e2\)'\] not in the 'labels' vocabulary, which has \['Other'\]",
+    ):
+        instance.index_fields(vocab)
+
+
+def test_an_empty_file_is_an_error(reader, tmp_path):
+    for name, content in (("empty.txt", ""), ("blank.txt", "\n\n"), ("empty.json", "[]")):
+        (tmp_path / name).write_text(content)
+        with pytest.raises(ValueError, match=rf"{name}: no examples in the file"):
+            list(reader.read(str(tmp_path / name)))

@@ -50,7 +50,11 @@ def test_every_dev_answer_is_recoverable_from_its_subwords(tiny_roberta_dir, sha
             else:
                 # Lost only because a subword straddles the answer's boundary.
                 stripped_start = start + len(text) - len(text.lstrip())
-                assert offsets[first, 0] < stripped_start or offsets[last, 1] > start + len(text.rstrip()), (meta["id"], text, found)
+                assert offsets[first, 0] < stripped_start or offsets[last, 1] > start + len(text.rstrip()), (
+                    meta["id"],
+                    text,
+                    found,
+                )
                 cut += 1
             recoverable.append(normalize_answer(found) == normalize_answer(text))
         questions_without_recoverable_gold += not any(recoverable)
@@ -59,7 +63,9 @@ def test_every_dev_answer_is_recoverable_from_its_subwords(tiny_roberta_dir, sha
         labelled = [row for row in range(len(starts)) if instance["passage_subwords"].tensor[row, starts[row]] >= 0]
         assert labelled, meta["id"]
         for row in labelled:
-            assert window_text(instance, row, starts[row], ends[row]) == LukeSquadReader.subword_text(passage, first, last)
+            assert window_text(instance, row, starts[row], ends[row]) == LukeSquadReader.subword_text(
+                passage, first, last
+            )
     assert reader.stats["questions"] == 10570 and reader.stats["answers_outside_windows"] == 0
     assert (exact, normalized, cut) == (34412, 245, 69)  # of 34,726 gold answers (with repeats)
     assert questions_without_recoverable_gold == 1
@@ -69,7 +75,9 @@ def test_every_dev_answer_is_recoverable_from_its_subwords(tiny_roberta_dir, sha
 def test_windows_labels_and_max_context(tiny_roberta_dir, tmp_path):
     context = " ".join(f"w{i}" for i in range(120)) + " The answer is Denver Broncos here."
     start = context.index("Denver Broncos")
-    path = write_squad(tmp_path / "squad.json", [{"context": context, "qas": [qa("q1", "Who won?", [(start, "Denver Broncos")])]}])
+    path = write_squad(
+        tmp_path / "squad.json", [{"context": context, "qas": [qa("q1", "Who won?", [(start, "Denver Broncos")])]}]
+    )
     reader = LukeSquadReader(str(tiny_roberta_dir), max_seq_length=64, doc_stride=32)
     (instance,) = reader.read(path)
     windows = instance["word_ids"].tensor.shape[0]
@@ -95,7 +103,9 @@ def test_windows_labels_and_max_context(tiny_roberta_dir, tmp_path):
 def test_bert_and_xlnet_pair_formats(tiny_xlnet_dir, tmp_path):
     context = "The Broncos defeated the Panthers in Santa Clara."
     start = context.index("Panthers")
-    path = write_squad(tmp_path / "squad.json", [{"context": context, "qas": [qa("q1", "Who lost?", [(start, "Panthers")])]}])
+    path = write_squad(
+        tmp_path / "squad.json", [{"context": context, "qas": [qa("q1", "Who lost?", [(start, "Panthers")])]}]
+    )
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "broncos", "defeated", "panthers", "in", "santa",
              "clara", ".", "who", "lost", "?"]  # fmt: skip
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
@@ -137,10 +147,20 @@ def test_bad_input_names_file_and_question(tiny_roberta_dir, tmp_path):
         read([{"qas": [good]}])
     with pytest.raises(ValueError, match=r"question q2 .*answer 0: the text 'won' is not at answer_start 0 .*'Den'"):
         read([{"context": context, "qas": [qa("q2", "What?", [(0, "won")])]}])
-    with pytest.raises(ValueError, match=r"question q1 .*paragraph 1\): the question id is repeated \(first in Test_page, paragraph 0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"question q1 .*paragraph 1\): the question id is repeated \(first in Test_page, paragraph 0\)",
+    ):
         read([{"context": context, "qas": [good]}, {"context": context, "qas": [good]}])
     with pytest.raises(ValueError, match=r"question q3 .*field 'answer_start' should be int"):
-        read([{"context": context, "qas": [{"id": "q3", "question": "?", "answers": [{"text": "Denver", "answer_start": "0"}]}]}])
+        read(
+            [
+                {
+                    "context": context,
+                    "qas": [{"id": "q3", "question": "?", "answers": [{"text": "Denver", "answer_start": "0"}]}],
+                }
+            ]
+        )
     with pytest.raises(ValueError, match=r"question q6 .*answer 0: the text 'won' is not at answer_start -4"):
         read([{"context": context, "qas": [qa("q6", "What?", [(-4, "won")])]}])
     with pytest.raises(ValueError, match=r"question q7 .*answer 0: the answer text is empty"):
@@ -169,7 +189,10 @@ def entities(instance, row, reader, vocab):
     """(mention text, entity title) of each entity of window `row`."""
     mask = instance["entity_attention_mask"].tensor[row]
     ids = instance["entity_ids"].tensor[row][mask].tolist()
-    starts, ends = instance["entity_start_positions"].tensor[row][mask], instance["entity_end_positions"].tensor[row][mask]
+    starts, ends = (
+        instance["entity_start_positions"].tensor[row][mask],
+        instance["entity_end_positions"].tensor[row][mask],
+    )
     words = instance["word_ids"].tensor[row]
     return [(reader.tokenizer.decode(words[s : e + 1]).strip(), vocab.title(i)) for s, e, i in zip(starts, ends, ids)]
 
@@ -199,7 +222,9 @@ def test_entity_inputs_from_the_mention_dictionary(tiny_luke_squad_dir, squad_me
     assert reader.stats["mentions_not_in_entity_vocab"] == 30 and reader.stats["pages_not_in_dictionary"] == 0
 
     # With a lower threshold "gold" counts.
-    low = LukeSquadReader(str(tiny_luke_squad_dir), mention_dictionary=str(squad_mention_dictionary), min_link_probability=0.001)
+    low = LukeSquadReader(
+        str(tiny_luke_squad_dir), mention_dictionary=str(squad_mention_dictionary), min_link_probability=0.001
+    )
     assert ("gold", "Gold (color)") in entities(low.text_to_instance(*_question(squad_slice, 0)), 0, low, vocab)
 
     # Short windows: the question's entities are in every window, the passage's where they fit whole, at most
@@ -218,7 +243,9 @@ def test_entity_inputs_from_the_mention_dictionary(tiny_luke_squad_dir, squad_me
     assert ("Santa Clara, California", "Santa Clara, California") in passage_mentions
 
     # The title as SQuAD writes it: underscores, URL quoting.
-    quoted = small.text_to_instance("Who won?", "The Broncos won.", [(4, "Broncos")], title="Super%20Bowl_50", question_id="q")
+    quoted = small.text_to_instance(
+        "Who won?", "The Broncos won.", [(4, "Broncos")], title="Super%20Bowl_50", question_id="q"
+    )
     assert entities(quoted, 0, small, vocab) == [("Broncos", "Denver Broncos")]
     # A page the dictionary does not have: no entities, counted; a question without a page: no entities.
     other = small.text_to_instance("Who won?", "The Broncos won.", [(4, "Broncos")], title="Warsaw", question_id="w")
@@ -238,3 +265,16 @@ def test_entity_vocabulary_must_fit_the_entity_table(tiny_luke_dir, squad_mentio
         LukeSquadReader(str(tiny_luke_dir), mention_dictionary=str(squad_mention_dictionary), entity_vocab=str(vocab))
     with pytest.raises(ValueError, match="has no entity_vocab.json: pass entity_vocab"):
         LukeSquadReader(str(tiny_luke_dir), mention_dictionary=str(squad_mention_dictionary))
+
+
+def test_text_is_utf8_with_an_optional_bom_and_json_errors_name_the_line(tiny_roberta_dir, squad_slice, tmp_path):
+    reader = LukeSquadReader(str(tiny_roberta_dir))
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + squad_slice.read_bytes())
+    assert len(list(reader.read_questions(str(path)))) == 55
+    path.write_text('{"version": "1.1",\n "data": [\n  {"title": "T", "paragraphs": []},\n ]\n}')
+    with pytest.raises(ValueError, match=r"bom.json:4: not valid JSON"):
+        list(reader.read(str(path)))
+    path.write_text('{"version": "1.1", "data": [{"title": "T", "paragraphs": []}]}')
+    with pytest.raises(ValueError, match="bom.json: no examples in the file"):
+        list(reader.read(str(path)))

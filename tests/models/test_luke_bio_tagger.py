@@ -19,7 +19,10 @@ class TestLukeBioTagger(ModelTestCase):
     def test_train_save_and_load(self):
         self.ensure_model_can_train_save_and_load(
             self.param_file,
-            gradients_to_ignore={"embedder.transformer_model.pooler.dense.weight", "embedder.transformer_model.pooler.dense.bias"},
+            gradients_to_ignore={
+                "embedder.transformer_model.pooler.dense.weight",
+                "embedder.transformer_model.pooler.dense.bias",
+            },
             overrides=json.dumps({"trainer.optimizer.lr": 1e-3, "dataset_reader.max_seq_length": 64, **SAME_BATCHES}),
         )
 

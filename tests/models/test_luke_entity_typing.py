@@ -39,7 +39,19 @@ def test_predictor(tiny_luke_dir, open_entity_slice, tmp_path, monkeypatch):
     set_config_env(monkeypatch, tiny_luke_dir, open_entity_slice)
     train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
     predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
-    result = predictor.predict_json({"sentence": "Web users can locate its address using Google Maps .", "span": [0, 9]})
+    result = predictor.predict_json(
+        {"sentence": "Web users can locate its address using Google Maps .", "span": [0, 9]}
+    )
     assert set(result) == {"labels", "probabilities"} and "person" in result["probabilities"]
     with pytest.raises(ValueError, match="span"):
         predictor.predict_json({"sentence": "no span"})
+    with pytest.raises(ValueError, match=r'q1: "span" must be \[start, end\], two integers, not \[0\]'):
+        predictor.predict_json({"id": "q1", "sentence": "Google Maps", "span": [0]})
+    with pytest.raises(ValueError, match="field 'sentence' should be str, not list"):
+        predictor.predict_json({"sentence": ["Google", "Maps"], "span": [0, 6]})
+    # The same outputs one by one and in a batch (up to padding's rounding).
+    inputs = [{"sentence": "Google Maps", "span": [0, 6]}, {"sentence": "Paris is big .", "span": [0, 5]}]
+    for batched, alone in zip(predictor.predict_batch_json(inputs), map(predictor.predict_json, inputs)):
+        assert set(batched) == {"labels", "probabilities"} and batched["probabilities"] == pytest.approx(
+            alone["probabilities"]
+        )

@@ -52,7 +52,12 @@ class TestLukePretraining(ModelTestCase):
         assert set(output) == {"loss", "masked_lm_loss", "masked_entity_loss"}
         assert torch.allclose(output["loss"], output["masked_lm_loss"] + output["masked_entity_loss"])
         metrics = self.model.get_metrics(reset=True)
-        assert set(metrics) == {"masked_lm_accuracy", "masked_lm_perplexity", "masked_entity_accuracy", "masked_entity_perplexity"}
+        assert set(metrics) == {
+            "masked_lm_accuracy",
+            "masked_lm_perplexity",
+            "masked_entity_accuracy",
+            "masked_entity_perplexity",
+        }
         assert all(isinstance(v, float) for v in metrics.values())
         # A random model: perplexity near the vocabulary sizes (50,265 words, 60 entities).
         assert 10_000 < metrics["masked_lm_perplexity"] < 200_000 and 20 < metrics["masked_entity_perplexity"] < 200
@@ -83,4 +88,6 @@ def test_needs_the_entity_vocabulary_of_a_new_entity_side(tiny_roberta_mlm_dir, 
     model = LukePretraining(Vocabulary.empty(), str(tiny_roberta_mlm_dir), entity_vocab=str(pretraining_corpus))
     assert model.pretraining.config.entity_vocab_size == 60
     with pytest.raises(ValueError, match="entity_vocab_size 7 != the 60 entities"):
-        LukePretraining(Vocabulary.empty(), str(tiny_roberta_mlm_dir), entity_vocab=str(pretraining_corpus), entity_vocab_size=7)
+        LukePretraining(
+            Vocabulary.empty(), str(tiny_roberta_mlm_dir), entity_vocab=str(pretraining_corpus), entity_vocab_size=7
+        )

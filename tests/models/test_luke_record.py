@@ -52,7 +52,10 @@ class TestLukeRecord(ModelTestCase):
             candidates = instance["metadata"]["candidates"]
             best = torch.full((len(candidates),), float("-inf"))
             for w in range(instance["word_ids"].tensor.size(0)):
-                one = {k: (v[q : q + 1, w : w + 1] if isinstance(v, torch.Tensor) and v.dim() == 3 else v) for k, v in tensors.items()}
+                one = {
+                    k: (v[q : q + 1, w : w + 1] if isinstance(v, torch.Tensor) and v.dim() == 3 else v)
+                    for k, v in tensors.items()
+                }
                 one["labels"], one["metadata"] = tensors["labels"][q : q + 1], [instance["metadata"].metadata]
                 mentions = one["entity_candidates"][0, 0, 1:]
                 mentions = mentions[mentions >= 0]
@@ -61,7 +64,9 @@ class TestLukeRecord(ModelTestCase):
                 scores = self.model(**one)["candidate_scores"][0]
                 # A window alone: its candidate scores are its mentions' logits (max over repeated mentions).
                 features = self._mention_logits(one)
-                assert torch.allclose(scores[mentions], torch.stack([features[mentions == c].max() for c in mentions]), atol=1e-6)
+                assert torch.allclose(
+                    scores[mentions], torch.stack([features[mentions == c].max() for c in mentions]), atol=1e-6
+                )
                 best = torch.maximum(best, scores[: len(candidates)])
             scored = torch.isfinite(best)
             all_logits.append(best[scored])
@@ -94,7 +99,9 @@ class TestLukeRecord(ModelTestCase):
         from data_readers.luke_record import LukeRecordReader
 
         reader = LukeRecordReader(str(tiny_luke_dir))
-        instance = reader.text_to_instance("Alice met Bob.", "@placeholder met Bob.", [], answers=["Alice"], query_id="q")
+        instance = reader.text_to_instance(
+            "Alice met Bob.", "@placeholder met Bob.", [], answers=["Alice"], query_id="q"
+        )
         batch = Batch([instance])
         batch.index_instances(self.vocab)
         self.model.get_metrics(reset=True)
@@ -154,6 +161,8 @@ def test_learns_the_sample(tiny_luke_dir, record_sample, tmp_path, monkeypatch):
     overrides = {"trainer.num_epochs": 10, "trainer.optimizer.lr": 3e-3, "model.dropout": 0.0, "dataset_reader.max_seq_length": 128,
                  "trainer.learning_rate_scheduler.warmup_ratio": 0.0}  # fmt: skip
     train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps(overrides))
-    losses = [json.loads((tmp_path / "run" / f"metrics_epoch_{e}.json").read_text())["training_loss"] for e in range(10)]
+    losses = [
+        json.loads((tmp_path / "run" / f"metrics_epoch_{e}.json").read_text())["training_loss"] for e in range(10)
+    ]
     final = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert losses[-1] < 0.5 * losses[0] and final["validation_em"] == final["validation_f1"] == 1.0

@@ -38,7 +38,9 @@ def test_predictor(tiny_luke_dir, tacred_train, tmp_path, monkeypatch):
     set_config_env(monkeypatch, tiny_luke_dir, tacred_train)
     train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
     predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
-    by_text = predictor.predict_json({"text": "Steve Jobs founded Apple in Cupertino .", "head": [19, 24], "tail": [0, 10]})
+    by_text = predictor.predict_json(
+        {"text": "Steve Jobs founded Apple in Cupertino .", "head": [19, 24], "tail": [0, 10]}
+    )
     by_tokens = predictor.predict_json(
         {"tokens": ["Steve", "Jobs", "founded", "Apple", "in", "Cupertino", "."], "head": [3, 3], "tail": [0, 1]}
     )
@@ -46,3 +48,9 @@ def test_predictor(tiny_luke_dir, tacred_train, tmp_path, monkeypatch):
     assert by_text["label"] in by_text["probabilities"]
     with pytest.raises(ValueError, match="out of range"):
         predictor.predict_json({"tokens": ["a"], "head": [0, 0], "tail": [1, 2]})
+    with pytest.raises(ValueError, match=r'"head" must be \[start, end\], two integers, not \[0\]'):
+        predictor.predict_json({"text": "a b", "head": [0], "tail": [2, 3]})
+    with pytest.raises(ValueError, match='"tokens" must be a list of strings, not a string'):
+        predictor.predict_json({"tokens": "a b", "head": [0, 0], "tail": [1, 1]})
+    with pytest.raises(ValueError, match="the head mention is empty"):
+        predictor.predict_json({"text": "a b", "head": [1, 1], "tail": [2, 3]})

@@ -15,18 +15,36 @@ SMALL = json.dumps({**SAME_BATCHES, "trainer.num_epochs": 1, "data_loader.batch_
 # A bias shared by all positions of a softmax over positions has no gradient (BERT's QA head has it too).
 QA_BIAS = {"qa_outputs.bias"}
 # With entity inputs, a head over word states leaves the pooler and the last layer's entity queries without gradient.
-UNUSED_BY_WORD_HEADS = QA_BIAS | {"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"} | {
-    f"embedder.luke.encoder.layer.1.attention.self.{q}.{p}" for q in ("e2w_query", "e2e_query") for p in ("weight", "bias")
-}
+UNUSED_BY_WORD_HEADS = (
+    QA_BIAS
+    | {"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"}
+    | {
+        f"embedder.luke.encoder.layer.1.attention.self.{q}.{p}"
+        for q in ("e2w_query", "e2e_query")
+        for p in ("weight", "bias")
+    }
+)
 # A LUKE without entity inputs leaves its entity side and pooler without gradient.
-ENTITY_SIDE = QA_BIAS | {"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"} | {
-    f"embedder.luke.entity_embeddings.{name}"
-    for name in ("entity_embedding_dense.weight", "position_embeddings.weight", "token_type_embeddings.weight",
-                 "LayerNorm.weight", "LayerNorm.bias")  # fmt: skip
-} | {
-    f"embedder.luke.encoder.layer.{i}.attention.self.{q}.{p}"
-    for i in (0, 1) for q in ("w2e_query", "e2w_query", "e2e_query") for p in ("weight", "bias")
-}  # fmt: skip
+ENTITY_SIDE = (
+    QA_BIAS
+    | {"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"}
+    | {
+        f"embedder.luke.entity_embeddings.{name}"
+        for name in (
+            "entity_embedding_dense.weight",
+            "position_embeddings.weight",
+            "token_type_embeddings.weight",
+            "LayerNorm.weight",
+            "LayerNorm.bias",
+        )
+    }
+    | {
+        f"embedder.luke.encoder.layer.{i}.attention.self.{q}.{p}"
+        for i in (0, 1)
+        for q in ("w2e_query", "e2w_query", "e2e_query")
+        for p in ("weight", "bias")
+    }
+)
 
 
 def test_best_span_decodes_across_windows():
@@ -49,7 +67,11 @@ def test_best_span_decodes_across_windows():
     assert best_span(start, end, passage, max_context, top_k=1) == (5, 5, 3.0)  # window 0's only pair is invalid
     # No valid pair among the top k anywhere: the best valid pair over all positions.
     one = torch.tensor([[-1, 0, 1, 2]])
-    assert best_span(torch.tensor([[0.0, 0, 0, 5]]), torch.tensor([[0.0, 4, 0, -9]]), one, one >= 0, top_k=1) == (0, 0, 4.0)
+    assert best_span(torch.tensor([[0.0, 0, 0, 5]]), torch.tensor([[0.0, 4, 0, -9]]), one, one >= 0, top_k=1) == (
+        0,
+        0,
+        4.0,
+    )
     assert best_span(start[:, :2], end[:, :2], passage[:, :2], max_context[:, :2]) is None
 
 
@@ -69,7 +91,13 @@ class TestLukeSquad(ModelTestCase):
         readable = self.model.make_output_human_readable(output)
         assert len(readable["id"]) == len(self.instances) == 55
         for instance, answer, start, end, score, em, f1 in zip(
-            self.instances, readable["answer"], readable["start"], readable["end"], readable["score"], readable["em"], readable["f1"]
+            self.instances,
+            readable["answer"],
+            readable["start"],
+            readable["end"],
+            readable["score"],
+            readable["em"],
+            readable["f1"],
         ):
             context = instance["metadata"].metadata["context"]
             assert answer and answer == context[start:end] and isinstance(score, float)
@@ -102,7 +130,9 @@ def test_entity_inputs_train_save_and_load(tiny_luke_squad_dir, squad_slice, squ
         model, _ = case.ensure_model_can_train_save_and_load(
             case.param_file, gradients_to_ignore=UNUSED_BY_WORD_HEADS, overrides=SMALL,
         )  # fmt: skip
-        assert not model.embedder.luke.entity_embeddings.entity_embeddings.weight.requires_grad  # frozen, as in the paper
+        assert (
+            not model.embedder.luke.entity_embeddings.entity_embeddings.weight.requires_grad
+        )  # frozen, as in the paper
     finally:
         case.teardown_method()
 
@@ -135,8 +165,12 @@ def test_learns_real_squad_questions(shared_data, tmp_path, monkeypatch):
     trained = train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(overrides))
     first, last = (json.loads((tmp_path / "run" / f"metrics_epoch_{e}.json").read_text()) for e in (0, 4))
 
-    untrained = Model.from_params(vocab=trained.vocab, params=Params.from_file(str(config), json.dumps(overrides))["model"])
-    loader = MultiProcessDataLoader(LukeSquadReader(str(tmp_path / "small-luke"), max_seq_length=128), str(data), batch_size=32)
+    untrained = Model.from_params(
+        vocab=trained.vocab, params=Params.from_file(str(config), json.dumps(overrides))["model"]
+    )
+    loader = MultiProcessDataLoader(
+        LukeSquadReader(str(tmp_path / "small-luke"), max_seq_length=128), str(data), batch_size=32
+    )
     loader.index_with(trained.vocab)
     before, after = evaluate(untrained, loader), evaluate(trained, loader)
     print(f"{questions} questions: loss {first['training_loss']:.3f} -> {last['training_loss']:.3f}; "

@@ -18,7 +18,9 @@ def test_predictor(tiny_luke_dir, record_sample, tmp_path, monkeypatch):
     assert type(predictor).__name__ == "LukeRecordPredictor"  # the model's default predictor
     passage = "Tian Tian arrived from China with Yang Guang. Tian Tian lives in Edinburgh."
     query = "Any cub will return to @placeholder at the age of two."
-    result = predictor.predict_json({"passage": passage, "query": query, "entities": [[0, 8], [23, 27], [34, 43], [46, 54], [65, 73]]})
+    result = predictor.predict_json(
+        {"passage": passage, "query": query, "entities": [[0, 8], [23, 27], [34, 43], [46, 54], [65, 73]]}
+    )
     assert set(result) == {"answer", "score", "answer_spans", "candidates"}
     assert [c["text"] for c in result["candidates"]][0] == result["answer"]
     assert {c["text"] for c in result["candidates"]} == {"Tian Tian", "China", "Yang Guang", "Edinburgh"}

@@ -1,6 +1,11 @@
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from allennlp.commands.predict import _PredictManager
 from allennlp.commands.train import train_model_from_file
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
@@ -10,19 +15,37 @@ from tests.conftest import REPO_ROOT
 
 
 @pytest.fixture(scope="module")
-def predictor(tiny_luke_dir, conll_slice, tmp_path_factory):
+def archive(tiny_luke_dir, conll_slice, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MODEL_NAME", str(tiny_luke_dir))
         mp.setenv("TRAIN_DATA_PATH", str(conll_slice))
         mp.setenv("VALIDATION_DATA_PATH", str(conll_slice))
         out = tmp_path_factory.mktemp("ner")
         overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
-        train_model_from_file(str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(out), overrides=json.dumps(overrides))
-        return Predictor.from_archive(load_archive(str(out / "model.tar.gz")))
+        train_model_from_file(
+            str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(out), overrides=json.dumps(overrides)
+        )
+        return out / "model.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def predictor(archive):
+    return Predictor.from_archive(load_archive(str(archive)))
 
 
 def test_split_words():
-    assert split_words("U.S.-based Acme Corp. said: \"no\".") == ["U.S.-based", "Acme", "Corp", ".", "said", ":", '"', "no", '"', "."]
+    assert split_words('U.S.-based Acme Corp. said: "no".') == [
+        "U.S.-based",
+        "Acme",
+        "Corp",
+        ".",
+        "said",
+        ":",
+        '"',
+        "no",
+        '"',
+        ".",
+    ]
 
 
 def test_predicts_raw_sentences_and_words(predictor):
@@ -40,3 +63,58 @@ def test_predicts_raw_sentences_and_words(predictor):
     assert with_context["words"] == ["Brussels", "again"] and len(with_context["tags"]) == 2
     with pytest.raises(ValueError, match="sentence"):
         predictor.predict_json({"text": "no"})
+
+
+def test_bad_inputs_get_clear_errors(predictor):
+    with pytest.raises(ValueError, match='x: "words" must be a list of strings, not a string'):
+        predictor.predict_json({"id": "x", "words": "Peter went home"})  # not split into characters
+    with pytest.raises(ValueError, match=r'"left_context" must be a list of sentences'):
+        predictor.predict_json({"sentence": "Hi .", "left_context": "Earlier text ."})
+    with pytest.raises(ValueError, match="not valid JSON"):
+        predictor.load_line('{"sentence": "Hi"\n')
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        predictor.load_line('["Hi"]\n')
+
+
+def test_predict_names_the_line_of_a_bad_input(predictor, tmp_path):
+    """allennlp's predict loop (repaired in luke_allennlp_compat): file and line, blank lines counted."""
+    path = tmp_path / "in.jsonl"
+    good = json.dumps({"sentence": "Peter visited Brussels ."})
+
+    def run(lines, batch_size):
+        path.write_text("\n".join(lines) + "\n")
+        _PredictManager(predictor, str(path), str(tmp_path / "out.jsonl"), batch_size, False, False).run()
+
+    with pytest.raises(ValueError, match=r"in\.jsonl, line 4: not valid JSON"):
+        run([good, "", good, '{"sentence": "Hi" "x"}'], 1)
+    with pytest.raises(ValueError, match=r'in\.jsonl, line 3: input: "words" must be a list of strings'):
+        run([good, good, json.dumps({"words": "abc"}), good], 4)  # the refused line of a batch is named
+    run([good, "", good], 2)
+    assert [len(json.loads(line)["words"]) for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [4, 4]
+    path.write_bytes(b"\xef\xbb\xbf" + f"{good}\n{good}\n".encode() + b'{"sentence": "M\xfcnchen"}\n')
+    with pytest.raises(ValueError, match=r"in\.jsonl, line 3: not UTF-8 text"):  # a byte-order mark is no error
+        _PredictManager(predictor, str(path), str(tmp_path / "out.jsonl"), 1, False, False).run()
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"sentence": "Peter visited Brussels ."}) + "\n\n" + json.dumps({"span": [0]}) + "\n")
+    command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--silent",
+               "--output-file", str(tmp_path / "out.jsonl")]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert (
+        last == f'ValueError: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
+    )
+
+
+def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch):
+    """It used to exit 0 without metrics."""
+    from allennlp.commands import main
+
+    (tmp_path / "empty.txt").write_text("-DOCSTART- -X- O O\n\n")
+    monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(archive), str(tmp_path / "empty.txt")])
+    with pytest.raises(ValueError, match="empty.txt: no sentences in the file"):
+        main(prog="allennlp")

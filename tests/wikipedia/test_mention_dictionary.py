@@ -4,9 +4,9 @@ import pytest
 
 from luke_allennlp.wikipedia.mention_dictionary import (
     MentionDictionary,
+    _init_matcher,
     build_mention_dictionary,
     count_unlinked_occurrences,
-    _init_matcher,
     read_page_titles,
 )
 from tests.wikipedia.crafted import write_crafted_dump

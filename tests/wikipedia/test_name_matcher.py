@@ -1,3 +1,5 @@
+from collections import Counter
+
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 
@@ -11,3 +13,34 @@ def test_name_matcher_longest_match_word_boundaries_no_overlap():
                      ("New York City", "New York City")]  # fmt: skip
     assert [name for _, _, name in NameMatcher({"New York": 1, "York City": 2}).find("New York City")] == ["New York"]
     assert NameMatcher({"York": 1}).find("NewYork York_ x") == []
+
+
+def test_matching_and_counting_agree_on_what_an_occurrence_is():
+    """The mention dictionary counts every occurrence (link probability), the matcher takes the longest without
+    overlaps; both see names at the same token boundaries."""
+    from luke_allennlp.wikipedia.mention_dictionary import _init_matcher, count_unlinked_occurrences
+
+    names = {"New York", "New York City", "York", "York City", "U.S.", "AT&T", "C", "Levi's", "Foo ", " Bar"}
+    text = ("New York City and new york, Yorkshire, York. The U.S.-based AT&T (AT&T's) C++ and C at Levi's, NewYork "
+            "York_ Foo  Bar")  # fmt: skip
+    _init_matcher(names)
+    counted = count_unlinked_occurrences(text, [])
+    matcher = NameMatcher(names)
+    occurrences = matcher.occurrences(text)
+    assert sorted(Counter(name for _, _, name in occurrences).items()) == sorted(counted.items())
+    assert counted == {
+        "New York": 1,
+        "New York City": 1,
+        "York": 2,
+        "York City": 1,
+        "U.S.": 1,
+        "AT&T": 2,
+        "C": 2,
+        "Levi's": 1,
+    }
+    # Every match is an occurrence, and every occurrence is inside a match (the longest one at its token).
+    found = matcher.find(text)
+    assert set(found) <= set(occurrences)
+    assert all(any(s <= start and end <= e for s, e, _ in found) for start, end, _ in occurrences)
+    # Names with white space at an end occur nowhere (a token never starts or ends with white space).
+    assert not {"Foo ", " Bar"} & {name for _, _, name in found}

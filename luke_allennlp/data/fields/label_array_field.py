@@ -6,6 +6,8 @@ import torch
 from allennlp.data.fields.field import Field
 from allennlp.data.vocabulary import Vocabulary
 
+from luke_allennlp.data.fields.sourced_label_fields import unknown_labels_error
+
 PADDING_INDEX = -1
 
 
@@ -42,12 +44,8 @@ class LabelArrayField(Field[torch.Tensor]):
         present = self.labels != None  # noqa: E711
         uniques, inverse = np.unique(self.labels[present].astype(str), return_inverse=True)
         known = vocab.get_token_to_index_vocabulary(self._label_namespace)
-        unknown = [str(u) for u in uniques if u not in known]
-        if unknown:
-            raise ValueError(
-                f"{self._source or 'an instance'}: label(s) {unknown} not in the {self._label_namespace!r} "
-                f"vocabulary, which has {sorted(known)}"
-            )
+        if any(u not in known for u in uniques):
+            raise unknown_labels_error(self._source, uniques, self._label_namespace, vocab)
         ids = np.array([known[u] for u in uniques], dtype=np.int64)
         indices[present] = ids[inverse] if len(uniques) else indices[present]
         self._indices = indices

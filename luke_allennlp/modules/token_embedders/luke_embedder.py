@@ -1,3 +1,4 @@
+import dataclasses
 from typing import Any, Dict, Optional
 
 import torch
@@ -5,7 +6,8 @@ from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
 from luke_allennlp.data.entities import LUKE_SPECIAL_ENTITY_IDS, TASK_ENTITY_SOURCES, TASK_ENTITY_VOCAB
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
-from luke_allennlp.modeling.loading import read_config, special_entity_ids
+from luke_allennlp.modeling.loading import special_entity_ids
+from luke_allennlp.modules.encoder_loading import EncoderLoading
 
 OUTPUTS = ("words", "entities", "pooled")
 ENTITY_VOCABS = ("checkpoint", "task")
@@ -25,36 +27,23 @@ class LukeEmbedder(TokenEmbedder):
 
     # Parameters
 
-    model_name : `str`
-        A LUKE, RoBERTa or BERT checkpoint: a local directory or a Hugging Face Hub name (online only).
-        RoBERTa/BERT checkpoints get a new entity side (then `entity_vocab_size` is required).
-    use_entity_aware_attention : `bool`, optional (default = `None`)
-        Overrides the checkpoint's setting; `False` is the paper's "original attention" ablation. `None`
-        keeps the checkpoint's (on for a new entity side).
+    model_name, use_entity_aware_attention, entity_vocab_size, entity_emb_size, load_weights, gradient_checkpointing,
+    config_overrides :
+        How the checkpoint is loaded: see `luke_allennlp.modules.encoder_loading.EncoderLoading` (shared with
+        `luke_pretraining`). A RoBERTa/BERT checkpoint needs `entity_vocab_size` (or `entity_vocab: "task"`).
     entity_vocab : `str`, optional (default = `"checkpoint"`)
         `"checkpoint"` keeps the checkpoint's entity table. `"task"` keeps only the fine-tuning entities of
         `luke_allennlp.data.entities.TASK_ENTITY_VOCAB` (`[PAD]`, `[MASK]`, `[HEAD]`, `[TAIL]`), the last three
         initialised from the checkpoint's `[MASK]` embedding (paper §4); the task readers emit these ids.
-    entity_vocab_size : `int`, optional (default = `None`)
-        Entity vocabulary size of a new entity side; must match a LUKE checkpoint if given.
-    entity_emb_size : `int`, optional (default = `None`)
-        Entity table width of a new entity side (`None` = 256, as in the paper).
     output : `str`, optional (default = `"words"`)
         What `forward` returns: `"words"` (batch, words, hidden), `"entities"` (batch, entities, hidden) or
         `"pooled"` (batch, hidden).
     train_parameters : `bool`, optional (default = `True`)
         If false, the encoder's weights are frozen.
-    load_weights : `bool`, optional (default = `True`)
-        If false, only the architecture is read from `model_name`: use it when the weights come from
-        elsewhere, e.g. an AllenNLP archive.
-    gradient_checkpointing : `bool`, optional (default = `False`)
-        Recompute each layer's activations in the backward pass, to save memory.
     compile : `bool`, optional (default = `False`)
         Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged).
         On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
         batches of each new shape pay the compilation.
-    config_overrides : `Dict[str, Any]`, optional (default = `None`)
-        Other `LukeConfig` fields to override, e.g. `{"hidden_dropout_prob": 0.2}`.
     """
 
     def __init__(
@@ -78,22 +67,17 @@ class LukeEmbedder(TokenEmbedder):
         if entity_vocab not in ENTITY_VOCABS:
             raise ValueError(f"entity_vocab must be one of {ENTITY_VOCABS}, not {entity_vocab!r}")
         self.output = output
-        from_luke = read_config(model_name).get("model_type") == "luke"
-        if entity_vocab == "task" and not from_luke:
-            entity_vocab_size = len(TASK_ENTITY_VOCAB)  # a new entity side holds only the task entities
-        self.luke = LukeEncoder.from_pretrained(
-            model_name,
-            use_entity_aware_attention=use_entity_aware_attention,
-            entity_vocab_size=entity_vocab_size,
-            entity_emb_size=entity_emb_size,
-            load_weights=load_weights,
-            **(config_overrides or {}),
-        )
+        loading = EncoderLoading(
+            model_name, use_entity_aware_attention, entity_vocab_size, entity_emb_size, load_weights,
+            gradient_checkpointing, config_overrides,
+        )  # fmt: skip
+        from_luke = loading.from_luke
+        if entity_vocab == "task" and not from_luke:  # a new entity side holds only the task entities
+            loading = dataclasses.replace(loading, entity_vocab_size=len(TASK_ENTITY_VOCAB))
+        self.luke = loading.load(LukeEncoder)
         if entity_vocab == "task" and from_luke:
             pretrained = special_entity_ids(model_name, LUKE_SPECIAL_ENTITY_IDS)
             self.luke.select_entity_embeddings([pretrained[TASK_ENTITY_SOURCES[name]] for name in TASK_ENTITY_VOCAB])
-        if gradient_checkpointing:
-            self.luke.gradient_checkpointing_enable()
         if compile:
             self.luke.compile()
         for param in self.luke.parameters():

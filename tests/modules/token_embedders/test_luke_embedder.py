@@ -14,10 +14,21 @@ UNUSED_IN_WORD_CLASSIFIER = {
     for name in ["pooler.dense.weight", "pooler.dense.bias"]
     + [
         f"entity_embeddings.{part}"
-        for part in ["entity_embeddings.weight", "entity_embedding_dense.weight", "position_embeddings.weight",
-                     "token_type_embeddings.weight", "LayerNorm.weight", "LayerNorm.bias"]  # fmt: skip
+        for part in [
+            "entity_embeddings.weight",
+            "entity_embedding_dense.weight",
+            "position_embeddings.weight",
+            "token_type_embeddings.weight",
+            "LayerNorm.weight",
+            "LayerNorm.bias",
+        ]
     ]
-    + [f"encoder.layer.{i}.attention.self.{q}.{p}" for i in range(2) for q in ("w2e_query", "e2w_query", "e2e_query") for p in ("weight", "bias")]
+    + [
+        f"encoder.layer.{i}.attention.self.{q}.{p}"
+        for i in range(2)
+        for q in ("w2e_query", "e2w_query", "e2e_query")
+        for p in ("weight", "bias")
+    ]
 }
 
 
@@ -81,4 +92,6 @@ def test_config_options(tiny_luke_dir, tiny_roberta_dir):
     with pytest.raises(ValueError, match="output must be one of"):
         LukeEmbedder(str(tiny_luke_dir), output="both")
     with pytest.raises(ValueError, match="max_length"):
-        LukeEmbedder(str(tiny_luke_dir))(token_ids=torch.tensor([[0, 2]]), segment_concat_mask=torch.tensor([[True, True]]))
+        LukeEmbedder(str(tiny_luke_dir))(
+            token_ids=torch.tensor([[0, 2]]), segment_concat_mask=torch.tensor([[True, True]])
+        )

@@ -1,0 +1,252 @@
+"""
+The input builder of the task readers: what lies between "the file parsed into examples" and the tensors a
+task model reads.
+
+- `tokenize` / `tokenize_words`: a text with each subword's character offsets, or pre-split words with each
+  word's subwords, from the checkpoint's fast tokenizer;
+- `TokenizedText.char_span_to_subwords`: a character span to its first and last subword;
+- `centred_window`: which part of a long input to keep so that its mentions stay, centred in what fits;
+- `MentionInputs`: one sequence with the tokenizer's special tokens and entities over its mentions, cut to
+  `max_seq_length` with every cut counted (`stats`);
+- `stack`: windows or chunks of different lengths as one padded array;
+- `tensor_fields`: the arrays as the fields the task models read, each padded with its own value.
+
+Reading comprehension builds its question/passage pairs from these (`luke_allennlp.data.windows`).
+"""
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from allennlp.data.fields import Field, TensorField
+from transformers import PreTrainedTokenizerFast
+
+from luke_allennlp.data.tokenization import special_token_layout
+
+logger = logging.getLogger(__name__)
+
+# The padding of each field the task models read (allennlp pads a batch with it); other fields pad with 0.
+PADDING = {
+    "word_attention_mask": False,
+    "entity_attention_mask": False,
+    "passage_subwords": -1,
+    "max_context": False,
+    "entity_candidates": -1,
+    "start_positions": -1,
+    "end_positions": -1,
+    "labels": -1,
+}
+WORD_IDS = "word_ids"  # padded with the tokenizer's pad id
+
+
+@dataclass
+class TokenizedText:
+    text: str
+    ids: List[int]
+    offsets: np.ndarray  # (subwords, 2) character start, end (exclusive) of each subword in `text`
+
+    def char_span_to_subwords(self, start: int, end: int) -> Optional[Tuple[int, int]]:
+        """First and last (inclusive) subword overlapping characters [start, end), or None if none does."""
+        inside = np.nonzero((self.offsets[:, 0] < end) & (self.offsets[:, 1] > start))[0]
+        return (int(inside[0]), int(inside[-1])) if len(inside) else None
+
+
+def tokenize(tokenizer: PreTrainedTokenizerFast, text: str) -> TokenizedText:
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = np.array(encoding["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+    return TokenizedText(text, list(encoding["input_ids"]), offsets)
+
+
+@dataclass
+class TokenizedWords:
+    """Pre-split words tokenised in one call: word `i` is subwords `ids[starts[i]:ends[i]]`."""
+
+    ids: np.ndarray  # (subwords,)
+    starts: np.ndarray  # (words,)
+    ends: np.ndarray  # (words,)
+
+
+def tokenize_words(tokenizer: PreTrainedTokenizerFast, words: Sequence[str]) -> TokenizedWords:
+    """Each word tokenised as after a space (see `load_fast_tokenizer`). A word that gives no subword (e.g. only
+    control characters) becomes the unknown token, so that every word keeps a position."""
+    words = list(words)
+    encoding = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+    word_index = np.array([-1 if w is None else w for w in encoding.word_ids()], dtype=np.int64)
+    counts = np.bincount(word_index, minlength=len(words))
+    if (counts == 0).any():
+        words = [w if c else tokenizer.unk_token for w, c in zip(words, counts)]
+        encoding = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+        word_index = np.array(encoding.word_ids(), dtype=np.int64)
+        counts = np.bincount(word_index, minlength=len(words))
+    ends = np.cumsum(counts)
+    return TokenizedWords(np.array(encoding["input_ids"], dtype=np.int64), ends - counts, ends)
+
+
+def centred_window(first: int, last: int, length: int, room: int) -> int:
+    """
+    Where to start `room` consecutive positions of a sequence of `length` so that they hold positions
+    first..last (inclusive) with the rest of the room split evenly on both sides, as far as the sequence's ends
+    allow; 0 when the whole sequence fits. first..last must fit in the room.
+    """
+    if last - first + 1 > room:
+        raise ValueError(f"positions {first}..{last} do not fit in {room}")
+    return max(0, min(first - (room - (last - first + 1)) // 2, length - room))
+
+
+def stack(rows: Sequence[Sequence], pad: Union[int, bool], dtype=np.int64, width: Optional[int] = None) -> np.ndarray:
+    """Rows of different lengths (windows, chunks) as one (rows, width) array, right-padded with `pad`;
+    `width` defaults to the longest row."""
+    width = max((len(r) for r in rows), default=0) if width is None else width
+    out = np.full((len(rows), width), pad, dtype=dtype)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def tensor_fields(pad_id: int, **arrays: Union[np.ndarray, torch.Tensor]) -> Dict[str, Field]:
+    """The arrays as `TensorField`s, each padded with its field's value (`word_ids` with `pad_id`)."""
+    fields: Dict[str, Field] = {}
+    for name, array in arrays.items():
+        tensor = torch.from_numpy(np.ascontiguousarray(array)) if isinstance(array, np.ndarray) else array
+        fields[name] = TensorField(tensor, padding_value=pad_id if name == WORD_IDS else PADDING.get(name, 0))
+    return fields
+
+
+class UnusableExample(ValueError):
+    """
+    An example that cannot become an instance: a mention without text (`reason` "empty_mentions") or mentions
+    too far apart for one input ("mentions_too_far_apart"). Reading a file, a reader counts and skips it
+    (`MentionInputs.skip`); `text_to_instance` alone raises it.
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class MentionInputs:
+    """
+    One sequence of subwords with the tokenizer's special tokens around it, and entities over mentions in it:
+    the inputs of relation classification and entity typing, and of any task that marks mentions in a text.
+
+    A text longer than `max_seq_length` keeps the window that holds all its mentions, centred on them; a
+    mention longer than that window keeps its first subwords. Both are counted in `stats`
+    (`truncated_inputs`, `truncated_mentions`), with `inputs`.
+
+    # Parameters
+
+    tokenizer : `PreTrainedTokenizerFast`
+    max_seq_length : `int`
+        Subwords per input, special tokens included.
+    """
+
+    STATS = ("inputs", "truncated_inputs", "truncated_mentions", "skipped_empty_mentions",
+             "skipped_mentions_too_far_apart")  # fmt: skip
+
+    def __init__(self, tokenizer: PreTrainedTokenizerFast, max_seq_length: int) -> None:
+        self.tokenizer = tokenizer
+        prefix, suffix = special_token_layout(tokenizer)
+        self.prefix, self.suffix = np.array(prefix, dtype=np.int64), np.array(suffix, dtype=np.int64)
+        self.room = max_seq_length - len(prefix) - len(suffix)  # subwords for text
+        if self.room < 1:
+            raise ValueError(f"max_seq_length {max_seq_length} leaves no room for text after the special tokens")
+        self.pad_id = tokenizer.pad_token_id
+        self.stats: Counter = Counter(dict.fromkeys(self.STATS, 0))
+
+    def reset_stats(self) -> None:
+        self.stats = Counter(dict.fromkeys(self.STATS, 0))
+
+    def skip(self, error: UnusableExample) -> None:
+        """Counts an example skipped while reading a file (`skipped_<reason>`); the first few are logged."""
+        key = f"skipped_{error.reason}"
+        self.stats[key] += 1
+        if self.stats[key] <= 5:
+            logger.warning("%s: skipped", error)
+
+    def log_stats(self, name: str) -> None:
+        """Logs what was read, cut and skipped (a warning if anything was)."""
+        lost = {k: v for k, v in self.stats.items() if k != "inputs" and v}
+        if lost:
+            logger.warning("%s: %d inputs; %s (see the reader's stats)", name, self.stats["inputs"], lost)
+        else:
+            logger.info("%s: %d inputs, none cut or skipped", name, self.stats["inputs"])
+
+    def with_special_tokens(self, ids: np.ndarray) -> np.ndarray:
+        """(len(prefix) + subwords + len(suffix),): the tokenizer's special tokens around `ids`."""
+        return np.concatenate([self.prefix, np.asarray(ids, dtype=np.int64), self.suffix])
+
+    def window(self, length: int, first: int, last: int) -> Tuple[int, int]:
+        """[begin, end) of the subwords of a sequence of `length` to keep: everything if it fits, else the window
+        centred on first..last (inclusive), which must fit (counted in `truncated_inputs`)."""
+        begin = centred_window(first, last, length, self.room)
+        end = min(length, begin + self.room)
+        self.stats["truncated_inputs"] += end - begin < length
+        return begin, end
+
+    @staticmethod
+    def check_spans(text: str, spans: Sequence[Tuple[int, int]], names: Sequence[str], example_id: str) -> None:
+        """Each character span (end exclusive) must lie in `text`; an empty one raises `UnusableExample`."""
+        for name, (start, end) in zip(names, spans):
+            if start == end and 0 <= start <= len(text):
+                raise UnusableExample(f"{example_id}: the {name} mention is empty", "empty_mentions")
+            if not 0 <= start < end <= len(text):
+                raise ValueError(
+                    f"{example_id}: {name} span [{start}, {end}] is out of range for a text of {len(text)} characters"
+                )
+
+    def mention_subwords(self, tokens: TokenizedText, spans: Sequence[Tuple[int, int]], names: Sequence[str],
+                         example_id: str) -> List[Tuple[int, int]]:  # fmt: skip
+        """First and last subword of each character span (end exclusive); a span out of range raises an error,
+        a span that covers no subword (an empty mention) raises `UnusableExample`."""
+        self.check_spans(tokens.text, spans, names, example_id)
+        subwords = []
+        for name, (start, end) in zip(names, spans):
+            found = tokens.char_span_to_subwords(start, end)
+            if found is None:
+                message = f"{example_id}: the {name} span [{start}, {end}] covers no subword of {tokens.text!r}"
+                raise UnusableExample(message, "empty_mentions")
+            subwords.append(found)
+        return subwords
+
+    def encode(
+        self,
+        text: str,
+        spans: Sequence[Tuple[int, int]],
+        entity_ids: Sequence[int],
+        example_id: str,
+        names: Sequence[str] = ("mention",),
+    ) -> Dict[str, Field]:
+        """
+        `word_ids`, `word_attention_mask` (words,) and `entity_ids`, `entity_start_positions`,
+        `entity_end_positions` (mentions,): an entity over each character span (end exclusive) of `text`.
+        Mentions that together do not fit in one input raise `UnusableExample`.
+        """
+        tokens = tokenize(self.tokenizer, text)
+        subwords = self.mention_subwords(tokens, spans, names, example_id)
+        if len(subwords) == 1 and subwords[0][1] - subwords[0][0] + 1 > self.room:
+            first, last = subwords[0]
+            subwords = [(first, first + self.room - 1)]
+            self.stats["truncated_mentions"] += 1
+            logger.warning("%s: a mention of %d subwords is cut to its first %d (max_seq_length)",
+                           example_id, last - first + 1, self.room)  # fmt: skip
+        low, high = min(s for s, _ in subwords), max(e for _, e in subwords)
+        if high - low + 1 > self.room:
+            raise UnusableExample(
+                f"{example_id}: {' and '.join(names)} are {high - low + 1} subwords apart, more than max_seq_length allows",
+                "mentions_too_far_apart",
+            )
+        self.stats["inputs"] += 1
+        begin, end = self.window(len(tokens.ids), low, high)
+        shift = len(self.prefix) - begin  # subword position -> input position
+        word_ids = self.with_special_tokens(np.asarray(tokens.ids[begin:end], dtype=np.int64))
+        return tensor_fields(
+            self.pad_id,
+            word_ids=word_ids,
+            word_attention_mask=np.ones(len(word_ids), dtype=bool),
+            entity_ids=np.asarray(entity_ids, dtype=np.int64),
+            entity_start_positions=np.array([s + shift for s, _ in subwords], dtype=np.int64),
+            entity_end_positions=np.array([e + shift for _, e in subwords], dtype=np.int64),
+        )

@@ -1,0 +1,57 @@
+"""The common part of the readers whose instances mark mentions in one text (relation classification, entity typing)."""
+
+from collections import Counter
+from typing import Iterator, Optional, Tuple
+
+from allennlp.common.file_utils import cached_path
+from allennlp.data import DatasetReader, Instance
+
+from luke_allennlp.data.files import nonempty
+from luke_allennlp.data.inputs import MentionInputs, UnusableExample
+from luke_allennlp.data.tokenization import load_fast_tokenizer
+
+
+class MentionTaskReader(DatasetReader):
+    """
+    A reader whose examples are texts with marked mentions, built by `MentionInputs`. A subclass parses its files
+    (`read_examples(path, name)` yields tuples whose first item is the example id) and makes an instance of the
+    rest (`text_to_instance(*rest, example_id=...)`). Reading a file counts what is cut and skipped in `stats`
+    (examples that `UnusableExample` refuses are skipped), logs it, and refuses a file without examples.
+
+    # Parameters
+
+    model_name : `str`
+        The checkpoint whose fast tokenizer to use.
+    max_seq_length : `int`
+        Subwords per input, special tokens included.
+    """
+
+    def __init__(self, model_name: str, max_seq_length: int, **kwargs) -> None:
+        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.tokenizer = load_fast_tokenizer(model_name)
+        self.inputs = MentionInputs(self.tokenizer, max_seq_length)
+
+    @property
+    def stats(self) -> Counter:
+        """What the last read encoded, cut and skipped (see `MentionInputs`)."""
+        return self.inputs.stats
+
+    @property
+    def truncated(self) -> int:
+        """Inputs cut to `max_seq_length` around their mentions since the last read began."""
+        return self.inputs.stats["truncated_inputs"]
+
+    def read_examples(self, path: str, name: Optional[str] = None) -> Iterator[Tuple]:
+        raise NotImplementedError
+
+    def _read(self, file_path: str) -> Iterator[Instance]:
+        self.inputs.reset_stats()
+        examples = nonempty(self.read_examples(cached_path(file_path), file_path), file_path)
+        for example_id, *example in self.shard_iterable(examples):
+            try:
+                instance = self.text_to_instance(*example, example_id=example_id)
+            except UnusableExample as error:
+                self.inputs.skip(error)
+                continue
+            yield instance
+        self.inputs.log_stats(file_path)

@@ -1,0 +1,149 @@
+"""
+What every model shares, on the model side of the reader-model seam: the metric report (`ReportsMetrics`),
+and for the task models an embedder and one way to encode the readers' inputs, stacked or not
+(`LukeTaskModel`). A new task is a reader (parse the file into examples, then `luke_allennlp.data.inputs`)
+and a `LukeTaskModel` subclass with a head.
+"""
+
+from typing import Dict, NamedTuple, Optional, Tuple, Union
+
+import torch
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.modules.token_embedders import TokenEmbedder
+from allennlp.training.metrics import Metric
+
+from luke_allennlp.modeling.encoder import span_position_ids
+from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+
+Passes = Tuple[torch.Tensor, ...]  # index tensors of the stacked rows (windows, chunks) to encode
+
+
+class ReportsMetrics:
+    """
+    `get_metrics` for a model whose `metric` is one allennlp `Metric` that returns a dict of values, or a dict of
+    name -> `Metric`: a metric's dict is reported with the name as prefix (`{"masked_lm": m}` gives
+    `masked_lm_accuracy`, ...), a single value under the name (`{"accuracy": CategoricalAccuracy()}`). Values
+    are Python floats.
+    """
+
+    metric: Union[Metric, Dict[str, Metric]]
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = self.metric if isinstance(self.metric, dict) else {"": self.metric}
+        report: Dict[str, float] = {}
+        for prefix, metric in metrics.items():
+            values = metric.get_metric(reset)
+            if not isinstance(values, dict):
+                values = {"": values}
+            report.update({"_".join(filter(None, (prefix, name))): float(value) for name, value in values.items()})
+        return report
+
+
+class Encoded(NamedTuple):
+    words: torch.Tensor  # (passes, words, hidden)
+    entities: Optional[torch.Tensor]  # (passes, entities, hidden); None without entity inputs
+
+
+class LukeTaskModel(ReportsMetrics, Model):
+    """
+    A task model: an `embedder` (the `luke` embedder, or a word-only one such as allennlp's
+    `pretrained_transformer` for the RoBERTa/BERT/XLNet baselines), a `metric` (which the subclass sets, and
+    `get_metrics` reports), and `encode`, which runs the embedder over the readers' inputs.
+
+    Readers may stack several encoder inputs per instance: windows of a long passage, each with its words
+    (`(batch, windows, words)`), or chunks of entities over one sentence (`(batch, chunks, entities)` with
+    words `(batch, words)`). Models encode only the rows that hold something (`nonempty_rows`), as "passes".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    embedder : `TokenEmbedder`
+    """
+
+    def __init__(self, vocab: Vocabulary, embedder: TokenEmbedder, **kwargs) -> None:
+        super().__init__(vocab, **kwargs)
+        self.embedder = embedder
+
+    @property
+    def has_entity_states(self) -> bool:
+        """Whether the embedder gives entity states (the `luke` embedder); a word-only one does not."""
+        return isinstance(self.embedder, LukeEmbedder)
+
+    def require_entity_states(self, what: str) -> None:
+        if not self.has_entity_states:
+            raise ValueError(f'{what} needs entity states: use the "luke" embedder')
+
+    @staticmethod
+    def nonempty_rows(mask: torch.Tensor) -> Passes:
+        """The (instance, window or chunk) indices of the stacked rows whose `mask` (..., positions) has any True."""
+        return mask.any(-1).nonzero(as_tuple=True)
+
+    @staticmethod
+    def select(tensor: torch.Tensor, passes: Optional[Passes]) -> torch.Tensor:
+        """The rows of `tensor` (*stacked, positions) that `passes` encode (the leading indices it has)."""
+        return tensor if passes is None else tensor[passes[: tensor.dim() - 1]]
+
+    def encode(
+        self,
+        word_ids: torch.Tensor,
+        word_attention_mask: torch.Tensor,
+        word_type_ids: Optional[torch.Tensor] = None,
+        entity_ids: Optional[torch.Tensor] = None,
+        entity_start_positions: Optional[torch.Tensor] = None,
+        entity_end_positions: Optional[torch.Tensor] = None,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        entity_type_ids: Optional[torch.Tensor] = None,
+        passes: Optional[Passes] = None,
+    ) -> Encoded:
+        """
+        Word states and, given entity inputs, the states of entities over subwords start..end (inclusive) of the
+        words. `passes` selects the stacked rows to encode (each tensor is indexed by as many of its indices
+        as it has stacked dimensions); `None` encodes every row of (batch, words) inputs. Entity inputs need
+        the `luke` embedder; without them, a word encoder that the passes would repeat (chunks over one
+        sentence) runs once per sentence.
+        """
+        with_entities = entity_ids is not None
+        if with_entities and not self.has_entity_states:
+            raise ValueError('the reader gives entity inputs but the embedder is not "luke"')
+        word_once = not with_entities and passes is not None and word_ids.dim() - 1 < len(passes)
+        rows = None if word_once else passes
+        words = dict(token_ids=self.select(word_ids, rows), mask=self.select(word_attention_mask, rows))
+        if word_type_ids is not None:
+            words["type_ids"] = self.select(word_type_ids, rows)
+        if self.has_entity_states:
+            entities = {}
+            if with_entities:
+                starts, ends = self.select(entity_start_positions, rows), self.select(entity_end_positions, rows)
+                entities = dict(
+                    entity_ids=self.select(entity_ids, rows),
+                    entity_position_ids=span_position_ids(starts, ends),
+                    entity_attention_mask=None if entity_attention_mask is None else self.select(entity_attention_mask, rows),
+                    entity_token_type_ids=None if entity_type_ids is None else self.select(entity_type_ids, rows),
+                )  # fmt: skip
+            out = self.embedder.encode(**words, **entities)
+            word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
+        else:
+            word_states, entity_states = self.embedder(**words), None  # (rows, words, hidden)
+        if word_once:  # (sentences, words, hidden) -> (passes, words, hidden)
+            word_states = word_states[passes[: word_ids.dim() - 1]]
+        return Encoded(word_states, entity_states)
+
+    def encode_mentions(
+        self,
+        word_ids: torch.Tensor,
+        word_attention_mask: torch.Tensor,
+        entity_ids: torch.Tensor,
+        entity_start_positions: torch.Tensor,
+        entity_end_positions: torch.Tensor,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        passes: Optional[Passes] = None,
+    ) -> Encoded:
+        """`encode` for inputs whose entities mark mentions to classify: a word-only embedder encodes the words
+        alone (its head reads the mentions' subwords), the `luke` embedder words and entities."""
+        if not self.has_entity_states:
+            return self.encode(word_ids, word_attention_mask, passes=passes)
+        return self.encode(
+            word_ids, word_attention_mask, entity_ids=entity_ids, entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions, entity_attention_mask=entity_attention_mask, passes=passes,
+        )  # fmt: skip

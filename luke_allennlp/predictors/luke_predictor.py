@@ -1,0 +1,40 @@
+"""What the task predictors share: JSON-lines input checked line by line, and the same outputs one by one or in batches."""
+
+import json
+from typing import List, Tuple
+
+from allennlp.common.util import JsonDict
+from allennlp.predictors.predictor import Predictor
+
+
+class LukePredictor(Predictor):
+    """
+    A task predictor: each input line must be a JSON object (an error says what is wrong with it; `allennlp
+    predict` adds the file and line, see `luke_allennlp_compat`), and `predict_json` and `predict_batch_json`
+    return the same `output_keys` of the model's human-readable output.
+    """
+
+    output_keys: Tuple[str, ...] = ()
+
+    def load_line(self, line: str) -> JsonDict:
+        try:
+            inputs = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"not valid JSON ({error.msg}, column {error.colno}): {line.strip()[:80]!r}") from None
+        if not isinstance(inputs, dict):
+            raise ValueError(f"expected a JSON object ({{...}}), not {type(inputs).__name__}: {line.strip()[:80]!r}")
+        return inputs
+
+    @staticmethod
+    def input_id(inputs: JsonDict) -> str:
+        """The input's `"id"`, or "input": how errors and outputs name it."""
+        return str(inputs.get("id", "input"))
+
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return self._outputs(self.predict_instance(self._json_to_instance(inputs)))
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        return [self._outputs(output) for output in self.predict_batch_instance(self._batch_json_to_instances(inputs))]
+
+    def _outputs(self, output: JsonDict) -> JsonDict:
+        return {key: output[key] for key in self.output_keys}
