@@ -16,6 +16,7 @@ dense bf16 peak. The last line prints the ratio of the trainer loop to the bare 
 import argparse
 import contextlib
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -35,7 +36,7 @@ from allennlp.models import Model  # noqa: E402
 from allennlp.nn.util import move_to_device  # noqa: E402
 from allennlp.training.optimizers import Optimizer  # noqa: E402
 
-import luke_allennlp  # noqa: E402,F401  (registers the components)
+import data_readers  # noqa: E402,F401  (registers the readers and, through luke_allennlp, every component)
 from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
 from luke_allennlp.training.trainers.luke_gradient_descent import count_tokens  # noqa: E402
 
@@ -66,6 +67,8 @@ def prepare(work: Path, args) -> Dict[str, Path]:
 
     sizes = SIZES[args.size]
     paths = {"roberta": work / "roberta-mlm", "luke": work / "luke", "corpus": work / "corpus"}
+    for path in paths.values():
+        shutil.rmtree(path, ignore_errors=True)  # what an earlier run left in --work-dir
     torch.manual_seed(0)
     config = transformers.RobertaConfig(vocab_size=ROBERTA_VOCAB_SIZE, max_position_embeddings=514, type_vocab_size=1,
                                         layer_norm_eps=1e-5, **sizes)  # fmt: skip
@@ -78,7 +81,7 @@ def prepare(work: Path, args) -> Dict[str, Path]:
 
     # The dump's linked titles (missing pages included: the sample dump lacks most of them), then made-up titles up
     # to the size of a real LUKE vocabulary: the entity table and prediction head are a large part of a step.
-    dump = shared_data_dir() / "wikipedia" / "enwiki-20240801-pages-articles-shortened-206.xml.bz2"
+    dump = shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2"
     linked, _ = build_entity_vocab(dump, vocab_size=args.entity_vocab_size, include_missing_pages=True)
     titles = list(linked)
     titles += [f"Made-up entity {i}" for i in range(args.entity_vocab_size - len(titles))]
@@ -271,13 +274,13 @@ def main() -> None:
             vocab = Vocabulary.from_files(str(work / f"run-{task}" / "vocabulary"))
             batches, pipeline = collect_batches(config_params(setup), vocab, args.steps)
             bare, model = bare_steps(config_params(setup), vocab, batches, device, precision, warmup=2)
-            row = {"loop": loop["tokens_per_second"], "bare": bare, "pipeline": pipeline,
-                   "padding": loop.get("padding_fraction")}  # fmt: skip
+            row = {"loop": loop["training_tokens_per_second"], "bare": bare, "pipeline": pipeline,
+                   "padding": loop.get("training_padding_fraction")}  # fmt: skip
             if task == "pretraining" and on_gpu:
                 peak = next((p for k, p in BF16_PEAK_TFLOPS.items() if k in torch.cuda.get_device_name(device)), None)
                 entities = sum(int(b["entity_attention_mask"].sum()) for b in batches) / sum(len(b["word_ids"]) for b in batches)
                 flops = pretraining_flops_per_token(model, args.words, entities)
-                row["mfu"] = loop["tokens_per_second"] * flops / (peak * 1e12) if peak else None
+                row["mfu"] = loop["training_tokens_per_second"] * flops / (peak * 1e12) if peak else None
             if task == "ner":
                 row["transformers"] = transformers_ner_steps(model, batches, device, precision, warmup=2)
             results[task] = row
@@ -293,8 +296,8 @@ def main() -> None:
         print(f"{task:<11} | {row['loop']:12,.0f} | {row['bare']:10,.0f} | {row['loop'] / row['bare']:9.2f} | "
               f"{row['pipeline']['tokens_per_second']:10,.0f} | {row['pipeline']['tokens_per_second'] / row['bare']:14.1f} | "
               f"{row['padding'] if row['padding'] is not None else float('nan'):7.1%} | {other}")  # fmt: skip
-    print("(tokens/s: real words + entities; pipeline: reader + data loader + collation alone, "
-          f"{', '.join(f'{t}: {r['pipeline']['instances_per_second']:,.0f} instances/s' for t, r in results.items())})")
+    speeds = ", ".join(f"{task}: {row['pipeline']['instances_per_second']:,.0f} instances/s" for task, row in results.items())
+    print(f"(tokens/s: real words + entities; pipeline: reader + data loader + collation alone, {speeds})")
     ratios = ", ".join(f"{task} {row['loop'] / row['bare']:.2f}x" for task, row in results.items())
     print(f"trainer loop / bare step: {ratios}")
 

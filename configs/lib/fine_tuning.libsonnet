@@ -37,8 +37,8 @@
 
   // Training batches of instances of similar size (less padding), in random order; override the size with
   // -o '{"data_loader.batch_sampler.batch_size": 8}'. Validation keeps the file's order (predictions files follow it).
-  data_loader(batch_size):: {
-    batch_sampler: { type: 'luke_bucket', batch_size: batch_size, sorting_keys: ['word_ids'] },
+  data_loader(batch_size, sorting_keys=['word_ids']):: {
+    batch_sampler: { type: 'luke_bucket', batch_size: batch_size, sorting_keys: sorting_keys },
   },
 
   // `allennlp evaluate --predictions-output-file` writes one JSON line per instance.

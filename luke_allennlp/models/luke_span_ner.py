@@ -109,6 +109,12 @@ class LukeSpanNer(LukeTaskModel):
         labels : (batch, chunks, entities), -1 where there is no span
         """
         batch, chunks, per_chunk = entity_ids.shape
+        # Spans fill each chunk from the front: the slots no chunk of this batch uses (most of a short sentence's
+        # chunk) are cut before encoding, and come back as zero logits.
+        used = int(entity_attention_mask.sum(-1).max())
+        entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions = (
+            t[..., :used] for t in (entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions)
+        )
         # One encoder pass per non-empty (sentence, chunk).
         passes = self.nonempty_rows(entity_attention_mask)
         # (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
@@ -121,7 +127,7 @@ class LukeSpanNer(LukeTaskModel):
         logits = self.classifier(self.dropout(features))  # (passes, entities, labels)
 
         span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
-        span_logits[passes] = logits
+        span_logits[passes[0], passes[1], :used] = logits
         span_logits = span_logits.view(batch, chunks * per_chunk, -1)  # spans in the reader's order
         output: Dict[str, Any] = {
             "span_logits": span_logits,
@@ -131,7 +137,7 @@ class LukeSpanNer(LukeTaskModel):
             "gold_spans": [meta["gold_spans"] for meta in metadata],
         }
         if labels is not None:
-            gold = self.select(labels, passes)
+            gold = self.select(labels[..., :used], passes)
             output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
             predicted = [self._decode(row, spans) for row, spans in zip(span_logits, output["spans"])]
             self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])

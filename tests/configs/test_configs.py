@@ -44,7 +44,8 @@ def test_config_trains(config, tmp_path, monkeypatch, request):
     lr, batch_size, epochs = hyper_parameters(config)
     assert params["trainer"]["optimizer"]["lr"] == lr
     loader, trainer = params["data_loader"], params["trainer"]
-    assert loader["batch_sampler"].as_dict() == {"type": "luke_bucket", "batch_size": batch_size, "sorting_keys": ["word_ids"]}
+    keys = ["entity_attention_mask", "word_ids"] if config.parent.name == "ner" else ["word_ids"]  # spans, then words
+    assert loader["batch_sampler"].as_dict() == {"type": "luke_bucket", "batch_size": batch_size, "sorting_keys": keys}
     assert trainer["num_epochs"] == epochs and trainer["type"] == "luke_gradient_descent" and trainer["precision"] == "auto"
     assert params["trainer"]["learning_rate_scheduler"] == {"type": "linear_with_warmup_ratio", "warmup_ratio": 0.06}
     model = train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(TINY))

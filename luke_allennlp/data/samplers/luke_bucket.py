@@ -1,6 +1,7 @@
 import random
 from typing import Iterable
 
+import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.fields import TensorField
 from allennlp.data.instance import Instance
@@ -13,8 +14,10 @@ class LukeBucketBatchSampler(BucketBatchSampler):
     """
     allennlp's `bucket` sampler (batches of instances of similar size, in random order), measuring a
     `TensorField` by its number of elements rather than its first dimension, so that stacked inputs sort by their
-    whole size: a `(windows, words)` SQuAD passage by windows x words, a `(chunks, entities)` NER sentence by its
-    span slots. Other fields are measured as allennlp does (`len`). The parameters are those of `bucket`.
+    whole size (a `(windows, words)` SQuAD passage by windows x words), and a boolean one (an attention mask) by its
+    number of True values: a `(chunks, entities)` NER sentence by its real spans, not the slots of its chunks. Other
+    fields are measured as allennlp does (`len`). Sorting keys after the first break ties. The parameters are those
+    of `bucket`.
 
     Registered as a `BatchSampler` with name "luke_bucket".
     """
@@ -29,7 +32,11 @@ class LukeBucketBatchSampler(BucketBatchSampler):
                 if key not in instance.fields:
                     raise ConfigurationError(f'sorting key "{key}" is not a field of the instances ({list(instance.fields)})')
                 field = instance.fields[key]
-                size.append(field.tensor.numel() if isinstance(field, TensorField) else len(field))
+                if isinstance(field, TensorField):
+                    tensor = field.tensor
+                    size.append(int(tensor.sum()) if tensor.dtype == torch.bool else tensor.numel())
+                else:
+                    size.append(len(field))
             noisy = [value + random.uniform(-1, 1) * value * self.padding_noise for value in size]
             sizes.append((noisy, size, index))
         sizes.sort(key=lambda item: item[0])
