@@ -160,11 +160,17 @@ def test_cached_path_extraction_is_checked(outside):
     assert (Path(cached_path(str(good), cache_dir=str(cache), extract_archive=True)) / "tokens.txt").read_text() == "a\n"
 
 
-def test_archive_surgery_extraction_defaults_to_the_data_filter():
-    import allennlp.models.archival as archival
+def test_archive_surgery_extraction_defaults_to_the_data_filter(outside, monkeypatch):
+    """allennlp's archive-editing script extracts with tarfile itself: the `data` filter, made the default, stops it."""
+    from allennlp.tools import archive_surgery  # (imports allennlp.models.archival, whose repair sets the default)
 
-    assert archival.extracted_archive.__luke_allennlp_compat__
     assert tarfile.TarFile.extraction_filter is tarfile.data_filter
+    archive = write_tar(outside / "tmp" / "crafted.tar.gz", attacks(outside)["dotdot"][0])
+    monkeypatch.setattr(sys, "argv", ["archive_surgery", "--input-file", str(archive), "--output-file",
+                                      str(outside / "tmp" / "edited.tar.gz"), "--editor", "true"])  # fmt: skip
+    with pytest.raises(tarfile.OutsideDestinationError):
+        archive_surgery.main()
+    assert written_outside(outside) == (["victim.txt"], "untouched")
 
 
 # --- the real commands ----------------------------------------------------------------------------------------
