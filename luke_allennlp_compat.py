@@ -309,7 +309,7 @@ def extract_archive(archive_file: Any, directory: Any) -> None:
             else:
                 tar.extractall(directory, members=members)
             _read_to_end(tar, name)
-        except tarfile.FilterError as error:
+        except getattr(tarfile, "FilterError", ()) as error:  # (no such class where there is no filter)
             raise ArchiveError(f"{name} is unsafe to extract: {error}") from None
         except _corruption_errors() as error:
             raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
@@ -417,7 +417,9 @@ class _MemberCheck:
         if not (member.issym() or member.islnk()):
             return None
         kind, target = ("a symbolic" if member.issym() else "a hard"), member.linkname
-        if not target or target.startswith(("/", "\\")) or os.path.isabs(target):
+        if not target:
+            return f"{kind} link without a target"
+        if target.startswith(("/", "\\")) or os.path.isabs(target):
             return f"{kind} link to an absolute path ({target!r})"
         # A symbolic link's target is relative to its directory, a hard link's to the archive's root.
         joined = posixpath.join(posixpath.dirname(path), target) if member.issym() else target
