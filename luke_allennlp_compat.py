@@ -28,6 +28,15 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
 6. `allennlp predict` stopped at a bad input line (malformed JSON, an input the predictor refuses, bytes that are
    not UTF-8) without naming it: its input reading and batch prediction are wrapped so that the error names the
    file and line (`_repair_predict`).
+7. `allennlp.models.archival` extracts `model.tar.gz` with `tarfile.extractall` and no filter, which before
+   Python 3.14 trusts every member: `../` names, absolute paths and links write outside the extraction
+   directory. And tarfile stops reading before gzip's trailer, so a corrupted archive (flipped bytes) loads
+   with garbage weights. `extract_archive` below refuses unsafe members before writing them (and extracts
+   through tarfile's `data` filter where it exists) and reads the stream to its end so that gzip checks its
+   CRC; an `ArchiveError` names the archive and what is wrong. It replaces allennlp's `extracted_archive`
+   (used by `load_archive`: `predict`, `evaluate`, `from_archive` models, the pretrained initializer) and
+   `cached_path`'s tar check (`extract_archive=True`), and makes `data` the default filter of any other
+   extraction in the process (`allennlp.tools.archive_surgery`).
 
 `install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
 run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
@@ -292,6 +301,223 @@ def _repair_tokenizer_methods() -> None:
             setattr(PreTrainedTokenizerBase, name, method)
 
 
+# --- 6. safe extraction of archives --------------------------------------------------------------------
+
+
+class ArchiveError(ValueError):
+    """An archive that cannot be extracted safely: corrupted, not a tar archive, or with a member that could
+    write outside the extraction directory."""
+
+
+def extract_archive(archive_file: Any, directory: Any) -> None:
+    """
+    Extracts a tar archive (plain, gzip, bzip2 or xz) into `directory` in one pass over its stream, or raises an
+    `ArchiveError` naming the archive and what is wrong:
+
+    - unsafe members, refused before they are written (`_MemberCheck`): absolute names, names leaving the
+      directory (`../`), devices and pipes, links (symbolic or hard) pointing outside it or to anything but an
+      earlier member, paths through a symbolic link, a member replacing an earlier one. Where tarfile has the
+      `data` filter (Python 3.8.17+, 3.9.17+, 3.10.12+, 3.11.4+), extraction goes through it as well;
+    - corruption: the compressed stream is read to its end, so that gzip (bzip2, xz) checks its CRC and length;
+      tarfile alone stops after the last member, before gzip's trailer, and takes a bad header after the first
+      for the end of the archive. An uncompressed tar has no checksum to check.
+
+    On an error, what was extracted is left in `directory` for the caller to remove.
+    """
+    import os
+    import tarfile
+
+    name = os.fspath(archive_file)
+    with _open_tar(name) as tar:
+        check = _MemberCheck(name)
+        members = (check(member) for member in tar)  # headers are read as extraction goes
+        try:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(directory, members=members, filter="data")
+            else:
+                tar.extractall(directory, members=members)
+            _read_to_end(tar, name)
+        except getattr(tarfile, "FilterError", ()) as error:  # (no such class where there is no filter)
+            raise ArchiveError(f"{name} is unsafe to extract: {error}") from None
+        except _corruption_errors() as error:
+            raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
+
+
+def _open_tar(name: str) -> Any:
+    import tarfile
+
+    try:
+        return tarfile.open(name)  # gzip, bzip2, xz or none, by the magic bytes
+    except tarfile.ReadError as error:
+        raise ArchiveError(f"{name} is not a tar archive, or is corrupted ({error})") from None
+
+
+def _read_to_end(tar: Any, name: str) -> None:
+    """Reads the rest of the (decompressed) stream: at its end the compressor checks its CRC."""
+    try:
+        while tar.fileobj.read(1 << 20):
+            pass
+    except _corruption_errors() + (OSError,) as error:  # (OSError: bzip2's "Invalid data stream", ...)
+        raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
+
+
+def _corruption_errors() -> Tuple[type, ...]:
+    import gzip
+    import lzma
+    import tarfile
+    import zlib
+
+    return (tarfile.ReadError, gzip.BadGzipFile, EOFError, zlib.error, lzma.LZMAError)
+
+
+def _describe_corruption(error: BaseException) -> str:
+    message = f"{type(error).__name__}: {error}"
+    if "CRC" in str(error) or "Incorrect length" in str(error):  # gzip's trailer; bzip2 and xz say "CRC" too
+        return f"CRC mismatch ({message})"
+    if isinstance(error, EOFError):
+        return f"truncated ({message})"
+    return message
+
+
+def _archive_path(path: str) -> str:
+    import posixpath
+
+    return posixpath.normpath(path) if path else "."
+
+
+class _MemberCheck:
+    """
+    Checks an archive's members in their order, each before it is extracted, so that no member can write (or
+    link) outside the extraction directory whatever comes after it: paths stay inside and never go through a
+    symbolic link; a link points inside, at an earlier member (a hard link at a regular file); no member
+    replaces an earlier one (which could turn a checked path into a link). Stricter than tarfile's `data`
+    filter, which resolves links on disk as it goes and so depends on the order of members.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.kinds: Dict[str, str] = {".": "dir"}  # path -> "dir", "file" or "symlink", for every member so far
+
+    def __call__(self, member: Any) -> Any:
+        reason = self._unsafe(member)
+        if reason is not None:
+            raise ArchiveError(f"{self.name} is unsafe to extract: member {member.name!r} is {reason}")
+        path = _archive_path(member.name)
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            self.kinds.setdefault("/".join(parts[:i]), "dir")
+        self.kinds[path] = "dir" if member.isdir() else "symlink" if member.issym() else "file"
+        return member
+
+    def _blocked(self, raw_path: str, link_target: bool = False) -> Optional[str]:
+        """Why a path (as written) cannot be taken: a prefix of it is a symbolic link or a file (or, for a link's
+        target, not yet a directory, which a later member could make a link)."""
+        parts = raw_path.split("/")
+        for i in range(1, len(parts)):
+            prefix = _archive_path("/".join(parts[:i]))  # each prefix: `s/..` goes through `s`
+            kind = self.kinds.get(prefix)
+            if kind == "symlink":
+                return f"through the symbolic link {prefix!r}"
+            if kind == "file":
+                return f"inside the file {prefix!r}"
+            if kind is None and link_target:
+                return f"through {prefix!r}, not an earlier member"
+        return None
+
+    def _unsafe(self, member: Any) -> Optional[str]:
+        import os
+        import posixpath
+
+        raw = member.name
+        if raw.startswith(("/", "\\")) or os.path.isabs(raw):
+            return "an absolute path"
+        path = _archive_path(raw)
+        if path == ".." or path.startswith("../"):
+            return "outside the extraction directory"
+        if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
+            return "a device, pipe or other special file"
+        blocked = self._blocked(raw)
+        if blocked is not None:
+            return f"written {blocked}"
+        earlier = self.kinds.get(path)
+        if earlier is not None and not (earlier == "dir" and member.isdir()):
+            return f"a second member at {path!r}, replacing the first"
+        if not (member.issym() or member.islnk()):
+            return None
+        kind, target = ("a symbolic" if member.issym() else "a hard"), member.linkname
+        if not target:
+            return f"{kind} link without a target"
+        if target.startswith(("/", "\\")) or os.path.isabs(target):
+            return f"{kind} link to an absolute path ({target!r})"
+        # A symbolic link's target is relative to its directory, a hard link's to the archive's root.
+        joined = posixpath.join(posixpath.dirname(path), target) if member.issym() else target
+        resolved = _archive_path(joined)
+        if resolved == ".." or resolved.startswith("../"):
+            return f"{kind} link pointing outside the extraction directory ({target!r})"
+        blocked = self._blocked(joined, link_target=True)
+        if blocked is not None:
+            return f"{kind} link {blocked} ({target!r})"
+        wanted = ("dir", "file", "symlink") if member.issym() else ("file",)
+        if self.kinds.get(resolved) not in wanted:
+            return f"{kind} link to {'anything' if member.issym() else 'a file'} but an earlier member ({target!r})"
+        return None
+
+
+def _checked_tarfile(tar_file: Any) -> None:
+    """`cached_path`'s `check_tarfile`, run before it extracts a tar archive: every member checked, the stream
+    read to its end (the compressor's CRC), and the `data` filter for the extraction that follows."""
+    import tarfile
+
+    name = str(tar_file.name or "<archive>")
+    check = _MemberCheck(name)
+    try:
+        for member in tar_file:
+            check(member)
+    except _corruption_errors() as error:
+        raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
+    _read_to_end(tar_file, name)
+    if hasattr(tarfile, "data_filter"):
+        tar_file.extraction_filter = tarfile.data_filter  # (an instance attribute: called as filter(member, path))
+
+
+def _repair_cached_path(module: types.ModuleType) -> None:
+    module.check_tarfile = _checked_tarfile
+
+
+def _repair_archival(module: types.ModuleType) -> None:
+    import contextlib
+    import shutil
+    import tarfile
+    import tempfile
+
+    if getattr(module.extracted_archive, "__luke_allennlp_compat__", False):
+        return
+
+    @contextlib.contextmanager
+    def extracted_archive(resolved_archive_file: Any, cleanup: bool = True) -> Any:
+        tempdir = tempfile.mkdtemp()
+        try:
+            module.logger.info(f"extracting archive file {resolved_archive_file} to temp dir {tempdir}")
+            extract_archive(resolved_archive_file, tempdir)
+        except BaseException:
+            shutil.rmtree(tempdir, ignore_errors=True)  # (allennlp's own leaves a failed extraction behind)
+            raise
+        try:
+            yield tempdir
+        finally:
+            if cleanup:
+                module.logger.info(f"removing temporary unarchived model dir at {tempdir}")
+                shutil.rmtree(tempdir, ignore_errors=True)
+
+    extracted_archive.__doc__ = "allennlp's `extracted_archive`, extracting with `luke_allennlp_compat.extract_archive`."
+    extracted_archive.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    module.extracted_archive = extracted_archive
+    # Any other extraction in the process (allennlp.tools.archive_surgery) gets the `data` filter by default, as
+    # it will from Python 3.14 on; a default someone else set is kept.
+    if getattr(tarfile.TarFile, "extraction_filter", False) is None and hasattr(tarfile, "data_filter"):
+        tarfile.TarFile.extraction_filter = staticmethod(tarfile.data_filter)
+
+
 # Repairs run just before (first) or just after (second) an allennlp module executes. AdamW is set on
 # the `transformers` module in use then: loading some transformers submodules replaces that module object.
 _MODULE_REPAIRS: Dict[str, Tuple[Optional[Callable[[], None]], Optional[Callable[[types.ModuleType], None]]]] = {
@@ -299,6 +525,8 @@ _MODULE_REPAIRS: Dict[str, Tuple[Optional[Callable[[], None]], Optional[Callable
     "allennlp.common.cached_transformers": (None, _repair_cached_transformers),
     "allennlp.data.tokenizers.pretrained_transformer_tokenizer": (_repair_tokenizer_methods, None),
     "allennlp.data.token_indexers.pretrained_transformer_indexer": (_repair_tokenizer_methods, None),
+    "allennlp.models.archival": (None, _repair_archival),
+    "cached_path._cached_path": (None, _repair_cached_path),
 }
 
 

@@ -6,6 +6,7 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
+from luke_allennlp.wikipedia.markup import LINK_SCOPES
 
 
 @Subcommand.register("build-entity-vocab")
@@ -25,6 +26,10 @@ class BuildEntityVocab(Subcommand):
         subparser.add_argument("--language", default="en", help="the language written with each title in JSONL")
         subparser.add_argument("--include-missing-pages", action="store_true",
                                help="also keep linked titles the dump has no page for (for sample dumps)")  # fmt: skip
+        subparser.add_argument("--links-in", choices=LINK_SCOPES, default="text",
+                               help="count the links of the running text (default, as LUKE: the corpus's entities come "
+                                    "only from there) or every link the page shows (infoboxes, tables, references, "
+                                    "image captions too)")  # fmt: skip
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
@@ -37,6 +42,7 @@ def _run(args: argparse.Namespace) -> None:
     vocab, summary = build_entity_vocab(
         args.dump, vocab_size=args.vocab_size, min_count=args.min_count, num_workers=args.num_workers,
         max_pages=args.max_pages, language=args.language, include_missing_pages=args.include_missing_pages,
+        links_in=args.links_in,
     )  # fmt: skip
     vocab.save(args.output)
     print(json.dumps(summary, indent=2, ensure_ascii=False))

@@ -5,6 +5,7 @@ import json
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input
+from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.mention_dictionary import build_mention_dictionary, read_page_titles
 
 
@@ -14,7 +15,7 @@ class BuildMentionDictionary(Subcommand):
         description = (
             "Build the mention dictionary of LUKE's SQuAD entity inputs from a Wikipedia XML dump: for each page, "
             "the names linked on it and their targets (through redirects; names ambiguous on a page dropped), and "
-            "each name's link probability (times linked / times it occurs in article text)."
+            "each name's link probability (times linked / times it occurs in the articles' running text)."
         )
         subparser = parser.add_parser(self.name, description=description, help="Build a mention dictionary from a dump.")
         subparser.add_argument("dump", help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz)")
@@ -25,6 +26,9 @@ class BuildMentionDictionary(Subcommand):
                                help="keep only these pages' names: a file of titles, one per line, or a SQuAD JSON file")
         subparser.add_argument("--include-missing-pages", action="store_true",
                                help="keep names whose target is not a page of the dump (for sample dumps)")
+        subparser.add_argument("--links-in", choices=LINK_SCOPES, default="page",
+                               help="a page's names: from every link it shows (default: running text, infoboxes, "
+                                    "tables, references, image captions) or from its running text only (as LUKE)")  # fmt: skip
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
@@ -36,6 +40,7 @@ def _run(args: argparse.Namespace) -> None:
     dictionary = build_mention_dictionary(
         args.dump, min_link_probability=args.min_link_probability, num_workers=args.num_workers,
         page_titles=page_titles, max_pages=args.max_pages, include_missing_pages=args.include_missing_pages,
+        links_in=args.links_in,
     )  # fmt: skip
     dictionary.save(args.output)
     print(json.dumps(dictionary.stats, indent=2, ensure_ascii=False))

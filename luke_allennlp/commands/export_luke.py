@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import shutil
-import tarfile
 import tempfile
 from typing import Dict, Optional
 
@@ -23,6 +22,7 @@ import torch
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.modeling.loading import EXTRA_QUERIES
+from luke_allennlp_compat import extract_archive
 
 # Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
 ENTITY_MARKERS = {"<ent>": "@", "<ent2>": "#"}
@@ -54,14 +54,17 @@ def export_luke(
     from luke_allennlp.data.tokenization import load_fast_tokenizer
     from luke_allennlp.models.luke_pretraining import LukePretraining
 
-    try:
-        with tarfile.open(archive_file) as tar:
-            model_type = json.load(tar.extractfile("config.json"))["model"].get("type")
-    except (tarfile.TarError, KeyError) as error:
-        raise ValueError(f"{archive_file} is not an allennlp model archive ({error})") from None
-    # The weights come from the archive: the checkpoint pretraining started from need only give its config.
-    overrides = {"model.load_weights": False} if model_type == "luke_pretraining" else {}
-    archive = load_archive(archive_file, cuda_device=-1, overrides=json.dumps(overrides))
+    # Extracted once, safely (see luke_allennlp_compat.extract_archive), and loaded from the directory.
+    with tempfile.TemporaryDirectory() as extracted:
+        extract_archive(archive_file, extracted)
+        try:
+            with open(os.path.join(extracted, "config.json"), encoding="utf-8") as f:
+                model_type = json.load(f)["model"].get("type")
+        except (OSError, ValueError, KeyError, AttributeError) as error:
+            raise ValueError(f"{archive_file} is not an allennlp model archive (config.json: {error})") from None
+        # The weights come from the archive: the checkpoint pretraining started from need only give its config.
+        overrides = {"model.load_weights": False} if model_type == "luke_pretraining" else {}
+        archive = load_archive(extracted, cuda_device=-1, overrides=json.dumps(overrides))
     if not isinstance(archive.model, LukePretraining):
         raise ValueError(f"{archive_file} holds a {type(archive.model).__name__}, not a luke_pretraining model")
     corpus = archive.config.get("train_data_path")

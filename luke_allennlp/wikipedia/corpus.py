@@ -20,8 +20,12 @@ worker processes turn batches of articles into rows, in dump order whatever thei
    `include_sequences_without_entities`, as in the original; at most `max_entities` entities per sequence and
    `max_mention_length` positions per entity (the first ones are kept).
 
-Everything skipped, dropped or cut is counted in `metadata.json`; `links` = `entities` + the link counts in
-`skipped` (+ `adjusted.mentions_split_at_sequence_boundary`, a split mention being in two sequences).
+Only links of the running text can become entities (tables, infoboxes, references and captions are not
+sentences); every other `[[...]]` of an article is counted under its place (`links_in_templates`,
+`links_in_tables`, ...) or, in the running text, its kind (`non_entity_links`, detailed in `markup_links`).
+Everything skipped, dropped or cut is counted in `metadata.json`; `links` (every `[[...]]` of the articles
+read) = `entities` + the link counts in `skipped` - `adjusted.mentions_split_at_sequence_boundary` (a split
+mention is in two sequences).
 
 The main process streams the dump and writes rows to Arrow as they come (memory stays flat), then saves the
 dataset with `save_to_disk`. Rows: `word_ids`, `entity_ids`, `entity_position_ids` (one list of positions in
@@ -56,6 +60,10 @@ logger = logging.getLogger(__name__)
 
 # Why a link found no entity.
 _NO_ENTITY = {ARTICLE: "links_outside_vocabulary", LOOP: "links_through_redirect_loops", MISSING: "links_to_missing_pages"}
+# Links outside the running text, by place (markup.PLACES).
+_PLACE_SKIPS = {"heading": "links_in_headings", "template": "links_in_templates", "table": "links_in_tables",
+                "reference": "links_in_references", "media": "links_in_image_captions", "comment": "links_in_comments",
+                "nowiki": "links_in_nowiki", "other_element": "links_in_other_elements"}  # fmt: skip
 
 Mention = Tuple[int, int, int]  # (start, end, entity id): characters of the page text, or subwords
 
@@ -103,9 +111,14 @@ class PageProcessor:
         rows: Dict[str, list] = {column: [] for column in COLUMNS}
         clean = clean_wikitext(page.text, self.namespaces, headings=False)
         stats["headings"] += clean.dropped_headings
+        stats["links"] += clean.total_links
         for kind, count in clean.link_counts.items():
             if kind != "entity":
                 stats[f"markup_{kind}_links"] += count
+                stats["non_entity_links"] += count
+        for (place, kind), count in clean.outside_counts.items():
+            stats[_PLACE_SKIPS[place]] += count
+            stats[f"outside:{place}:{kind}"] += count
         if not clean.text:
             stats["pages_empty_after_cleaning"] += 1
             return rows
@@ -146,7 +159,6 @@ class PageProcessor:
     def _mentions(self, links, stats: Counter) -> List[Mention]:
         mentions = []
         for link in links:
-            stats["links"] += 1
             title, status = self.index.lookup(link.target)
             entity_id = self.vocab.get(title) if title is not None else None
             if entity_id is None:
@@ -396,9 +408,19 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
 
 _LINK_SKIPS = ("links_to_missing_pages", "links_through_redirect_loops", "links_outside_vocabulary",
                "links_across_sentences", "links_in_short_sentences", "mentions_without_subwords",
-               "entities_over_max_entities")  # fmt: skip
+               "entities_over_max_entities", "non_entity_links", *_PLACE_SKIPS.values())  # fmt: skip
 _ADJUSTMENTS = ("sentences_joined_at_mentions", "long_sentences_split", "mentions_split_at_sequence_boundary",
                 "mention_boundaries_inside_subwords", "mentions_truncated_to_max_mention_length")  # fmt: skip
+
+
+def _outside_text(stats: Counter) -> Dict[str, Dict[str, int]]:
+    """Place -> kind -> how many links (kind "entity": links to articles, as shown in infoboxes or tables)."""
+    places: Dict[str, Dict[str, int]] = {}
+    for name in sorted(stats):
+        if name.startswith("outside:"):
+            _, place, kind = name.split(":")
+            places.setdefault(place, {})[kind] = stats[name]
+    return places
 
 
 def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, options, first_pass, index,
@@ -444,6 +466,7 @@ def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, op
         "adjusted": {name: stats[name] for name in _ADJUSTMENTS},
         "unk_links": {name[4:]: stats[name] for name in sorted(stats) if name.startswith("unk_links")},
         "markup_links": {name[7:-6]: stats[name] for name in sorted(stats) if name.startswith("markup_")},
+        "links_outside_text": _outside_text(stats),
         "dump_stats": dump_stats.as_dict(),
         "redirects": asdict(index.stats),
         "seconds": round(seconds, 1),

@@ -22,6 +22,16 @@ What happens to each construct:
 - `[http://x label]` -> "label"; `[http://x]` -> nothing.
 - HTML entities (`&nbsp;`, `&amp;`) are decoded; whitespace is collapsed to single spaces and blank lines
   removed, so each line is one paragraph.
+
+Every `[[...]]` of the page is accounted for, whatever the cleaning drops: a link of the running text is counted
+by kind in `link_counts` (and is an entity link of `links` if it names an article); a link inside something
+dropped is counted by place and kind in `outside_counts`, and if it names an article it is in `outside_links`
+with its anchor (links in infoboxes, tables and image captions are real links, their anchors real mentions).
+The places (`PLACES`): "template", "table", "reference", "media" (captions of `[[File:...]]` images,
+`<gallery>`, `<imagemap>`), "heading" (with `headings=False`), and, not shown as links on the page, "comment",
+"nowiki" and "other_element" (`<math>`, `<pre>`, `<syntaxhighlight>`, `<timeline>`, `<includeonly>`, ...).
+A link inside another is counted on its own ("media" inside an image's caption; "invalid" inside a link that
+is not an image, as such nesting is malformed).
 """
 import bisect
 import html
@@ -51,14 +61,67 @@ class WikiLink:
     target: str
 
 
+@dataclass(frozen=True)
+class PageLink:
+    """A link to an article outside the running text: where it was, its target (normalised, before redirects)
+    and its anchor as plain text."""
+
+    place: str
+    target: str
+    anchor: str
+
+
+# Where a link outside the running text was (see the module's docstring); the first ones are shown on the page.
+RENDERED_PLACES = ("heading", "template", "table", "reference", "media")
+PLACES = RENDERED_PLACES + ("comment", "nowiki", "other_element")
+LINK_SCOPES = ("text", "page")  # which links the entity vocabulary and mention dictionary count (`scoped_links`)
+
+
 @dataclass
 class CleanText:
     text: str  # one paragraph per line
     links: List[WikiLink]
-    # How many links of each kind were met: "entity" (in `links`), "file", "category", "interlanguage",
-    # "other_namespace", "interwiki", "section", "invalid", "empty_anchor".
+    # How many links of the running text of each kind were met: "entity" (in `links`), "file", "category",
+    # "interlanguage", "other_namespace", "interwiki", "section", "invalid", "empty_anchor".
     link_counts: Counter = field(default_factory=Counter)
     dropped_headings: int = 0  # with `headings=False`
+    # Links inside what was dropped: (place, kind) -> count, and those to articles (kind "entity").
+    outside_counts: Counter = field(default_factory=Counter)
+    outside_links: List[PageLink] = field(default_factory=list)
+
+    @property
+    def total_links(self) -> int:
+        """Every `[[...]]` of the page."""
+        return sum(self.link_counts.values()) + sum(self.outside_counts.values())
+
+    def links_by_place(self) -> Counter:
+        """Place ("text" for the running text) -> how many links."""
+        places: Counter = Counter({"text": sum(self.link_counts.values())})
+        for (place, _), count in self.outside_counts.items():
+            places[place] += count
+        return +places
+
+    def scoped_links(self, scope: str) -> Tuple[List[Tuple[str, str]], Counter, Counter]:
+        """
+        The page's links for a builder counting those of `scope` (`LINK_SCOPES`): "text", the running text;
+        "page", also the links shown in templates (infoboxes), tables, references and image captions. Returns
+        the `(anchor, target)` of each link to an article in the scope, the other links of the scope by kind,
+        and the links outside the scope by place: together, every link of the page.
+        """
+        if scope not in LINK_SCOPES:
+            raise ValueError(f"the links counted must be in {' or '.join(map(repr, LINK_SCOPES))}, not {scope!r}")
+        entities = [(self.text[link.start : link.end], link.target) for link in self.links]
+        kinds = Counter({kind: n for kind, n in self.link_counts.items() if kind != "entity"})
+        outside: Counter = Counter()
+        if scope == "page":
+            entities += [(link.anchor, link.target) for link in self.outside_links]
+        for (place, kind), count in self.outside_counts.items():
+            if scope == "page" and place in RENDERED_PLACES:
+                if kind != "entity":
+                    kinds[kind] += count
+            else:
+                outside[place] += count
+        return entities, kinds, outside
 
     def paragraphs(self) -> List[Tuple[int, int]]:
         """The `(start, end)` character span of each line."""
@@ -81,6 +144,7 @@ _DROPPED = (
     "maplink|templatedata|templatestyles|inputbox|categorytree|hiero|includeonly|table"
 )
 _DROPPED_ELEMENT = re.compile(rf"<({_DROPPED})(?:\s[^<>]*)?(?<!/)>.*?</\1\s*>", re.S | re.I)
+_ELEMENT_PLACES = {"ref": "reference", "references": "reference", "gallery": "media", "imagemap": "media", "table": "table"}
 _SELF_CLOSING = re.compile(rf"<(?:{_DROPPED})(?:\s[^<>]*)?/>", re.I)
 _BREAK_TAG = re.compile(r"<br\s*/?\s*>|</?br\s*/?>", re.I)
 _BLOCK_TAG = re.compile(r"</?(?:p|div|li|ul|ol|dl|dt|dd|blockquote|center|h[1-6]|tr|td|th|caption)(?:\s[^<>]*)?/?>", re.I)
@@ -109,23 +173,31 @@ _PIPE_TRICK = re.compile(r"\s*(?:\([^()]*\)|,.*)$")
 _SPACE_RUNS = re.compile(r"\A\s+|\s+\Z|[^\S\n]*\n\s*|[^\S\n]{2,}|[^\S \n]")
 
 
-def _remove_nested(text: str, spans: List[Tuple[int, int]]) -> str:
-    """`text` without the given spans (outermost ones first; spans inside another are ignored)."""
+Removed = List[Tuple[str, str]]  # (place, text) of what the cleaning dropped, in order
+
+
+def _remove_nested(text: str, spans: List[Tuple[int, int]], place: str, removed: Removed) -> str:
+    """`text` without the given spans (outermost ones first; spans inside another are ignored), each cut
+    recorded in `removed`."""
     if not spans:
         return text
     spans.sort()
-    pieces, position = [], 0
+    cuts: List[List[int]] = []
     for start, end in spans:
-        if start >= position:
-            pieces.append(text[position:start])
-            position = end
-        elif end > position:  # overlapping, not nested: extend the cut
-            position = end
+        if cuts and start < cuts[-1][1]:
+            cuts[-1][1] = max(cuts[-1][1], end)  # nested, or overlapping: extend the cut
+        else:
+            cuts.append([start, end])
+    pieces, position = [], 0
+    for start, end in cuts:
+        pieces.append(text[position:start])
+        removed.append((place, text[start:end]))
+        position = end
     pieces.append(text[position:])
     return "".join(pieces)
 
 
-def _strip_templates(text: str) -> str:
+def _strip_templates(text: str, removed: Removed) -> str:
     """Drops `{{...}}` with any nesting; an unclosed `{{` is left as text (as MediaWiki shows it)."""
     stack, spans = [], []
     for match in _TEMPLATE_BRACES.finditer(text):
@@ -133,10 +205,10 @@ def _strip_templates(text: str) -> str:
             stack.append(match.start())
         elif stack:
             spans.append((stack.pop(), match.end()))
-    return _remove_nested(text, spans)
+    return _remove_nested(text, spans, "template", removed)
 
 
-def _strip_tables(text: str) -> str:
+def _strip_tables(text: str, removed: Removed) -> str:
     """Drops `{| ... |}` tables (nested too); an unclosed table runs to the end, as MediaWiki closes it there."""
     stack, spans = [], []
     for match in _TABLE_EDGES.finditer(text):
@@ -146,23 +218,47 @@ def _strip_tables(text: str) -> str:
             spans.append((stack.pop(), match.end()))
     if stack:
         spans.append((stack[0], len(text)))
-    return _remove_nested(text, spans)
+    return _remove_nested(text, spans, "table", removed)
 
 
-def _remove_markup(text: str, headings: bool) -> Tuple[str, int]:
-    text = _COMMENT.sub("", text)
-    text = _NOWIKI.sub(lambda m: "".join(_NOWIKI_ESCAPES.get(c, c) for c in (m.group(1) or "")), text)
-    text = _DROPPED_ELEMENT.sub("", text)
+def _dropped(place: str, replacement: str, removed: Removed):
+    """A `re.sub` replacement that records the match under `place`."""
+
+    def replace(match: "re.Match[str]") -> str:
+        removed.append((place, match.group()))
+        return replacement
+
+    return replace
+
+
+def _remove_markup(text: str, headings: bool, removed: Removed) -> Tuple[str, int]:
+    text = _COMMENT.sub(_dropped("comment", "", removed), text)
+
+    def nowiki(match: "re.Match[str]") -> str:
+        removed.append(("nowiki", match.group(1) or ""))  # shown, but as literal text
+        return "".join(_NOWIKI_ESCAPES.get(c, c) for c in (match.group(1) or ""))
+
+    text = _NOWIKI.sub(nowiki, text)
+
+    def element(match: "re.Match[str]") -> str:
+        removed.append((_ELEMENT_PLACES.get(match.group(1).lower(), "other_element"), match.group()))
+        return ""
+
+    text = _DROPPED_ELEMENT.sub(element, text)
     text = _SELF_CLOSING.sub("", text)
-    text = _strip_templates(text)
-    text = _strip_tables(text)
+    text = _strip_templates(text, removed)
+    text = _strip_tables(text, removed)
     text = _BREAK_TAG.sub(" ", text)
     text = _BLOCK_TAG.sub("\n", text)
     text = _HTML_TAG.sub("", text)
-    text, heading_count = _HEADING.subn((lambda m: m.group(2)) if headings else "", text)
+    if headings:
+        text = _HEADING.sub(lambda m: m.group(2), text)
+        heading_count = 0
+    else:
+        text, heading_count = _HEADING.subn(_dropped("heading", "", removed), text)
     text = _LINE_MARKUP.sub("", text)
     text = _MAGIC_WORD.sub("", text)
-    return _QUOTES.sub("", text), 0 if headings else heading_count
+    return _QUOTES.sub("", text), heading_count
 
 
 class _Builder:
@@ -187,23 +283,30 @@ class _Builder:
         return "".join(self.pieces)
 
 
-def _link_spans(text: str) -> List[Tuple[int, int]]:
-    """The outermost `[[...]]` spans (a file caption may hold links); unbalanced brackets are left as text."""
-    stack, spans = [], []
+def _link_spans(text: str) -> List[Tuple[int, int, List[Tuple[int, int]]]]:
+    """The outermost `[[...]]` spans, each with the spans inside it (a file caption may hold links); unbalanced
+    brackets are left as text (and do not hide the links after them)."""
+    stack: List[int] = []
+    pairs: List[Tuple[int, int]] = []
     for match in _LINK_BRACKETS.finditer(text):
         if match.group() == "[[":
             stack.append(match.start())
         elif stack:
-            start = stack.pop()
-            if not stack:
-                spans.append((start, match.end()))
+            pairs.append((stack.pop(), match.end()))
+    spans: List[Tuple[int, int, List[Tuple[int, int]]]] = []
+    for start, end in sorted(pairs):  # properly nested: a pair starting inside the last outer one is inside it
+        if spans and start < spans[-1][1]:
+            spans[-1][2].append((start, end))
+        else:
+            spans.append((start, end, []))
     return spans
 
 
-def _add_link(out: _Builder, content: str, trail: str, namespaces: Namespaces, counts: Counter) -> bool:
+def _add_link(out: _Builder, content: str, trail: str, namespaces: Namespaces) -> Tuple[bool, str]:
     """
     Appends what `[[content]]trail` shows, recording an entity link for a main-namespace target. Returns
-    whether the link was shown (a link that is not shown leaves its trail as plain text).
+    whether the link was shown (a link that is not shown leaves its trail as plain text), and its kind (see
+    `CleanText.link_counts`).
     """
     raw_target, pipe, anchor = content.partition("|")
     target = html.unescape(raw_target).strip()
@@ -212,45 +315,69 @@ def _add_link(out: _Builder, content: str, trail: str, namespaces: Namespaces, c
     colon = target.startswith(":")
     target = target[1:].strip() if colon else target
     if not target or _INVALID_TITLE_CHARS.search(target):
-        counts["invalid"] += 1
         out.add(anchor if pipe else content)
-        return False
+        return False, "invalid"
     shown = anchor.replace("\n", " ") if pipe else target.replace("_", " ")  # MediaWiki shows "_" as " "
     if target.startswith("#"):  # a section of this page
-        counts["section"] += 1
         out.add(shown + trail)
-        return True
+        return True, "section"
     namespace, interwiki, rest = namespaces.split(target)
     if interwiki is not None:
         if not colon and is_language_prefix(interwiki):
-            counts["interlanguage"] += 1  # [[fr:Paris]] goes to the sidebar, not the text
-            return False
-        counts["interwiki"] += 1  # [[wikt:word]] is shown, but is no entity of this wiki
-        out.add(shown + trail)
-        return True
+            return False, "interlanguage"  # [[fr:Paris]] goes to the sidebar, not the text
+        out.add(shown + trail)  # [[wikt:word]] is shown, but is no entity of this wiki
+        return True, "interwiki"
     if not colon and namespace == FILE_NAMESPACE:
-        counts["file"] += 1
-        return False
+        return False, "file"
     if not colon and namespace == CATEGORY_NAMESPACE:
-        counts["category"] += 1
-        return False
+        return False, "category"
     if namespace != 0:
-        counts["other_namespace"] += 1
         out.add((shown if not pipe or anchor.strip() else rest) + trail)
-        return True
+        return True, "other_namespace"
     title = normalize_title(target)
     if pipe and not anchor.strip():  # pipe trick: [[Paris (band)|]] shows "Paris"
         shown = _PIPE_TRICK.sub("", target.split("#", 1)[0])
     start = out.length
     out.add(shown + trail)
-    if not title:
-        counts["section"] += 1
-    elif out.length > start:
-        counts["entity"] += 1
+    kind = "section" if not title else "entity" if out.length > start else "empty_anchor"
+    if kind == "entity":
         out.links.append(WikiLink(start, out.length, title))
-    else:
-        counts["empty_anchor"] += 1
-    return True
+    return True, kind
+
+
+def _plain_anchor(text: str) -> str:
+    """An anchor as plain text: templates, tags and quotes dropped, whitespace collapsed."""
+    if "{{" in text:  # (what a template in an anchor shows cannot be known without expanding it)
+        text = _strip_templates(text, [])
+    if "<" in text:
+        text = _HTML_TAG.sub("", text)
+    if "''" in text:
+        text = _QUOTES.sub("", text)
+    return " ".join(text.split())
+
+
+def _count_outside(place: str, content: str, namespaces: Namespaces, clean: "CleanText") -> None:
+    """Counts the link `[[content]]` found in `place`; keeps it in `clean.outside_links` if it names an article
+    and is shown there."""
+    scratch = _Builder()
+    _, kind = _add_link(scratch, content, "", namespaces)
+    if kind == "entity" and place in RENDERED_PLACES:
+        anchor = _plain_anchor(scratch.text())
+        if anchor:
+            clean.outside_links.append(PageLink(place, scratch.links[0].target, anchor))
+        else:
+            kind = "empty_anchor"
+    clean.outside_counts[(place, kind)] += 1
+
+
+def _count_removed(removed: Removed, namespaces: Namespaces, clean: "CleanText") -> None:
+    """Counts every link (nested ones too) of what the cleaning dropped, under its place."""
+    for place, piece in removed:
+        if "[[" not in piece:
+            continue
+        for start, end, inner in _link_spans(piece):
+            for s, e in [(start, end)] + inner:
+                _count_outside(place, piece[s + 2 : e - 2], namespaces, clean)
 
 
 def _normalize_space(text: str, links: List[WikiLink]) -> Tuple[str, List[WikiLink]]:
@@ -299,20 +426,29 @@ def clean_wikitext(text: str, namespaces: Optional[Namespaces] = None, headings:
         corpus does (they are not sentences).
     """
     namespaces = namespaces or _DEFAULT_NAMESPACES
-    text, dropped_headings = _remove_markup(text, headings)
+    removed: Removed = []
+    text, dropped_headings = _remove_markup(text, headings, removed)
+    result = CleanText("", [], Counter(), dropped_headings)
+    _count_removed(removed, namespaces, result)
     out = _Builder()
-    counts: Counter = Counter()
+    counts = result.link_counts
     position = 0
-    for start, end in _link_spans(text):
+    for start, end, inner in _link_spans(text):
         out.add(text[position:start])
         trail = _LINK_TRAIL.match(text, end)
         trail_text = trail.group() if trail else ""
-        shown = _add_link(out, text[start + 2 : end - 2], trail_text, namespaces, counts)
+        shown, kind = _add_link(out, text[start + 2 : end - 2], trail_text, namespaces)
+        counts[kind] += 1
         position = end + len(trail_text) if shown else end
+        for s, e in inner:  # links inside an image's caption; inside any other link, malformed
+            if kind == "file":
+                _count_outside("media", text[s + 2 : e - 2], namespaces, result)
+            else:
+                counts["invalid"] += 1
     out.add(text[position:])
-    clean, links = _normalize_space(out.text(), out.links)
-    lost = counts["entity"] - len(links)
+    result.text, result.links = _normalize_space(out.text(), out.links)
+    lost = counts["entity"] - len(result.links)
     if lost:  # anchors that were only whitespace
         counts["entity"] -= lost
         counts["empty_anchor"] += lost
-    return CleanText(clean, links, counts, dropped_headings)
+    return result

@@ -4,14 +4,20 @@ linked on it and the entity each refers to, and how likely each name is to be a 
 
 Built in two streaming passes over a dump (`build_mention_dictionary`):
 
-1. Articles are cleaned (`clean_wikitext`); every link gives a name (its anchor text, as shown) and a target;
-   titles and redirects are collected. Targets are then followed through redirects; on each page a name that
-   refers to two different entities is dropped for that page, and a name whose target is no article of the
-   dump (a missing page, a redirect loop) is dropped.
-2. Every name's occurrences in article text are counted: matches at token boundaries (tokens of `\\w+` or one
-   other non-space character), case-sensitive, as `NameMatcher.occurrences` finds them (the matcher that
-   gives SQuAD's entity inputs uses the same definition). `link_probability(name)` = times linked / times it
-   occurs, linked or not; names below `min_link_probability` are dropped.
+1. Articles are cleaned (`clean_wikitext`); every link to an article gives a name (its anchor text, as
+   shown) and a target; titles and redirects are collected. A page's names come from the links it shows
+   anywhere (`links_in="page"`, the default: running text, infoboxes and other templates, tables, references,
+   image captions; a name the running text links keeps the text's target) or in its running text only
+   (`"text"`, as LUKE's wikipedia2vec-based dictionary). Targets are then followed through redirects; on each
+   page a name that refers to two different entities is dropped for that page, and a name whose target is no
+   article of the dump (a missing page, a redirect loop) is dropped.
+2. Every name's occurrences in the articles' running text are counted: matches at word boundaries (tokens of
+   `\\w+` or one other non-space character), case-sensitive, as `NameMatcher.occurrences` finds them (the
+   matcher that gives SQuAD's entity inputs uses the same definition). `link_probability(name)` = times linked
+   in the running text / times it occurs there, linked or not: the probability that the name is a link where it
+   occurs in prose, which is what the SQuAD reader matches names in (tables and templates have no prose to
+   count occurrences in). Names below `min_link_probability` are dropped, and so are names never linked in
+   running text.
 
 The result is one JSON file, read back by `MentionDictionary.from_file`:
 `{"version": 1, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
@@ -24,7 +30,7 @@ from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
-from luke_allennlp.wikipedia.markup import clean_wikitext
+from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
 from luke_allennlp.wikipedia.name_matcher import TOKEN, NameMatcher  # noqa: F401  (TOKEN: the name tokens, defined there)
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
 from luke_allennlp.wikipedia.redirects import LOOP, MISSING, TitleCollector
@@ -122,14 +128,24 @@ def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
 # --- pass 1: names linked on each page -----------------------------------------------------------------------------
 
 
-def _page_links(item: Tuple[Namespaces, List[WikiPage]]) -> List[Tuple[str, List[Tuple[str, str]]]]:
-    """(title, [(name, target)]) of each page of a batch."""
-    namespaces, pages = item
+PageLinks = Tuple[str, List[Tuple[str, str]], List[Tuple[str, str]]]  # title, (name, target) in and outside the text
+
+
+def _page_links(item: Tuple[Namespaces, str, List[WikiPage]]) -> Tuple[List[PageLinks], Counter]:
+    """For each page of a batch: its title and the (name, target) of its links to articles in `scope`, those of
+    the running text apart; and the batch's links counted by what became of them."""
+    namespaces, scope, pages = item
     result = []
+    counts: Counter = Counter()
     for page in pages:
         clean = clean_wikitext(page.text, namespaces)
-        result.append((page.title, [(clean.text[link.start : link.end], link.target) for link in clean.links]))
-    return result
+        links, kinds, outside = clean.scoped_links(scope)
+        result.append((page.title, links[: len(clean.links)], links[len(clean.links) :]))  # (the text's come first)
+        counts["links"] += clean.total_links
+        counts["links_counted"] += len(links)
+        counts.update({f"other_links:{kind}": n for kind, n in kinds.items()})
+        counts.update({f"links_not_counted:{place}": n for place, n in outside.items()})
+    return result, counts
 
 
 # --- pass 2: occurrences of the names in text -------------------------------------------------------------------
@@ -168,6 +184,7 @@ def build_mention_dictionary(
     page_titles: Optional[Iterable[str]] = None,
     max_pages: Optional[int] = None,
     include_missing_pages: bool = False,
+    links_in: str = "page",
 ) -> MentionDictionary:
     """
     # Parameters
@@ -186,9 +203,16 @@ def build_mention_dictionary(
     include_missing_pages : `bool`, optional (default = `False`)
         Keep names whose target is not a page of the dump (after redirects): red links in a complete dump, but
         most targets of a sample or shortened one.
+    links_in : `str`, optional (default = `"page"`)
+        Where a page's names come from: `"page"`, every link it shows (running text, infoboxes and other
+        templates, tables, references, image captions), a name linked in the running text keeping the text's
+        target; `"text"`, its running text only, as LUKE's. Link probabilities come from the running text
+        either way.
     """
     if not 0.0 <= min_link_probability <= 1.0:
         raise ValueError(f"min_link_probability must be in [0, 1], got {min_link_probability}")
+    if links_in not in LINK_SCOPES:
+        raise ValueError(f"links_in must be {' or '.join(map(repr, LINK_SCOPES))}, not {links_in!r}")
     wanted = None if page_titles is None else {normalize_title(t) for t in page_titles}
     stats: Counter = Counter()
     dump = WikiDump(dump_path, max_pages=max_pages)
@@ -201,17 +225,18 @@ def build_mention_dictionary(
             if page.is_article and page.text:
                 yield page
 
-    # Pass 1: names and targets of the pages kept; how often each name is a link anywhere.
+    # Pass 1: names and targets of the pages kept; how often each name is a link of the running text.
     link_counts: Counter = Counter()
-    raw_pages: Dict[str, List[Tuple[str, str]]] = {}
-    batches = ((dump.namespaces, batch) for batch in page_batches(articles(collect=True)))
-    for results in ordered_map(_page_links, batches, num_workers):
-        for title, links in results:
+    raw_pages: Dict[str, Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]] = {}
+    link_fates: Counter = Counter()
+    batches = ((dump.namespaces, links_in, batch) for batch in page_batches(articles(collect=True)))
+    for results, batch_fates in ordered_map(_page_links, batches, num_workers):
+        link_fates.update(batch_fates)
+        for title, text_links, other_links in results:
             stats["pages"] += 1
-            stats["links"] += len(links)
-            link_counts.update(name for name, _ in links)
+            link_counts.update(name for name, _ in text_links)
             if wanted is None or title in wanted:
-                raw_pages[title] = links
+                raw_pages[title] = (text_links, other_links)
     index = collector.index()
     dump_stats = dump.stats.as_dict()
     if wanted is not None:
@@ -229,10 +254,17 @@ def build_mention_dictionary(
     stats["low_probability_names_dropped"] = len(names) - len(kept)
 
     pages: Dict[str, Dict[str, str]] = {}
-    for title, links in raw_pages.items():
+    for title, (text_links, other_links) in raw_pages.items():
         targets: Dict[str, Set[Tuple[Optional[str], str]]] = {}
-        for name, target in links:
+        for name, target in text_links:
             targets.setdefault(name, set()).add(index.lookup(target))
+        # Links outside the running text add names; where the text links a name, its target is the text's.
+        other_targets: Dict[str, Set[Tuple[Optional[str], str]]] = {}
+        for name, target in other_links:
+            if name not in targets:
+                other_targets.setdefault(name, set()).add(index.lookup(target))
+        stats["page_names_outside_text"] += len(other_targets)
+        targets.update(other_targets)
         names_of_page = {}
         for name, resolved in targets.items():
             if len(resolved) > 1:
@@ -241,6 +273,8 @@ def build_mention_dictionary(
             ((article, status),) = resolved
             if status == LOOP or (status == MISSING and not include_missing_pages):
                 stats["names_through_redirect_loops" if status == LOOP else "names_to_missing_pages"] += 1
+            elif name not in names:
+                stats["page_names_never_linked_in_text"] += 1
             elif name not in kept:
                 stats["low_probability_page_names_dropped"] += 1
             else:
@@ -249,7 +283,12 @@ def build_mention_dictionary(
             pages[title] = names_of_page
             stats["page_names"] += len(names_of_page)
     stats["pages_with_names"] = len(pages)
-    summary = {**{k: stats[k] for k in sorted(stats)}, "include_missing_pages": include_missing_pages,
+    # Every link of the articles: links_counted (names of pages) + other_links + links_not_counted.
+    links = {"links": link_fates["links"], "links_in": links_in, "links_counted": link_fates["links_counted"],
+             "text_links": sum(link_counts.values())}  # fmt: skip
+    for group in ("other_links", "links_not_counted"):
+        links[group] = {key.split(":", 1)[1]: n for key, n in sorted(link_fates.items()) if key.startswith(group + ":")}
+    summary = {**{k: stats[k] for k in sorted(stats)}, **links, "include_missing_pages": include_missing_pages,
                "dump": dump_stats, "redirects": index.stats.__dict__}  # fmt: skip
     logger.info("mention dictionary: %d pages, %d names kept of %d (%d below p=%g), %d ambiguous page names dropped",
                 len(pages), len(kept), len(names), stats["low_probability_names_dropped"], min_link_probability,

@@ -15,10 +15,13 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 def test_build_entity_vocab_command(tmp_path):
     dump = write_crafted_dump(tmp_path / "crafted.xml.bz2")
-    result = run("build-entity-vocab", str(dump), str(tmp_path / "vocab.tsv"), "--vocab-size", "5", "--num-workers", "1")
+    result = run("build-entity-vocab", str(dump), str(tmp_path / "vocab.tsv"), "--vocab-size", "5", "--num-workers", "1",
+                 "--links-in", "page")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "vocab.tsv").read_text() == "[PAD]\t0\n[UNK]\t0\n[MASK]\t0\nChina\t3\nCandle\t2\n"
-    assert '"links_to_missing_pages": 4' in result.stdout and "wrote 5 entities" in result.stdout
+    # (the infobox's link, counted with --links-in page, is a fifth to a missing page)
+    assert '"links_in": "page"' in result.stdout and '"links_to_missing_pages": 5' in result.stdout
+    assert "wrote 5 entities" in result.stdout
     assert list(EntityVocab.from_file(tmp_path / "vocab.tsv"))[3:] == ["China", "Candle"]
 
 

@@ -1,6 +1,7 @@
 """`allennlp export-luke` through the real command: what it writes loads in transformers, in LukeEncoder and in
 the fine-tuning configs, and computes what the archived model computes."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,16 @@ from allennlp.models.archival import load_archive
 
 from luke_allennlp.modeling import LukeEncoder
 from tests.conftest import REPO_ROOT, set_config_env
+from luke_allennlp_compat import ArchiveError
 from tests.models.test_luke_pretraining import CONFIG, TINY
+from tests.test_luke_allennlp_compat_archives import (  # noqa: F401  (outside: a fixture)
+    COMMAND_ATTACKS,
+    crafted_archive,
+    member,
+    outside,
+    write_tar,
+    written_outside,
+)
 
 ALLENNLP = Path(sys.executable).with_name("allennlp")
 
@@ -124,8 +134,34 @@ def test_errors_name_the_problem(archive, tmp_path):
     result = export(archive, tmp_path / "out", "--entity-vocab", REPO_ROOT / "nowhere.jsonl", "--tokenizer", tmp_path)
     assert result.returncode != 0 and "nowhere.jsonl" in result.stderr
     (tmp_path / "notes.txt").write_text("not an archive")
-    with pytest.raises(ValueError, match="notes.txt is not an allennlp model archive"):
+    with pytest.raises(ValueError, match="notes.txt is not a tar archive"):
         export_luke(str(tmp_path / "notes.txt"), str(tmp_path / "out"))
+    write_tar(tmp_path / "no-config.tar.gz", [member("weights.th", b"x")])
+    with pytest.raises(ValueError, match="no-config.tar.gz is not an allennlp model archive"):
+        export_luke(str(tmp_path / "no-config.tar.gz"), str(tmp_path / "out"))
+
+
+def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatch):
+    """Each attack of tests/test_luke_allennlp_compat_archives.py and a silently corrupted copy, through the command's
+    entry point in this process, and one through the real command: an error naming the archive, nothing written
+    outside the extraction directory, nothing exported."""
+    from allennlp.commands import main
+
+    for attack in COMMAND_ATTACKS:
+        crafted = crafted_archive(archive, outside, attack)
+        before = written_outside(outside)
+        monkeypatch.setattr(sys, "argv", ["allennlp", "export-luke", str(crafted), str(outside / "tmp" / "out")])
+        with pytest.raises(ArchiveError, match=f"{crafted} is {'corrupted' if attack == 'corrupted' else 'unsafe to extract'}"):
+            main(prog="allennlp")
+        assert written_outside(outside) == before, attack
+    assert not list((outside / "tmp").rglob("*.json")), "an extraction directory or an export was left behind"
+    crafted = crafted_archive(archive, outside, "symlink")
+    before = written_outside(outside)
+    result = subprocess.run([str(ALLENNLP), "export-luke", str(crafted), str(outside / "tmp" / "out")], capture_output=True,
+                            text=True, cwd=REPO_ROOT, timeout=600, env={**os.environ, "TMPDIR": str(outside / "tmp")})  # fmt: skip
+    assert result.returncode != 0
+    assert f"ArchiveError: {crafted} is unsafe to extract: member 'link' is a symbolic link" in result.stderr, result.stderr[-3000:]
+    assert written_outside(outside) == before and not list((outside / "tmp").rglob("*.json"))
 
 
 def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):

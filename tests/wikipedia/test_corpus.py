@@ -9,7 +9,7 @@ from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.testing import save_roberta_tokenizer
 from luke_allennlp.wikipedia.corpus import CorpusOptions, PageProcessor, build_pretraining_corpus
-from luke_allennlp.wikipedia.dump import DumpError, WikiPage, write_dump
+from luke_allennlp.wikipedia.dump import DumpError, WikiDump, WikiPage, write_dump
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.redirects import WikiIndex
 from luke_allennlp.wikipedia.titles import Namespaces
@@ -17,7 +17,9 @@ from tests.wikipedia.crafted import write_crafted_dump
 
 LINK_SKIPS = ("links_to_missing_pages", "links_through_redirect_loops", "links_outside_vocabulary",
               "links_across_sentences", "links_in_short_sentences", "mentions_without_subwords",
-              "entities_over_max_entities")  # fmt: skip
+              "entities_over_max_entities", "non_entity_links", "links_in_headings", "links_in_templates",
+              "links_in_tables", "links_in_references", "links_in_image_captions", "links_in_comments",
+              "links_in_nowiki", "links_in_other_elements")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +66,16 @@ def test_rows_hold_the_linked_entities_at_their_subwords(tmp_path, inputs):
     assert [mention_texts(row, tokenizer) for row in corpus] == [
         ["candle", "paper lanterns", "China"], ["candle", "wick", "China", "Rome"], ["China", "lanterns", "Rome", "wick"],
     ]  # fmt: skip
-    assert (metadata["pages"], metadata["sequences"], metadata["entities"], metadata["links"]) == (5, 3, 11, 17)
+    # 19 links: 17 of the running text (one of them to a category), and the one in the infobox.
+    assert (metadata["pages"], metadata["sequences"], metadata["entities"], metadata["links"]) == (5, 3, 11, 19)
     assert metadata["words"] == sum(len(row["word_ids"]) for row in corpus)
     skipped = metadata["skipped"]
     assert (skipped["links_to_missing_pages"], skipped["links_through_redirect_loops"], skipped["links_in_short_sentences"]) == (4, 1, 1)
     assert (skipped["pages_without_text"], skipped["redirect_pages"], skipped["non_article_pages"]) == (1, 4, 1)
     assert (skipped["sequences_without_entities"], skipped["short_sentences"], skipped["headings"]) == (2, 2, 1)
     assert accounted(metadata) == metadata["links"]
-    assert metadata["markup_links"] == {"category": 1}
+    assert metadata["markup_links"] == {"category": 1} and skipped["non_entity_links"] == 1
+    assert metadata["links_outside_text"] == {"template": {"entity": 1}} and skipped["links_in_templates"] == 1
 
 
 def test_metadata_and_copies_make_the_directory_self_contained(tmp_path, inputs):
@@ -146,13 +150,16 @@ def test_output_is_the_same_with_two_workers(tmp_path, shared_data, inputs):
     dump = shared_data / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2"
     vocab, _ = build_entity_vocab(dump, vocab_size=2000, include_missing_pages=True)
     vocab.save_jsonl(tmp_path / "vocab.jsonl")
+    articles = [page for page in WikiDump(dump) if page.is_article and page.text.strip()][:12]
     corpora = []
     for workers in (1, 2):
         out = tmp_path / f"workers-{workers}"
         metadata = build_pretraining_corpus(dump, inputs[1], tmp_path / "vocab.jsonl", out, CorpusOptions(), workers, max_pages=12)
         corpora.append(datasets.load_from_disk(str(out)))
         assert metadata["pages"] == 12 and metadata["skipped"]["pages_after_max_pages"] == 106 - 12
-        assert accounted(metadata) == metadata["links"]
+        # Every `[[` of the 12 articles, tables, infoboxes, references and captions included.
+        assert metadata["links"] == sum(page.text.count("[[") for page in articles) == accounted(metadata)
+        assert metadata["links_outside_text"]["table"]["entity"] > 0 and metadata["skipped"]["links_in_templates"] > 0
     assert corpora[0].num_rows > 50
     assert corpora[0].to_dict() == corpora[1].to_dict()
 

@@ -33,9 +33,38 @@ def test_names_per_page_and_link_probabilities(crafted_dump):
     assert dictionary.link_probability("lanterns") == 0.0  # below the threshold, dropped
     assert dictionary.link_probability("never linked") == 0.0
     stats = dictionary.stats
-    assert (stats["pages"], stats["links"], stats["names"], stats["pages_with_names"], stats["page_names"]) == (5, 17, 11, 3, 10)
+    assert (stats["pages"], stats["names"], stats["pages_with_names"], stats["page_names"]) == (5, 11, 3, 10)
     assert (stats["ambiguous_names_dropped"], stats["low_probability_names_dropped"], stats["low_probability_page_names_dropped"]) == (1, 1, 1)
-    assert (stats["names_to_missing_pages"], stats["names_through_redirect_loops"]) == (3, 1)
+    # The infobox's "Ignored" is a name of Lantern too (links_in="page"), to a missing page.
+    assert (stats["names_to_missing_pages"], stats["names_through_redirect_loops"], stats["page_names_outside_text"]) == (4, 1, 1)
+    # Every link: 18 to articles (17 of the running text, one in the infobox), and the category.
+    assert (stats["links"], stats["links_counted"], stats["text_links"]) == (19, 18, 17)
+    assert stats["other_links"] == {"category": 1} and stats["links_not_counted"] == {}
+    text_only = build_mention_dictionary(crafted_dump, min_link_probability=0.5, links_in="text")
+    assert text_only.pages == dictionary.pages
+    assert (text_only.stats["links_counted"], text_only.stats["links_not_counted"]) == (17, {"template": 1})
+    assert text_only.stats["names_to_missing_pages"] == 3
+
+
+def test_names_outside_the_running_text(tmp_path):
+    """Names a page shows in an infobox or a table are its names too; where the running text links a name, the
+    text's target wins; a name never linked in running text has no link probability and is dropped."""
+    from luke_allennlp.wikipedia.dump import WikiPage, write_dump
+
+    write_dump(tmp_path / "dump.xml", [
+        WikiPage("Lyon", 1, 0, "{{Infobox|country=[[France]]|river=[[Rhône (river)|Rhône]]|mayor=[[Grégory Doucet]]}}\n"
+                               "[[Lyon]] lies on the [[Rhône]]. France is large.\n{|\n| [[Paris]] || [[Rhône]]\n|}"),
+        WikiPage("Paris", 2, 0, "[[Paris]] is the capital of [[France]]."),
+        WikiPage("France", 3, 0, "France is in Europe."), WikiPage("Rhône", 4, 0, "A department."),
+        WikiPage("Rhône (river)", 5, 0, "A river."), WikiPage("Grégory Doucet", 6, 0, "A mayor."),
+    ])  # fmt: skip
+    dictionary = build_mention_dictionary(tmp_path / "dump.xml", min_link_probability=0.0)
+    assert dictionary.pages["Lyon"] == {"Lyon": "Lyon", "Rhône": "Rhône", "France": "France", "Paris": "Paris"}
+    # Linked once in running text, twice unlinked there (the infobox's link is not counted).
+    assert dictionary.link_probability("France") == pytest.approx(1 / 3, abs=1e-6)
+    assert dictionary.stats["page_names_never_linked_in_text"] == 1  # "Grégory Doucet"
+    assert build_mention_dictionary(tmp_path / "dump.xml", min_link_probability=0.0, links_in="text").pages["Lyon"] == {
+        "Lyon": "Lyon", "Rhône": "Rhône"}
 
 
 def test_save_load_and_lookup_by_any_title_form(crafted_dump, tmp_path):
@@ -87,5 +116,5 @@ def test_the_206_page_dump(shared_data):
     dictionary = build_mention_dictionary(dump, page_titles=["Aristotle", "Angola"], include_missing_pages=True)
     aristotle = dictionary.names_for_page("Aristotle")
     assert aristotle["Plato"] == "Plato" and aristotle["Alexander the Great"] == "Alexander the Great"
-    assert dictionary.stats["links"] == 22605
+    assert (dictionary.stats["links"], dictionary.stats["text_links"], dictionary.stats["links_counted"]) == (32374, 22605, 30203)
     assert 0 < dictionary.link_probability("Plato") <= 1
