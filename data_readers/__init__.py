@@ -1,5 +1,6 @@
 """Registered AllenNLP dataset readers for the LUKE tasks (one reader per module)."""
 from data_readers.luke_conll2003 import LukeConll2003Reader
+from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader  # noqa: F401
 from data_readers.luke_open_entity import LukeOpenEntityReader
 from data_readers.luke_pretraining import LukePretrainingReader
 from data_readers.luke_record import LukeRecordReader

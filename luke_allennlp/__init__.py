@@ -14,6 +14,7 @@ if importlib.util.find_spec("allennlp") is not None:
     import luke_allennlp.commands  # noqa: F401  (the allennlp subcommands: build-entity-vocab, ...)
     from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer  # noqa: F401
     from luke_allennlp.models import LukeBioTagger, LukeEntityTyping, LukeRelationClassifier, LukeSpanNer  # noqa: F401
+    from luke_allennlp.models.luke_entity_disambiguation import LukeEntityDisambiguation  # noqa: F401
     from luke_allennlp.models.luke_pretraining import LukePretraining  # noqa: F401
     from luke_allennlp.models.luke_record import LukeRecord  # noqa: F401
     from luke_allennlp.models.luke_squad import LukeSquad  # noqa: F401
@@ -26,5 +27,7 @@ if importlib.util.find_spec("allennlp") is not None:
         LukeSquadPredictor,
     )
     from luke_allennlp.training.metrics import MultiLabelF1, RelationF1, SpanF1, SquadEmAndF1  # noqa: F401
+    from luke_allennlp.predictors.luke_entity_disambiguation import LukeEntityDisambiguationPredictor  # noqa: F401
+    from luke_allennlp.training.metrics import EntityDisambiguationAccuracy, EntityLinkingF1  # noqa: F401
     import data_readers  # noqa: F401  (the readers live in their own package; importing it registers them)
     from luke_allennlp.training.learning_rate_schedulers import LinearWithWarmupRatio  # noqa: F401

@@ -3,8 +3,7 @@ from collections import Counter
 import pytest
 
 from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, read_benchmark, write_benchmark
-from luke_allennlp.wikipedia.titles import normalize_title
-from tests.pretraining_corpus import conll_sentences
+from tests.entity_disambiguation import conll_documents
 
 # A hand-written file in the deep-ed layout: titles with underscores and commas, a candidate-less mention, a gold
 # outside the candidates, a NIL mention, a BOM, Windows line ends. The document's text is put back together from
@@ -50,33 +49,6 @@ def test_malformed_lines_are_named(tmp_path, line, message):
     (tmp_path / "bad.csv").write_text(f"{good}\n\n{line}\n")
     with pytest.raises(ValueError, match=f"bad.csv, line 3: {message}"):
         read_benchmark(tmp_path / "bad.csv")
-
-
-def conll_documents(path, count):
-    """The first documents of a CoNLL-2003 file as ED documents: their named entities as mentions, with made-up
-    candidates (the mention itself, and "X (disambiguation)"), golds among them, outside them or NIL."""
-    documents = {}
-    for document, words, spans in conll_sentences(path, count):
-        documents.setdefault(document, []).append((words, spans))
-    result = []
-    for number, sentences in documents.items():
-        words, mentions = [], []
-        for sentence, spans in sentences:
-            for start, end in spans:
-                mentions.append((len(words) + start, len(words) + end))
-            words += sentence
-        text = " ".join(words)
-        offsets = [0]
-        for word in words:
-            offsets.append(offsets[-1] + len(word) + 1)
-        ed = []
-        for i, (start, end) in enumerate(mentions):
-            name = normalize_title(" ".join(words[start:end]))  # (titles are read back normalised)
-            candidates = [(name, 0.75), (f"{name} (disambiguation)", 0.25)] if i % 5 else []
-            gold = None if i % 7 == 3 else name if i % 3 else f"{name} (band)"
-            ed.append(EdMention(offsets[start], offsets[end] - 1, gold, candidates))
-        result.append(EdDocument(f"{number} doc", text, ed))
-    return result
 
 
 def test_round_trip_on_real_documents(shared_data, tmp_path):

@@ -1,0 +1,188 @@
+import json
+
+import pytest
+import torch
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch, Vocabulary
+
+from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader
+from luke_allennlp.modeling import LukeForPretraining
+from luke_allennlp.models.luke_entity_disambiguation import LukeEntityDisambiguation
+from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from tests.conftest import REPO_ROOT, UNUSED_BY_ENTITY_HEADS, set_config_env
+
+CONFIG = REPO_ROOT / "configs" / "entity_disambiguation" / "aida.jsonnet"
+
+
+def build_model(model_dir, **kwargs) -> LukeEntityDisambiguation:
+    embedder = LukeEmbedder(str(model_dir), entity_vocab="checkpoint")
+    return LukeEntityDisambiguation(Vocabulary.empty(), embedder, str(model_dir), **kwargs)
+
+
+def tensors(ed, count=6, **reader_kwargs):
+    ed_reader = LukeEntityDisambiguationReader(str(ed["model"]), mention_dictionary=str(ed["dictionary"]), **reader_kwargs)
+    instances = [i for i, _ in zip(ed_reader.read(str(ed["corpus"])), range(count))]
+    return Batch(instances).as_tensor_dict()
+
+
+class TestLukeEntityDisambiguation(ModelTestCase):
+    # Real CoNLL-2003 documents with two candidates a mention (a mention with one candidate teaches nothing: its
+    # softmax is 1 whatever the model), in the benchmarks' format.
+    @pytest.fixture(autouse=True)
+    def _model(self, ed_conll, monkeypatch):
+        set_config_env(monkeypatch, ed_conll["model"], ed_conll["benchmark"])
+        self.set_up_model(CONFIG, ed_conll["benchmark"])
+
+    def test_train_save_and_load(self):
+        # The frozen entity table and head bias get no gradient and are not checked.
+        overrides = {"trainer.optimizer.lr": 1e-3, "trainer.num_epochs": 1, "dataset_reader.max_seq_length": 128,
+                     "validation_dataset_reader.max_seq_length": 128}
+        self.ensure_model_can_train_save_and_load(self.param_file, gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
+                                                  overrides=json.dumps(overrides))  # fmt: skip
+
+    def test_model_batch_norm_verification(self):
+        """allennlp's check flags exactly the entity head's dense -> gelu -> layer norm (BERT's design), since it
+        cannot see the functional gelu; nothing else."""
+        from allennlp.confidence_checks.normalization_bias_verification import NormalizationBiasVerification
+
+        verification = NormalizationBiasVerification(self.model)
+        verification.check(inputs=self.dataset.as_tensor_dict())
+        assert [pair[:2] for pair in verification.detected_pairs] == [
+            ("entity_predictions.transform.dense", "entity_predictions.transform.LayerNorm")
+        ]
+
+    def test_outputs_and_metrics(self):
+        self.model.eval()
+        output = self.model.make_output_human_readable(self.model(**Batch(self.instances[:8]).as_tensor_dict()))
+        for mentions, instance in zip(output["mentions"], self.instances[:8]):
+            for mention, meta in zip(mentions, instance["metadata"]["mentions"]):
+                if meta["candidates"]:
+                    assert mention["entity"] in meta["candidates"] and 0 < mention["score"] <= 1
+                else:
+                    assert (mention["entity"], mention["score"]) == (None, 0.0)
+                assert mention["text"] == meta["text"] and mention["gold"] == meta["gold"]
+        metrics = self.model.get_metrics(reset=True)
+        assert set(metrics) == {"accuracy", "prior_accuracy", "candidate_recall", "mentions", "mentions_without_candidates",
+                                "gold_outside_vocabulary"}  # fmt: skip
+        mentions = [m for i in self.instances[:8] for m in i["metadata"]["mentions"]]
+        assert metrics["mentions"] == len(mentions)
+        assert metrics["mentions_without_candidates"] == sum(1 for m in mentions if not m["candidates"]) > 0
+        vocabulary = {t for i in self.instances for m in i["metadata"]["mentions"] for t in m["candidates"]}  # (the checkpoint's)
+        assert metrics["gold_outside_vocabulary"] == sum(1 for m in mentions if m["gold"] not in vocabulary) > 0
+        assert metrics["candidate_recall"] == sum(1 for m in mentions if m["gold"] in m["candidates"]) / len(mentions)
+        assert metrics["prior_accuracy"] == metrics["candidate_recall"]  # the gold is always the first candidate here
+
+
+def test_candidate_logits_are_the_entity_heads(ed_wikipedia):
+    """Scoring the candidates alone equals the full masked-entity head (LukeForMaskedLM's) at the candidates."""
+    model = build_model(ed_wikipedia["model"]).eval()
+    reference = LukeForPretraining.from_pretrained(str(ed_wikipedia["model"])).eval()
+    batch = tensors(ed_wikipedia)
+    candidate_ids = batch["candidate_ids"]
+    mask = candidate_ids.ge(0)
+    entity_ids = torch.full_like(batch["gold_entity_ids"], model.mask_entity_id).masked_fill(~batch["entity_attention_mask"], 0)
+    with torch.no_grad():
+        ours = model._candidate_logits(entity_ids, batch["word_ids"], batch["word_attention_mask"], batch["entity_position_ids"],
+                                       batch["entity_attention_mask"], candidate_ids, mask)  # fmt: skip
+        full = reference(batch["word_ids"], attention_mask=batch["word_attention_mask"], entity_ids=entity_ids,
+                         entity_position_ids=batch["entity_position_ids"], entity_attention_mask=batch["entity_attention_mask"]).entity_logits  # fmt: skip
+    expected = full.gather(-1, candidate_ids.clamp(min=0))
+    assert torch.allclose(ours[mask], expected[mask], atol=1e-5)
+    assert (ours[~mask] == torch.finfo(torch.float32).min).all()
+    assert torch.equal(model.entity_predictions.transform.dense.weight, reference.entity_predictions.transform.dense.weight)
+
+
+class StubScores:
+    """Candidate logits that depend on the entity inputs: mention 0 ("Paris") is a city or a person; mention 1
+    ("Hilton") a hotel or a person. Alone, Hilton is more likely the hotel; once Paris is known to be the person
+    Paris Hilton, the person wins."""
+
+    PARIS_CITY, PARIS_PERSON, HILTON_HOTEL, HILTON_PERSON = 10, 11, 12, 13
+
+    def __call__(self, entity_ids, *inputs):
+        logits = torch.zeros(entity_ids.size(0), 2, 2)
+        logits[:, 0] = torch.tensor([0.0, 2.0])  # Paris: p(person) = 0.88, the most confident
+        person = entity_ids[:, 0].eq(self.PARIS_PERSON)
+        logits[:, 1] = torch.where(person[:, None], torch.tensor([0.0, 3.0]), torch.tensor([1.0, 0.0]))  # p(hotel) = 0.73
+        return logits
+
+
+@pytest.mark.parametrize("inference, expected", [("local", [1, 0]), ("global", [1, 1])])
+def test_the_confidence_order_changes_the_answer(ed_wikipedia, inference, expected):
+    model = build_model(ed_wikipedia["model"], inference=inference).eval()
+    stub = StubScores()
+    model._candidate_logits = stub
+    candidate_ids = torch.tensor([[[stub.PARIS_CITY, stub.PARIS_PERSON], [stub.HILTON_HOTEL, stub.HILTON_PERSON]]])
+    mask = torch.ones(1, 2, dtype=torch.bool)
+    words = torch.zeros(1, 3, dtype=torch.long)  # (the stub reads only the entity inputs)
+    positions = torch.tensor([[[1], [2]]])
+    predicted, scores, _ = model._infer(words, words.bool(), positions, mask, candidate_ids, candidate_ids.ge(0))
+    assert predicted.tolist() == [expected]
+    # Global: Paris first (0.88 > 0.73), then Hilton given Paris Hilton (p = 0.95); local: both from [MASK] inputs.
+    second = torch.tensor([0.0, 3.0]).softmax(0)[1] if inference == "global" else torch.tensor([1.0, 0.0]).softmax(0)[0]
+    assert scores[0].tolist() == pytest.approx([torch.tensor([0.0, 2.0]).softmax(0)[1].item(), second.item()])
+
+
+def test_global_inference_is_the_papers_procedure_instance_by_instance(ed_wikipedia):
+    """Batched global inference equals the plain loop: resolve the most confident unresolved mention, put its entity
+    in, rerun; on a random model, where confidence orders differ between instances."""
+    torch.manual_seed(1)
+    model = build_model(ed_wikipedia["model"]).eval()
+    with torch.no_grad():  # a random head, so that mentions with 2 candidates get unequal scores
+        model.entity_predictions.bias.normal_(0, 1.0)
+    batch = tensors(ed_wikipedia, count=5)
+    keys = ("word_ids", "word_attention_mask", "entity_position_ids", "entity_attention_mask", "candidate_ids")
+    with torch.no_grad():
+        inputs = [batch[k] for k in keys] + [batch["candidate_ids"].ge(0)]
+        predicted, scores, _ = model._infer(*inputs)
+        for row in range(5):
+            one = [x[row : row + 1] for x in inputs]
+            count = int(one[3].sum())
+            one = [one[0], one[1], one[2][:, :count], one[3][:, :count], one[4][:, :count], one[5][:, :count]]
+            entity_ids = torch.full((1, count), model.mask_entity_id)
+            resolved = {}
+            while len(resolved) < sum(one[5][0].any(-1).tolist()):
+                probabilities = model._candidate_logits(entity_ids, *one).softmax(-1)[0]
+                best, index = probabilities.max(-1)
+                best[[i for i in resolved] + [i for i in range(count) if not one[5][0, i].any()]] = -1
+                target = int(best.argmax())
+                resolved[target] = (int(index[target]), float(best[target]))
+                entity_ids[0, target] = one[4][0, target, index[target]]
+            assert [resolved.get(i, (-1, 0.0))[0] for i in range(count)] == predicted[row, :count].tolist()
+            assert [resolved.get(i, (-1, 0.0))[1] for i in range(count)] == pytest.approx(scores[row, :count].tolist(), abs=1e-5)
+
+
+def test_training_masks_ninety_percent_and_predicts_the_masked(ed_wikipedia):
+    model = build_model(ed_wikipedia["model"])
+    gold = torch.tensor([[5, 6, 7, 8, 9, 10, 11, 12, 13, 14], [5, 6, -1, 7, -2, 0, 0, 0, 0, 0]])
+    attention = torch.tensor([[True] * 10, [True] * 5 + [False] * 5])
+    candidate_ids = gold.clamp(min=3).unsqueeze(-1).repeat(1, 1, 2)
+    candidate_ids[..., 1] = 3
+    candidate_ids[0, 9] = torch.tensor([3, 4])  # the last gold entity is no candidate
+    torch.manual_seed(0)
+    entity_ids, labels = model._training_inputs(gold, candidate_ids, candidate_ids.ge(0), attention)
+    masked = entity_ids.eq(model.mask_entity_id)
+    # Instance 1: round(0.9 * 10) = 9 of 10 masked, the other gets its gold entity. Instance 2: 3 known golds,
+    # round(2.7) = 3 masked; unknown golds (-1, -2) are always [MASK], padding [PAD] (0).
+    assert masked[0].sum() == 9 and entity_ids[0][~masked[0]].tolist() == gold[0][~masked[0]].tolist()
+    assert masked[1].tolist() == [True] * 5 + [False] * 5 and entity_ids[1, 5:].tolist() == [0] * 5
+    # Labels: the gold's candidate index for masked mentions whose gold is a candidate; -100 elsewhere.
+    expected = torch.full_like(gold, IGNORE_INDEX)
+    expected[masked & gold.ge(5)] = 0
+    expected[0, 9] = IGNORE_INDEX
+    assert labels.tolist() == expected.tolist()
+
+
+def test_a_checkpoint_without_the_entity_head(tiny_luke_dir, tmp_path, caplog):
+    import shutil
+
+    model_dir = tmp_path / "luke"
+    shutil.copytree(tiny_luke_dir, model_dir)
+    (model_dir / "entity_vocab.json").write_text(json.dumps({"[PAD]": 0, "[UNK]": 1, "[MASK]": 2}))
+    model = build_model(model_dir)
+    assert "has no entity prediction head" in caplog.text
+    assert not model.embedder.luke.entity_embeddings.entity_embeddings.weight.requires_grad
+    assert not model.entity_predictions.bias.requires_grad and model.entity_predictions.transform.dense.weight.requires_grad
+    with pytest.raises(ValueError, match="keep the checkpoint's"):
+        LukeEntityDisambiguation(Vocabulary.empty(), LukeEmbedder(str(model_dir), entity_vocab="task"), str(model_dir))
