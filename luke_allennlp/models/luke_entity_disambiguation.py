@@ -1,5 +1,5 @@
 import logging
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -264,9 +264,9 @@ class LukeEntityDisambiguation(Model):
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """
         Per instance: `id`, and `mentions`, each with `start`, `end` (characters, end exclusive) and `text` where the
-        input had text, the predicted `entity` (a title; None without candidates), its `score` (the probability
-        of that entity among the mention's candidates when it was resolved: given the words and, in global
-        inference, the entities resolved before it), and `gold` where known.
+        input had text, the predicted `entity` (a title; no `entity` for a mention without candidates), its `score`
+        (the probability of that entity among the mention's candidates when it was resolved: given the words and,
+        in global inference, the entities resolved before it; 0 without an entity), and `gold` where known.
         """
         mentions_out = []
         rows, scores = output_dict["predicted_candidates"].tolist(), output_dict["scores"].tolist()
@@ -274,7 +274,9 @@ class LukeEntityDisambiguation(Model):
             mentions = []
             for m, k, score in zip(meta["mentions"], row, row_scores):
                 mention = {key: m[key] for key in ("start", "end", "text") if key in m}
-                mention.update(entity=m["candidates"][k] if k >= 0 else None, score=score if k >= 0 else 0.0)
+                if k >= 0:
+                    mention["entity"] = m["candidates"][k]
+                mention["score"] = score if k >= 0 else 0.0
                 if m.get("gold") is not None:
                     mention["gold"] = m["gold"]
                 mentions.append(mention)

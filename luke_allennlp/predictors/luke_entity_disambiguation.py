@@ -29,9 +29,10 @@ class LukeEntityDisambiguationPredictor(Predictor):
 
     def predict_json(self, inputs: JsonDict) -> JsonDict:
         instances = self._json_to_instances(inputs)
-        outputs = self.predict_batch_instance(instances) if instances else []
+        # (not `predict_batch_instance`: allennlp's `sanitize` would write a missing entity as the string "None")
+        outputs = self._model.forward_on_instances(instances) if instances else []
         mentions = sorted((m for output in outputs for m in output["mentions"]), key=lambda m: (m["start"], m["end"]))
-        return {"mentions": [{key: m[key] for key in KEYS} for m in mentions]}
+        return {"mentions": [{key: m.get(key) for key in KEYS} for m in mentions]}
 
     def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
         return [self.predict_json(item) for item in inputs]  # (a text may need several instances)
