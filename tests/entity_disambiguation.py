@@ -6,10 +6,9 @@ tables are those vocabularies.
 """
 import json
 from pathlib import Path
-from typing import Sequence
 
 from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, write_benchmark
-from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, TINY, save_roberta_tokenizer, shared_data_dir
+from luke_allennlp.testing import save_roberta_tokenizer, shared_data_dir, write_tiny_luke_mlm
 from luke_allennlp.wikipedia.titles import normalize_title
 from tests.pretraining_corpus import conll_sentences
 
@@ -51,23 +50,8 @@ def write_conll_benchmark(directory: Path, documents: int = 6) -> dict:
     ed_documents = conll_documents(shared_data_dir() / "conll2003" / "eng.testa", documents)
     write_benchmark(ed_documents, directory / "conll.csv")
     titles = sorted({title for d in ed_documents for m in d.mentions for title, _ in m.candidates})
-    model = write_ed_checkpoint(directory / "model", ["[PAD]", "[UNK]", "[MASK]"] + titles)
+    model = write_tiny_luke_mlm(directory / "model", ["[PAD]", "[UNK]", "[MASK]"] + titles)
     return {"benchmark": directory / "conll.csv", "model": model, "documents": ed_documents}
-
-
-def write_ed_checkpoint(directory: Path, titles: Sequence[str], seed: int = 0, **sizes) -> Path:
-    """A tiny random `LukeForMaskedLM` (encoder, word head, entity head) with `entity_vocab.json` = `titles`."""
-    import torch
-
-    from luke_allennlp.modeling import LukeConfig, LukeForPretraining
-
-    torch.manual_seed(seed)
-    config = LukeConfig(vocab_size=ROBERTA_VOCAB_SIZE, entity_vocab_size=len(titles), entity_emb_size=16,
-                        max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, **{**TINY, **sizes})  # fmt: skip
-    LukeForPretraining(config).save_pretrained(str(directory))
-    save_roberta_tokenizer(directory)
-    (Path(directory) / "entity_vocab.json").write_text(json.dumps({title: i for i, title in enumerate(titles)}))
-    return Path(directory)
 
 
 def build_wikipedia_ed_data(directory: Path, max_pages: int = 12, max_seq_length: int = 128) -> dict:
@@ -93,7 +77,7 @@ def build_wikipedia_ed_data(directory: Path, max_pages: int = 12, max_seq_length
     # (`max_pages` counts pages of every kind there, articles here: the corpus takes the articles the dictionary read)
     build_pretraining_corpus(dump, str(directory / "tokenizer"), directory / "entity_vocab.jsonl", directory / "corpus",
                              CorpusOptions(max_seq_length=max_seq_length), max_pages=dictionary.stats["pages"])  # fmt: skip
-    model = write_ed_checkpoint(directory / "model", list(vocab))
+    model = write_tiny_luke_mlm(directory / "model", list(vocab))
     # The article "Autism" (page 25) in the ED benchmarks' format, its links as gold mentions.
     documents = linked_documents(dump, dictionary, page_ids=[25], include_missing_pages=True)
     write_benchmark(documents, directory / "autism.csv")

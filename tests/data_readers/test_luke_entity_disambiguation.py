@@ -6,8 +6,8 @@ import pytest
 
 from data_readers.luke_entity_disambiguation import NO_GOLD, LukeEntityDisambiguationReader
 from luke_allennlp.data.entity_disambiguation import read_benchmark
+from luke_allennlp.testing import write_tiny_luke_mlm
 from tests.data.test_entity_disambiguation import HANDWRITTEN
-from tests.entity_disambiguation import write_ed_checkpoint
 
 
 def reader(ed, **kwargs):
@@ -65,7 +65,7 @@ def test_pages_split_the_corpus(ed_wikipedia):
 
 
 def test_benchmark_file_counts_what_cannot_be_right(tmp_path):
-    model = write_ed_checkpoint(tmp_path / "model", ["[PAD]", "[UNK]", "[MASK]", "Japan", "China", "AT&T"])
+    model = write_tiny_luke_mlm(tmp_path / "model", ["[PAD]", "[UNK]", "[MASK]", "Japan", "China", "AT&T"])
     (tmp_path / "aida.csv").write_text(HANDWRITTEN, encoding="utf-8")
     ed_reader = LukeEntityDisambiguationReader(str(model))
     soccer, att = ed_reader.read(str(tmp_path / "aida.csv"))

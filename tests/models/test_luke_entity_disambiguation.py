@@ -186,3 +186,54 @@ def test_a_checkpoint_without_the_entity_head(tiny_luke_dir, tmp_path, caplog):
     assert not model.entity_predictions.bias.requires_grad and model.entity_predictions.transform.dense.weight.requires_grad
     with pytest.raises(ValueError, match="keep the checkpoint's"):
         LukeEntityDisambiguation(Vocabulary.empty(), LukeEmbedder(str(model_dir), entity_vocab="task"), str(model_dir))
+
+
+def test_starts_from_a_transformers_luke_for_masked_lm(tmp_path):
+    """A `transformers.LukeForMaskedLM` directory (the layout of LUKE's released checkpoints): our candidate scores
+    are its masked-entity logits at the candidates."""
+    import transformers
+
+    from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, TINY, save_roberta_tokenizer
+
+    torch.manual_seed(0)
+    config = transformers.LukeConfig(vocab_size=ROBERTA_VOCAB_SIZE, entity_vocab_size=12, entity_emb_size=16, type_vocab_size=1,
+                                     max_position_embeddings=514, layer_norm_eps=1e-5, **TINY)  # fmt: skip
+    theirs = transformers.LukeForMaskedLM(config).eval()
+    with torch.no_grad():
+        theirs.entity_predictions.bias.normal_()
+    theirs.save_pretrained(tmp_path / "luke")
+    save_roberta_tokenizer(tmp_path / "luke")
+    titles = ["[PAD]", "[UNK]", "[MASK]"] + [f"E{i}" for i in range(9)]
+    (tmp_path / "luke" / "entity_vocab.json").write_text(json.dumps({t: i for i, t in enumerate(titles)}))
+    ours = build_model(tmp_path / "luke").eval()
+    word_ids = torch.tensor([[0, 713, 16, 10, 1296, 2]])
+    positions = torch.tensor([[[1, 2], [4, -1]]])
+    entity_ids = torch.tensor([[2, 5]])  # a [MASK] and a known entity
+    candidate_ids = torch.tensor([[[3, 7, 9], [4, 5, -1]]])
+    with torch.no_grad():
+        expected = theirs(word_ids, entity_ids=entity_ids, entity_position_ids=positions).entity_logits
+        got = ours._candidate_logits(entity_ids, word_ids, torch.ones_like(word_ids), positions, torch.ones(1, 2, dtype=torch.bool),
+                                     candidate_ids, candidate_ids.ge(0))  # fmt: skip
+    mask = candidate_ids.ge(0)
+    assert torch.allclose(got[mask], expected.gather(-1, candidate_ids.clamp(min=0))[mask], atol=1e-4)
+
+
+def test_linking_metrics_from_detected_mentions(ed_wikipedia):
+    """With `mention_detection`, validation also scores end-to-end linking: a link is right if span and entity are."""
+    model = build_model(ed_wikipedia["model"], inference="local").eval()
+    ed_reader = LukeEntityDisambiguationReader(str(ed_wikipedia["model"]), mention_dictionary=str(ed_wikipedia["dictionary"]),
+                                               mention_detection=True, max_seq_length=128)  # fmt: skip
+    instances = list(ed_reader.read(str(ed_wikipedia["benchmark"])))
+    right = predicted = gold = 0
+    with torch.no_grad():
+        for start in range(0, len(instances), 16):
+            batch = instances[start : start + 16]
+            output = model.make_output_human_readable(model(**Batch(batch).as_tensor_dict()))
+            for mentions, instance in zip(output["mentions"], batch):
+                links = {(m["start"], m["end"], m["entity"]) for m in mentions if "entity" in m}
+                golds = {tuple(link) for link in instance["metadata"]["gold_links"]}
+                right, predicted, gold = right + len(links & golds), predicted + len(links), gold + len(golds)
+    metrics = model.get_metrics()
+    assert gold == 299 and 0 < right < predicted
+    assert (metrics["linking_precision"], metrics["linking_recall"]) == (pytest.approx(right / predicted), pytest.approx(right / gold))
+    assert metrics["mentions"] == 0  # no gold mentions to disambiguate: only links
