@@ -1,5 +1,5 @@
 import logging
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, NamedTuple, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +17,20 @@ logger = logging.getLogger(__name__)
 
 INFERENCE = ("global", "local")
 NO_GOLD = -2  # (as the reader writes it) a mention without a gold entity
+
+
+class EdInputs(NamedTuple):
+    """What every encoder pass of an instance reads besides the entity inputs."""
+
+    word_ids: torch.Tensor  # (batch, words)
+    word_attention_mask: torch.Tensor  # (batch, words)
+    entity_position_ids: torch.Tensor  # (batch, mentions, mention length), -1 padded
+    entity_attention_mask: torch.Tensor  # (batch, mentions)
+    candidate_ids: torch.Tensor  # (batch, mentions, candidates), -1 padded
+    candidate_mask: torch.Tensor  # (batch, mentions, candidates)
+
+    def rows(self, rows: torch.Tensor) -> "EdInputs":
+        return EdInputs(*(x[rows] for x in self))
 
 
 @Model.register("luke_entity_disambiguation")
@@ -127,7 +141,7 @@ class LukeEntityDisambiguation(Model):
             `gold`, `candidates` titles); with end-to-end linking data, `gold_links` ([start, end, title])
         """
         candidate_mask = candidate_ids.ge(0)  # (batch, mentions, candidates)
-        inputs = (word_ids, word_attention_mask, entity_position_ids, entity_attention_mask, candidate_ids, candidate_mask)
+        inputs = EdInputs(word_ids, word_attention_mask, entity_position_ids, entity_attention_mask, candidate_ids, candidate_mask)
         output: Dict[str, Any] = {"metadata": metadata}
         if entity_position_ids.size(1) == 0:  # no mention in the batch (raw text without names)
             empty = gold_entity_ids.new_zeros(gold_entity_ids.shape)
@@ -135,14 +149,14 @@ class LukeEntityDisambiguation(Model):
                           predicted_candidates=empty - 1, scores=empty.float())  # fmt: skip
         elif self.training:
             entity_ids, labels = self._training_inputs(gold_entity_ids, candidate_ids, candidate_mask, entity_attention_mask)
-            logits = self._candidate_logits(entity_ids, *inputs)  # (batch, mentions, candidates)
+            logits = self._candidate_logits(entity_ids, inputs)  # (batch, mentions, candidates)
             labelled = labels.ne(IGNORE_INDEX)
             output["loss"] = masked_cross_entropy(logits[labelled], labels[labelled])
             masked = entity_ids.eq(self.mask_entity_id) & gold_entity_ids.ge(0)
             predicted = logits.argmax(-1).masked_fill(~candidate_mask.any(-1), -1)
             self._update_accuracy(predicted, masked, gold_entity_ids, candidate_ids, candidate_mask, candidate_priors)
         else:
-            predicted, scores, first_logits = self._infer(*inputs)
+            predicted, scores, first_logits = self._infer(inputs)
             labels = self._candidate_labels(gold_entity_ids, candidate_ids, candidate_mask)
             labelled = labels.ne(IGNORE_INDEX) & entity_attention_mask
             output["loss"] = masked_cross_entropy(first_logits[labelled], labels[labelled])  # all mentions [MASK]
@@ -156,27 +170,18 @@ class LukeEntityDisambiguation(Model):
 
     # --- scoring -------------------------------------------------------------------------------------------------
 
-    def _candidate_logits(
-        self,
-        entity_ids: torch.Tensor,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        entity_position_ids: torch.Tensor,
-        entity_attention_mask: torch.Tensor,
-        candidate_ids: torch.Tensor,
-        candidate_mask: torch.Tensor,
-    ) -> torch.Tensor:
+    def _candidate_logits(self, entity_ids: torch.Tensor, inputs: EdInputs) -> torch.Tensor:
         """The entity head's logits of each mention's candidates, others masked: (batch, mentions, candidates)."""
         out = self.embedder.encode(
-            word_ids, word_attention_mask, entity_ids=entity_ids, entity_position_ids=entity_position_ids,
-            entity_attention_mask=entity_attention_mask,
+            inputs.word_ids, inputs.word_attention_mask, entity_ids=entity_ids, entity_position_ids=inputs.entity_position_ids,
+            entity_attention_mask=inputs.entity_attention_mask,
         )  # fmt: skip
         states = self.entity_predictions.transform(out.entity_last_hidden_state)  # (batch, mentions, entity_emb_size)
-        candidates = candidate_ids.clamp(min=0)
+        candidates = inputs.candidate_ids.clamp(min=0)
         table = self.embedder.luke.entity_embeddings.entity_embeddings.weight
         embedded = F.embedding(candidates, table)  # (batch, mentions, candidates, entity_emb_size)
         logits = torch.einsum("bmd,bmcd->bmc", states, embedded) + self.entity_predictions.bias[candidates]
-        return logits.float().masked_fill(~candidate_mask, torch.finfo(torch.float32).min)
+        return logits.float().masked_fill(~inputs.candidate_mask, torch.finfo(torch.float32).min)
 
     def _candidate_labels(self, gold: torch.Tensor, candidate_ids: torch.Tensor, candidate_mask: torch.Tensor) -> torch.Tensor:
         """(batch, mentions): the gold entity's index among the candidates; -100 where it is none of them."""
@@ -198,24 +203,15 @@ class LukeEntityDisambiguation(Model):
         labels = self._candidate_labels(gold, candidate_ids, candidate_mask).masked_fill(~masked, IGNORE_INDEX)
         return entity_ids, labels
 
-    def _infer(
-        self,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        entity_position_ids: torch.Tensor,
-        entity_attention_mask: torch.Tensor,
-        candidate_ids: torch.Tensor,
-        candidate_mask: torch.Tensor,
-    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _infer(self, inputs: EdInputs) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """
         (predicted candidate index, -1 for none; its probability among the candidates when it was resolved), both
         (batch, mentions), and the logits of the first pass, every mention `[MASK]`.
         """
-        entity_ids = torch.full_like(entity_attention_mask, self.mask_entity_id, dtype=torch.long)
-        entity_ids = entity_ids.masked_fill(~entity_attention_mask, 0)
-        inputs = [word_ids, word_attention_mask, entity_position_ids, entity_attention_mask, candidate_ids, candidate_mask]
-        first_logits = self._candidate_logits(entity_ids, *inputs)
-        unresolved = entity_attention_mask & candidate_mask.any(-1)  # (batch, mentions)
+        entity_ids = torch.full_like(inputs.entity_attention_mask, self.mask_entity_id, dtype=torch.long)
+        entity_ids = entity_ids.masked_fill(~inputs.entity_attention_mask, 0)
+        first_logits = self._candidate_logits(entity_ids, inputs)
+        unresolved = inputs.entity_attention_mask & inputs.candidate_mask.any(-1)  # (batch, mentions)
         predicted = torch.full_like(entity_ids, -1)
         scores = torch.zeros_like(first_logits[..., 0])
         if self.inference == "local":
@@ -232,11 +228,11 @@ class LukeEntityDisambiguation(Model):
             candidate = best[at, target]
             predicted[rows, target] = candidate
             scores[rows, target] = probabilities[at, target]
-            entity_ids[rows, target] = candidate_ids[rows, target, candidate]
+            entity_ids[rows, target] = inputs.candidate_ids[rows, target, candidate]
             unresolved[rows, target] = False
             rows = unresolved.any(-1).nonzero().squeeze(-1)
             if len(rows):
-                logits = self._candidate_logits(entity_ids[rows], *(x[rows] for x in inputs))
+                logits = self._candidate_logits(entity_ids[rows], inputs.rows(rows))
         return predicted, scores, first_logits
 
     # --- metrics and output --------------------------------------------------------------------------------------

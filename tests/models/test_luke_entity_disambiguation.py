@@ -7,7 +7,7 @@ from allennlp.data import Batch, Vocabulary
 
 from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader
 from luke_allennlp.modeling import LukeForPretraining
-from luke_allennlp.models.luke_entity_disambiguation import LukeEntityDisambiguation
+from luke_allennlp.models.luke_entity_disambiguation import EdInputs, LukeEntityDisambiguation
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 from tests.conftest import REPO_ROOT, UNUSED_BY_ENTITY_HEADS, set_config_env
@@ -83,8 +83,9 @@ def test_candidate_logits_are_the_entity_heads(ed_wikipedia):
     mask = candidate_ids.ge(0)
     entity_ids = torch.full_like(batch["gold_entity_ids"], model.mask_entity_id).masked_fill(~batch["entity_attention_mask"], 0)
     with torch.no_grad():
-        ours = model._candidate_logits(entity_ids, batch["word_ids"], batch["word_attention_mask"], batch["entity_position_ids"],
-                                       batch["entity_attention_mask"], candidate_ids, mask)  # fmt: skip
+        inputs = EdInputs(batch["word_ids"], batch["word_attention_mask"], batch["entity_position_ids"], batch["entity_attention_mask"],
+                          candidate_ids, mask)  # fmt: skip
+        ours = model._candidate_logits(entity_ids, inputs)
         full = reference(batch["word_ids"], attention_mask=batch["word_attention_mask"], entity_ids=entity_ids,
                          entity_position_ids=batch["entity_position_ids"], entity_attention_mask=batch["entity_attention_mask"]).entity_logits  # fmt: skip
     expected = full.gather(-1, candidate_ids.clamp(min=0))
@@ -100,7 +101,7 @@ class StubScores:
 
     PARIS_CITY, PARIS_PERSON, HILTON_HOTEL, HILTON_PERSON = 10, 11, 12, 13
 
-    def __call__(self, entity_ids, *inputs):
+    def __call__(self, entity_ids, inputs):
         logits = torch.zeros(entity_ids.size(0), 2, 2)
         logits[:, 0] = torch.tensor([0.0, 2.0])  # Paris: p(person) = 0.88, the most confident
         person = entity_ids[:, 0].eq(self.PARIS_PERSON)
@@ -117,7 +118,7 @@ def test_the_confidence_order_changes_the_answer(ed_wikipedia, inference, expect
     mask = torch.ones(1, 2, dtype=torch.bool)
     words = torch.zeros(1, 3, dtype=torch.long)  # (the stub reads only the entity inputs)
     positions = torch.tensor([[[1], [2]]])
-    predicted, scores, _ = model._infer(words, words.bool(), positions, mask, candidate_ids, candidate_ids.ge(0))
+    predicted, scores, _ = model._infer(EdInputs(words, words.bool(), positions, mask, candidate_ids, candidate_ids.ge(0)))
     assert predicted.tolist() == [expected]
     # Global: Paris first (0.88 > 0.73), then Hilton given Paris Hilton (p = 0.95); local: both from [MASK] inputs.
     second = torch.tensor([0.0, 3.0]).softmax(0)[1] if inference == "global" else torch.tensor([1.0, 0.0]).softmax(0)[0]
@@ -134,21 +135,21 @@ def test_global_inference_is_the_papers_procedure_instance_by_instance(ed_wikipe
     batch = tensors(ed_wikipedia, count=5)
     keys = ("word_ids", "word_attention_mask", "entity_position_ids", "entity_attention_mask", "candidate_ids")
     with torch.no_grad():
-        inputs = [batch[k] for k in keys] + [batch["candidate_ids"].ge(0)]
-        predicted, scores, _ = model._infer(*inputs)
+        inputs = EdInputs(*(batch[k] for k in keys), batch["candidate_ids"].ge(0))
+        predicted, scores, _ = model._infer(inputs)
         for row in range(5):
-            one = [x[row : row + 1] for x in inputs]
-            count = int(one[3].sum())
-            one = [one[0], one[1], one[2][:, :count], one[3][:, :count], one[4][:, :count], one[5][:, :count]]
+            one = inputs.rows(torch.tensor([row]))
+            count = int(one.entity_attention_mask.sum())
+            one = EdInputs(one.word_ids, one.word_attention_mask, *(x[:, :count] for x in one[2:]))
             entity_ids = torch.full((1, count), model.mask_entity_id)
             resolved = {}
-            while len(resolved) < sum(one[5][0].any(-1).tolist()):
-                probabilities = model._candidate_logits(entity_ids, *one).softmax(-1)[0]
+            while len(resolved) < sum(one.candidate_mask[0].any(-1).tolist()):
+                probabilities = model._candidate_logits(entity_ids, one).softmax(-1)[0]
                 best, index = probabilities.max(-1)
-                best[[i for i in resolved] + [i for i in range(count) if not one[5][0, i].any()]] = -1
+                best[[i for i in resolved] + [i for i in range(count) if not one.candidate_mask[0, i].any()]] = -1
                 target = int(best.argmax())
                 resolved[target] = (int(index[target]), float(best[target]))
-                entity_ids[0, target] = one[4][0, target, index[target]]
+                entity_ids[0, target] = one.candidate_ids[0, target, index[target]]
             assert [resolved.get(i, (-1, 0.0))[0] for i in range(count)] == predicted[row, :count].tolist()
             assert [resolved.get(i, (-1, 0.0))[1] for i in range(count)] == pytest.approx(scores[row, :count].tolist(), abs=1e-5)
 
@@ -212,8 +213,9 @@ def test_starts_from_a_transformers_luke_for_masked_lm(tmp_path):
     candidate_ids = torch.tensor([[[3, 7, 9], [4, 5, -1]]])
     with torch.no_grad():
         expected = theirs(word_ids, entity_ids=entity_ids, entity_position_ids=positions).entity_logits
-        got = ours._candidate_logits(entity_ids, word_ids, torch.ones_like(word_ids), positions, torch.ones(1, 2, dtype=torch.bool),
-                                     candidate_ids, candidate_ids.ge(0))  # fmt: skip
+        inputs = EdInputs(word_ids, torch.ones_like(word_ids), positions, torch.ones(1, 2, dtype=torch.bool), candidate_ids,
+                          candidate_ids.ge(0))  # fmt: skip
+        got = ours._candidate_logits(entity_ids, inputs)
     mask = candidate_ids.ge(0)
     assert torch.allclose(got[mask], expected.gather(-1, candidate_ids.clamp(min=0))[mask], atol=1e-4)
 
