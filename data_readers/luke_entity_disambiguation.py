@@ -147,7 +147,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
 
     def _read_corpus(self, path: str) -> Iterator[Instance]:
         corpus = PretrainingCorpus(path)
-        if corpus.tokenizer().get_vocab() != self.tokenizer.get_vocab():
+        # (a LUKE checkpoint's vocabulary is RoBERTa's plus <ent> and <ent2>: a corpus tokenised with RoBERTa's fits)
+        model_vocab = self.tokenizer.get_vocab()
+        if any(model_vocab.get(token) != i for token, i in corpus.tokenizer().get_vocab().items()):
             raise ValueError(f"{path}: the corpus was tokenised with another vocabulary than the model's ({corpus.tokenizer_path})")
         corpus_vocab = corpus.entity_vocab()
         special = {corpus_vocab.get(t) for t in EntityVocab.SPECIAL_TOKENS}

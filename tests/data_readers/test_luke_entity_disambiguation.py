@@ -142,3 +142,14 @@ def test_bad_input_is_named(ed_wikipedia, tmp_path):
         list(old.read(str(ed_wikipedia["corpus"])))
     with pytest.raises(ValueError, match="pages must be one of"):
         reader(ed_wikipedia, pages="test")
+    # A corpus tokenised with another vocabulary (two subwords' ids swapped).
+    import shutil
+
+    shutil.copytree(ed_wikipedia["corpus"], tmp_path / "corpus")
+    tokenizer_file = tmp_path / "corpus" / "tokenizer" / "tokenizer.json"
+    tokenizer = json.loads(tokenizer_file.read_text())
+    vocab = tokenizer["model"]["vocab"]
+    vocab["the"], vocab["The"] = vocab["The"], vocab["the"]
+    tokenizer_file.write_text(json.dumps(tokenizer))
+    with pytest.raises(ValueError, match="tokenised with another vocabulary than the model's"):
+        list(READER.read(str(tmp_path / "corpus")))
