@@ -179,7 +179,7 @@ class LukeEntityDisambiguationReader(DatasetReader):
                     first, end = min(mention_positions), max(mention_positions) + 1
                     name = self.tokenizer.decode(words[first:end]).strip()
                     gold = int(to_model[entity_id]) if 0 <= entity_id < len(to_model) else -1
-                    gold_title = corpus_vocab.title(entity_id) if gold >= 0 else None
+                    gold_title = corpus_vocab.title(entity_id) if 0 <= entity_id < len(to_model) else None  # "[UNK]" too
                     mentions.append(self._mention(first, end, gold, self._corpus_candidates(name),
                                                   {"text": name, "gold": gold_title}))  # fmt: skip
                 self.stats["documents"] += 1
