@@ -48,8 +48,10 @@ class LukeEntityDisambiguation(Model):
       `[MASK]`; the others get their gold entity as input, so that the model learns to use resolved entities. The
       loss is the cross-entropy over the candidates of the masked mentions whose gold entity is a candidate. (The
       released code meant the same: its line that keeps the unmasked 10% out of the loss slices an already cut
-      permutation and does nothing, so it also predicts the visible entities; we follow the paper.) As there, the
-      entity embeddings and the head's bias stay frozen (`freeze_entity_embeddings`).
+      permutation and does nothing, so it also predicts the visible entities; we follow the paper.) Mentions whose
+      gold entity is unknown or outside the vocabulary stay `[MASK]`, without a label (the released code drops them
+      from training inputs). As there, the entity embeddings and the head's bias stay frozen
+      (`freeze_entity_embeddings`).
     - Inference from all mentions `[MASK]`: `"local"` predicts every mention in one pass; `"global"` (the paper's
       confidence order) predicts all, resolves the mention whose best candidate is the most probable, puts that
       entity in as its input, and repeats until every mention with candidates is resolved (one encoder pass per
