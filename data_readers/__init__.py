@@ -6,6 +6,7 @@ plugin (`luke_allennlp` never imports this package).
 
 import luke_allennlp  # noqa: F401  (registers the models, embedder, predictors, ... the readers are used with)
 from data_readers.luke_conll2003 import LukeConll2003Reader
+from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader  # noqa: F401
 from data_readers.luke_open_entity import LukeOpenEntityReader
 from data_readers.luke_pretraining import LukePretrainingReader
 from data_readers.luke_record import LukeRecordReader

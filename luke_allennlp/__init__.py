@@ -19,6 +19,7 @@ if importlib.util.find_spec("allennlp") is not None:
     from luke_allennlp.data.samplers.luke_bucket import LukeBucketBatchSampler  # noqa: F401
     from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer  # noqa: F401
     from luke_allennlp.models import LukeBioTagger, LukeEntityTyping, LukeRelationClassifier, LukeSpanNer  # noqa: F401
+    from luke_allennlp.models.luke_entity_disambiguation import LukeEntityDisambiguation  # noqa: F401
     from luke_allennlp.models.luke_pretraining import LukePretraining  # noqa: F401
     from luke_allennlp.models.luke_record import LukeRecord  # noqa: F401
     from luke_allennlp.models.luke_squad import LukeSquad  # noqa: F401
@@ -30,5 +31,7 @@ if importlib.util.find_spec("allennlp") is not None:
         LukeSpanNerPredictor,
         LukeSquadPredictor,
     )
+    from luke_allennlp.predictors.luke_entity_disambiguation import LukeEntityDisambiguationPredictor  # noqa: F401
+    from luke_allennlp.training.metrics import EntityDisambiguationAccuracy, EntityLinkingF1  # noqa: F401
     from luke_allennlp.training.learning_rate_schedulers import LinearWithWarmupRatio  # noqa: F401
     from luke_allennlp.training.metrics import MultiLabelF1, RelationF1, SpanF1, SquadEmAndF1  # noqa: F401

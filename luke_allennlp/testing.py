@@ -6,7 +6,7 @@ Each directory holds `config.json`, weights and the RoBERTa tokenizer files, so 
 """
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Sequence, Union
 
 import torch
 
@@ -74,6 +74,26 @@ def write_tiny_checkpoint(
     else:
         raise ValueError(f"kind must be luke, roberta, bert or xlnet, not {kind!r}")
     save_roberta_tokenizer(directory)
+    return directory
+
+
+def write_tiny_luke_mlm(directory: Union[str, os.PathLike], entity_titles: Sequence[str], seed: int = 0, **config: Any) -> Path:
+    """
+    A tiny random LUKE with both pretraining heads (`LukeForPretraining.save_pretrained`: transformers'
+    `LukeForMaskedLM` layout, the masked-entity head included), the RoBERTa tokenizer, and `entity_vocab.json`
+    holding `entity_titles` (ids in order), as entity disambiguation starts from. `config` overrides the tiny sizes.
+    """
+    import json
+
+    from luke_allennlp.modeling import LukeConfig, LukeForPretraining
+
+    directory = Path(directory)
+    torch.manual_seed(seed)
+    sizes = {"entity_emb_size": 16, "max_position_embeddings": 514, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+             **TINY, **config, "vocab_size": ROBERTA_VOCAB_SIZE, "entity_vocab_size": len(entity_titles)}  # fmt: skip
+    LukeForPretraining(LukeConfig(**sizes)).save_pretrained(str(directory))
+    save_roberta_tokenizer(directory)
+    (directory / "entity_vocab.json").write_text(json.dumps({title: i for i, title in enumerate(entity_titles)}))
     return directory
 
 

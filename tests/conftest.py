@@ -166,3 +166,21 @@ def tiny_roberta_mlm_dir(tmp_path_factory) -> Path:
     from tests.pretraining_corpus import write_tiny_roberta_mlm
 
     return write_tiny_roberta_mlm(tmp_path_factory.mktemp("tiny-roberta-mlm"))
+
+
+@pytest.fixture(scope="session")
+def ed_wikipedia(tmp_path_factory) -> dict:
+    """Entity disambiguation data from the real 206-page dump's first two articles (tests/entity_disambiguation.py):
+    entity vocabulary, mention dictionary, corpus, tiny checkpoint with the entity head, a benchmark file."""
+    from tests.entity_disambiguation import build_wikipedia_ed_data
+
+    return build_wikipedia_ed_data(tmp_path_factory.mktemp("ed-wikipedia"))
+
+
+@pytest.fixture(scope="session")
+def ed_conll(tmp_path_factory) -> dict:
+    """Six CoNLL-2003 testa documents in the ED benchmarks' format, two candidates a mention, and a tiny checkpoint
+    whose entity vocabulary holds their titles (tests/entity_disambiguation.py)."""
+    from tests.entity_disambiguation import write_conll_benchmark
+
+    return write_conll_benchmark(tmp_path_factory.mktemp("ed-conll"))

@@ -1,4 +1,4 @@
-"""`allennlp build-mention-dictionary DUMP OUT`: names linked on each page and their link probabilities."""
+"""`allennlp build-mention-dictionary DUMP OUT`: names linked on each page, their link probabilities and p(entity | name)."""
 import argparse
 import json
 
@@ -13,9 +13,11 @@ from luke_allennlp.wikipedia.mention_dictionary import build_mention_dictionary,
 class BuildMentionDictionary(Subcommand):
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = (
-            "Build the mention dictionary of LUKE's SQuAD entity inputs from a Wikipedia XML dump: for each page, "
-            "the names linked on it and their targets (through redirects; names ambiguous on a page dropped), and "
-            "each name's link probability (times linked / times it occurs in the articles' running text)."
+            "Build the mention dictionary of LUKE's SQuAD entity inputs and of entity disambiguation from a Wikipedia "
+            "XML dump: for each page, the names linked on it and their targets (through redirects; names ambiguous on "
+            "a page dropped); each name's link probability (times linked / times it occurs in the articles' running text); and, over "
+            "the whole dump, the entities each name links to with p(entity | name), the candidates of entity "
+            "disambiguation and linking."
         )
         subparser = parser.add_parser(self.name, description=description, help="Build a mention dictionary from a dump.")
         subparser.add_argument("dump", help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz)")

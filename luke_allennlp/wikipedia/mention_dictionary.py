@@ -19,9 +19,15 @@ Built in two streaming passes over a dump (`build_mention_dictionary`):
    count occurrences in). Names below `min_link_probability` are dropped, and so are names never linked in
    running text.
 
+Over the whole dump (whatever `page_titles` keeps), each kept name's links of the running text are counted per
+entity (targets through redirects, the same articles as above), which gives the candidates of entity disambiguation and linking:
+`candidates(name)` = the entities the name links to, by p(entity | name) = links of the name to the entity /
+links of the name to any entity.
+
 The result is one JSON file, read back by `MentionDictionary.from_file`:
-`{"version": 1, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
-{name: p}, "stats": {...}}`.
+`{"version": 2, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
+{name: p}, "entities": {name: [[entity, links], ...]}, "stats": {...}}`. Version 1 (no "entities") is still
+read, for the names of pages; asking it for candidates is an error that says to rebuild it.
 """
 import json
 import logging
@@ -38,7 +44,8 @@ from luke_allennlp.wikipedia.titles import Namespaces, normalize_title
 
 logger = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1 has no "entities" (p(entity | name))
 
 
 class MentionDictionary:
@@ -57,6 +64,11 @@ class MentionDictionary:
         The dump it was built from.
     stats : `Optional[Dict[str, Any]]`, optional (default = `None`)
         Counts of what was read and dropped.
+    entities : `Optional[Dict[str, List[List]]]`, optional (default = `None`)
+        Name -> `[[entity title, links], ...]` over the whole dump, most linked first; `None` for a version-1
+        file, which has no candidates.
+    source : `str`, optional (default = `""`)
+        The file it was read from, for error messages.
     """
 
     def __init__(
@@ -66,12 +78,17 @@ class MentionDictionary:
         min_link_probability: float = 0.0,
         dump: str = "",
         stats: Optional[Dict[str, Any]] = None,
+        entities: Optional[Dict[str, List[List]]] = None,
+        source: str = "",
     ) -> None:
         self.pages = pages
         self._link_probability = link_probability
         self.min_link_probability = min_link_probability
         self.dump = dump
         self.stats = stats or {}
+        self.entities = entities
+        self.source = source
+        self._folded: Optional[Dict[str, Counter]] = None
 
     def names_for_page(self, title: str) -> Dict[str, str]:
         """The names linked on a page (title in any form: `Super_Bowl_50`) -> target titles; {} for an unknown page."""
@@ -81,9 +98,41 @@ class MentionDictionary:
         """How often the name is a link where it occurs; 0.0 for a name never linked (or below the threshold)."""
         return self._link_probability.get(name, 0.0)
 
+    def candidates(self, name: str, ignore_case: bool = False) -> List[Tuple[str, float]]:
+        """
+        The entities `name` links to, as `(title, p(entity | name))`, most probable first (ties by title); [] for a
+        name never linked (or below the threshold). With `ignore_case`, a name not found as written is looked up
+        without case and white space (`"new  york"` finds the links of "New York" and "New york" together), for
+        uncased tokenizers.
+        """
+        if self.entities is None:
+            raise ValueError(
+                f"{self.source or 'this mention dictionary'} is a version-1 mention dictionary, which has no entity "
+                "counts (p(entity | name)) for candidates: rebuild it with `allennlp build-mention-dictionary`"
+            )
+        counts = self.entities.get(name)
+        if counts is None and ignore_case:
+            folded = self._folded_counts().get(_fold(name))
+            counts = sorted(folded.items(), key=lambda x: (-x[1], x[0])) if folded else None
+        if not counts:
+            return []
+        total = sum(count for _, count in counts)
+        return [(title, count / total) for title, count in counts]
+
+    def _folded_counts(self) -> Dict[str, Counter]:
+        if self._folded is None:
+            assert self.entities is not None
+            self._folded = {}
+            for name, counts in self.entities.items():
+                folded = self._folded.setdefault(_fold(name), Counter())
+                for title, count in counts:
+                    folded[title] += count
+        return self._folded
+
     def to_json(self) -> Dict[str, Any]:
         return {"version": VERSION, "dump": self.dump, "min_link_probability": self.min_link_probability,
-                "pages": self.pages, "link_probability": self._link_probability, "stats": self.stats}  # fmt: skip
+                "pages": self.pages, "link_probability": self._link_probability, "entities": self.entities or {},
+                "stats": self.stats}  # fmt: skip
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         with open(path, "w", encoding="utf-8") as f:
@@ -98,14 +147,21 @@ class MentionDictionary:
                 data = json.load(f)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
-        if not isinstance(data, dict) or data.get("version") != VERSION:
+        if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
             found = data.get("version") if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"{path}: not a version-{VERSION} mention dictionary (version: {found!r})")
-        for key, kind in (("pages", dict), ("link_probability", dict)):
-            if not isinstance(data.get(key), kind):
-                raise ValueError(f"{path}: the {key!r} entry is missing or not a {kind.__name__}")
+            readable = " or ".join(map(str, READABLE_VERSIONS))
+            raise ValueError(f"{path}: not a mention dictionary of version {readable} (version: {found!r})")
+        keys = ("pages", "link_probability") + (("entities",) if data["version"] >= 2 else ())
+        for key in keys:
+            if not isinstance(data.get(key), dict):
+                raise ValueError(f"{path}: the {key!r} entry is missing or not a dict")
         return cls(data["pages"], data["link_probability"], data.get("min_link_probability", 0.0),
-                   data.get("dump", ""), data.get("stats", {}))  # fmt: skip
+                   data.get("dump", ""), data.get("stats", {}), data.get("entities"), source=path)  # fmt: skip
+
+
+def _fold(name: str) -> str:
+    """A name without case and white space (the key of `candidates(..., ignore_case=True)`)."""
+    return "".join(name.split()).casefold()
 
 
 def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
@@ -225,8 +281,9 @@ def build_mention_dictionary(
             if page.is_article and page.text:
                 yield page
 
-    # Pass 1: names and targets of the pages kept; how often each name is a link of the running text.
+    # Pass 1: names and targets of the pages kept; how often each name is a link of the running text, and to what.
     link_counts: Counter = Counter()
+    target_counts: Counter = Counter()  # (name, target as written), links of the running text
     raw_pages: Dict[str, Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]] = {}
     link_fates: Counter = Counter()
     batches = ((dump.namespaces, links_in, batch) for batch in page_batches(articles(collect=True)))
@@ -235,6 +292,7 @@ def build_mention_dictionary(
         for title, text_links, other_links in results:
             stats["pages"] += 1
             link_counts.update(name for name, _ in text_links)
+            target_counts.update(text_links)
             if wanted is None or title in wanted:
                 raw_pages[title] = (text_links, other_links)
     index = collector.index()
@@ -283,6 +341,7 @@ def build_mention_dictionary(
             pages[title] = names_of_page
             stats["page_names"] += len(names_of_page)
     stats["pages_with_names"] = len(pages)
+    entities = _entity_counts(target_counts, kept, index, include_missing_pages, stats)
     # Every link of the articles: links_counted (names of pages) + other_links + links_not_counted.
     links = {"links": link_fates["links"], "links_in": links_in, "links_counted": link_fates["links_counted"],
              "text_links": sum(link_counts.values())}  # fmt: skip
@@ -294,4 +353,21 @@ def build_mention_dictionary(
                 len(pages), len(kept), len(names), stats["low_probability_names_dropped"], min_link_probability,
                 stats["ambiguous_names_dropped"])  # fmt: skip
     link_probability = {name: round(kept[name], 6) for name in sorted(kept)}
-    return MentionDictionary(pages, link_probability, min_link_probability, os.fspath(dump_path), summary)
+    return MentionDictionary(pages, link_probability, min_link_probability, os.fspath(dump_path), summary, entities)
+
+
+def _entity_counts(target_counts: Counter, kept: Dict[str, float], index, include_missing_pages: bool,
+                   stats: Counter) -> Dict[str, List[List]]:  # fmt: skip
+    """Name -> [[entity, links], ...] (most linked first, ties by title) for the kept names, through redirects."""
+    per_name: Dict[str, Counter] = {}
+    for (name, target), count in target_counts.items():
+        if name not in kept:
+            continue
+        article, status = index.lookup(target)
+        if status == LOOP or (status == MISSING and not include_missing_pages):
+            stats["entity_links_through_redirect_loops" if status == LOOP else "entity_links_to_missing_pages"] += count
+            continue
+        stats["entity_links"] += count
+        per_name.setdefault(name, Counter())[article] += count
+    return {name: [[title, n] for title, n in sorted(counts.items(), key=lambda x: (-x[1], x[0]))]
+            for name, counts in sorted(per_name.items())}  # fmt: skip

@@ -8,8 +8,9 @@ from allennlp.common import Params
 
 from tests.conftest import REPO_ROOT, set_config_env
 
-# Pretraining configs have their own smoke test (tests/configs/test_pretraining_configs.py).
-CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet") if p.parent.name != "pretraining")
+# Pretraining and entity disambiguation configs have their own smoke tests (tests/configs/test_pretraining_configs.py,
+# tests/configs/test_entity_disambiguation_configs.py).
+CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet") if p.parent.name not in ("pretraining", "entity_disambiguation"))
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder, or per config name prefix.
 HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5),
                     "squad": (15e-6, 48, 2), "record": (1e-5, 32, 2)}  # fmt: skip

@@ -10,7 +10,15 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from luke_allennlp.training.metrics import MaskedPrediction, MultiLabelF1, RelationF1, SpanF1, SquadEmAndF1
+from luke_allennlp.training.metrics import (
+    EntityDisambiguationAccuracy,
+    EntityLinkingF1,
+    MaskedPrediction,
+    MultiLabelF1,
+    RelationF1,
+    SpanF1,
+    SquadEmAndF1,
+)
 
 
 def ner_batches() -> List[tuple]:
@@ -48,12 +56,31 @@ def masked_batches() -> List[tuple]:
     return [(torch.randn(7, 11, generator=g), torch.randint(0, 11, (7,), generator=g)) for _ in range(12)]
 
 
+def disambiguation_batches() -> List[tuple]:
+    g = torch.Generator().manual_seed(5)
+    batches = []
+    for _ in range(12):
+        gold = torch.randint(-1, 6, (8,), generator=g)  # -1: outside the vocabulary
+        predictions, prior = torch.randint(-1, 6, (8,), generator=g), torch.randint(-1, 6, (8,), generator=g)
+        batches.append((predictions, gold, prior, torch.randint(0, 3, (8,), generator=g), torch.rand(8, generator=g) > 0.2))
+    return batches
+
+
+def linking_batches() -> List[tuple]:
+    rng = random.Random(6)
+    link = lambda: (rng.randint(0, 5), rng.randint(6, 9), rng.choice("ABC"))  # noqa: E731
+    return [([[link() for _ in range(3)] for _ in range(2)], [[link() for _ in range(3)] for _ in range(2)])
+            for _ in range(12)]  # fmt: skip
+
+
 METRICS: Dict[str, tuple] = {
     "span_f1": (SpanF1, ner_batches),
     "relation_f1": (RelationF1, relation_batches),
     "multilabel_f1": (MultiLabelF1, typing_batches),
     "squad_em_and_f1": (SquadEmAndF1, squad_batches),
     "masked_prediction": (MaskedPrediction, masked_batches),
+    "entity_disambiguation_accuracy": (EntityDisambiguationAccuracy, disambiguation_batches),
+    "entity_linking_f1": (EntityLinkingF1, linking_batches),
 }
 
 

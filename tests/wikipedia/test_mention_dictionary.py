@@ -72,11 +72,42 @@ def test_save_load_and_lookup_by_any_title_form(crafted_dump, tmp_path):
     assert dictionary.pages["Lantern"]["oil"] == "Oil lamp" and "unit of light" not in dictionary.pages["Candle"]
     dictionary.save(tmp_path / "mentions.json")
     data = json.loads((tmp_path / "mentions.json").read_text())
-    assert (data["version"], data["min_link_probability"], data["dump"]) == (1, 0.01, str(crafted_dump))
+    assert (data["version"], data["min_link_probability"], data["dump"]) == (2, 0.01, str(crafted_dump))
     loaded = MentionDictionary.from_file(tmp_path / "mentions.json")
     assert loaded.names_for_page("china") == loaded.names_for_page(" China_") == dictionary.pages["China"]
     assert loaded.names_for_page("Unknown page") == {}
     assert loaded.link_probability("lanterns") == pytest.approx(1 / 3, abs=1e-6)
+    assert loaded.candidates("Rome") == dictionary.candidates("Rome") == [("Rome", 2 / 3), ("Rome (band)", 1 / 3)]
+
+
+def test_candidates_by_hand_count(crafted_dump):
+    """p(entity | name) over every page, through redirects; targets that are no article are not entities."""
+    dictionary = build_mention_dictionary(crafted_dump)
+    # By hand from tests/wikipedia/crafted.py: China 3 links to China; candle 2 and wick 2; Rome 2 to Rome and 1 to
+    # the missing "Rome (band)"; Lamps -> Lamp -> Lantern and lanterns -> Lantern light -> Lamp -> Lantern.
+    assert dictionary.entities == {
+        "China": [["China", 3]], "Lamps": [["Lantern", 1]], "Rome": [["Rome", 2]], "candle": [["Candle", 2]],
+        "lanterns": [["Lantern", 1]], "paper lanterns": [["Paper lantern", 1]], "wick": [["Wick", 2]],
+    }  # fmt: skip
+    assert dictionary.candidates("Rome") == [("Rome", 1.0)] and dictionary.candidates("Latin") == []
+    stats = dictionary.stats  # 12 + 4 to missing pages (oil, Nowhere land, Latin, Rome (band)) + 1 loop = 17 links
+    assert (stats["entity_links"], stats["entity_links_to_missing_pages"], stats["entity_links_through_redirect_loops"]) == (12, 4, 1)
+    with_missing = build_mention_dictionary(crafted_dump, include_missing_pages=True)
+    assert with_missing.candidates("Rome") == [("Rome", 2 / 3), ("Rome (band)", 1 / 3)]
+    assert with_missing.candidates("oil") == [("Oil lamp", 1.0)] and with_missing.stats["entity_links"] == 16
+    # The threshold drops names, and their candidates with them ("lanterns": 1 of 3 occurrences linked).
+    assert "lanterns" not in build_mention_dictionary(crafted_dump, min_link_probability=0.5).entities
+    # Without case and white space, for uncased tokenizers: "CHINA" is no name, but folds to "China".
+    assert dictionary.candidates("CHINA") == [] and dictionary.candidates("CHINA", ignore_case=True) == [("China", 1.0)]
+    assert dictionary.candidates("Paper  Lanterns", ignore_case=True) == [("Paper lantern", 1.0)]
+
+
+def test_version_1_files_are_read_but_have_no_candidates(tmp_path):
+    (tmp_path / "old.json").write_text(json.dumps({"version": 1, "pages": {"A": {"a": "A"}}, "link_probability": {"a": 0.5}}))
+    old = MentionDictionary.from_file(tmp_path / "old.json")
+    assert old.names_for_page("A") == {"a": "A"} and old.link_probability("a") == 0.5
+    with pytest.raises(ValueError, match=r"old\.json is a version-1 mention dictionary.*rebuild it"):
+        old.candidates("a")
 
 
 def test_page_titles_keep_only_those_pages(crafted_dump, tmp_path):
@@ -101,8 +132,9 @@ def test_occurrences_are_counted_at_word_boundaries_case_sensitively():
     "content, message",
     [
         ("{not json", r"bad\.json, line 1: not JSON"),
-        ('{"version": 2, "pages": {}, "link_probability": {}}', r"not a version-1 mention dictionary \(version: 2\)"),
+        ('{"version": 3, "pages": {}, "link_probability": {}}', r"not a mention dictionary of version 1 or 2 \(version: 3\)"),
         ('{"version": 1, "pages": [], "link_probability": {}}', r"the 'pages' entry is missing or not a dict"),
+        ('{"version": 2, "pages": {}, "link_probability": {}}', r"the 'entities' entry is missing or not a dict"),
     ],
 )
 def test_bad_dictionary_files_are_named(tmp_path, content, message):
