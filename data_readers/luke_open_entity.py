@@ -8,6 +8,7 @@ from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedMultiLabelField
 from luke_allennlp.data.files import SeenIds, parse_json, read_text, require, split_lines
 from luke_allennlp.data.mention_task_reader import MentionTaskReader
+from luke_allennlp.data.tokenization import token_id
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +41,23 @@ class LukeOpenEntityReader(MentionTaskReader):
         The checkpoint whose fast tokenizer to use.
     max_seq_length : `int`, optional (default = `256`)
         Longer inputs keep the mention and as much context around it as fits (counted and logged).
+    entity_marker_token : `str`, optional (default = `None`)
+        A token of the tokenizer put before and after the mention as a token, the entity covering both:
+        `"<ent>"` gives the input of transformers' `LukeTokenizer(task="entity_classification")` (LUKE's released
+        Open Entity model).
     label_namespace : `str`, optional (default = `"labels"`)
     """
 
-    def __init__(self, model_name: str, max_seq_length: int = 256, label_namespace: str = "labels", **kwargs) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        max_seq_length: int = 256,
+        entity_marker_token: Optional[str] = None,
+        label_namespace: str = "labels",
+        **kwargs,
+    ) -> None:
         super().__init__(model_name, max_seq_length, **kwargs)
+        self.marker_ids = None if entity_marker_token is None else [token_id(self.tokenizer, entity_marker_token, model_name)]
         self.label_namespace = label_namespace
 
     def read_examples(
@@ -88,7 +101,9 @@ class LukeOpenEntityReader(MentionTaskReader):
     ) -> Instance:
         """One mention, `span` its characters (end exclusive) in `sentence`; `labels` its types, if known."""
         start, end = span
-        fields = self.inputs.encode(sentence, [(start, end)], [TASK_ENTITY_VOCAB["[MASK]"]], example_id)
+        fields = self.inputs.encode(
+            sentence, [(start, end)], [TASK_ENTITY_VOCAB["[MASK]"]], example_id, markers=self.marker_ids
+        )
         fields["metadata"] = MetadataField({"id": example_id, "sentence": sentence, "span": [start, end]})
         if labels is not None:
             fields["labels"] = SourcedMultiLabelField(labels, self.label_namespace, source=example_id)

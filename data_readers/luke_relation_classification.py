@@ -1,6 +1,6 @@
 import logging
 import re
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 from allennlp.data import DatasetReader, Instance
@@ -10,6 +10,7 @@ from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedLabelField
 from luke_allennlp.data.files import SeenIds, parse_json, read_text, require, split_lines
 from luke_allennlp.data.mention_task_reader import MentionTaskReader
+from luke_allennlp.data.tokenization import token_id
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,10 @@ class LukeRelationClassificationReader(MentionTaskReader):
         Longer inputs keep a window around both mentions (counted and logged).
     use_entity_markers : `bool`, optional (default = `False`)
         Put `@` around the head and `#` around the tail in the text (for word-only baselines).
+    entity_marker_tokens : `List[str]`, optional (default = `None`)
+        Two tokens of the tokenizer put before and after the head (the first) and the tail (the second) as
+        tokens, the entities covering them: `["<ent>", "<ent2>"]` gives the input of transformers'
+        `LukeTokenizer(task="entity_pair_classification")` (LUKE's released TACRED model).
     label_namespace : `str`, optional (default = `"labels"`)
     """
 
@@ -94,11 +99,17 @@ class LukeRelationClassificationReader(MentionTaskReader):
         model_name: str,
         max_seq_length: int = 512,
         use_entity_markers: bool = False,
+        entity_marker_tokens: Optional[List[str]] = None,
         label_namespace: str = "labels",
         **kwargs,
     ) -> None:
         super().__init__(model_name, max_seq_length, **kwargs)
         self.use_entity_markers = use_entity_markers
+        self.marker_ids = None
+        if entity_marker_tokens is not None:
+            if len(entity_marker_tokens) != 2 or use_entity_markers:
+                raise ValueError("entity_marker_tokens takes two tokens (head, tail), and not with use_entity_markers")
+            self.marker_ids = [token_id(self.tokenizer, t, model_name) for t in entity_marker_tokens]
         self.label_namespace = label_namespace
 
     def read_examples(
@@ -172,7 +183,7 @@ class LukeRelationClassificationReader(MentionTaskReader):
             self.inputs.check_spans(text, (head, tail), names, example_id)
             text, head, tail = self._insert_markers(text, head, tail)
         entity_ids = [TASK_ENTITY_VOCAB["[HEAD]"], TASK_ENTITY_VOCAB["[TAIL]"]]
-        fields = self.inputs.encode(text, [head, tail], entity_ids, example_id, names)
+        fields = self.inputs.encode(text, [head, tail], entity_ids, example_id, names, markers=self.marker_ids)
         fields["metadata"] = MetadataField({"id": example_id, "text": text, "head": list(head), "tail": list(tail)})
         if label is not None:
             fields["label"] = SourcedLabelField(label, self.label_namespace, source=example_id)

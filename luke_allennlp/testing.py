@@ -6,7 +6,7 @@ Each directory holds `config.json`, weights and the RoBERTa tokenizer files, so 
 """
 import os
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 import torch
 
@@ -142,3 +142,43 @@ def train_from_scratch(config: str, model_dir: Path, train: Path, dev: Path, out
     repo = Path(__file__).resolve().parents[1]
     train_model_from_file(str(repo / config), str(out), overrides=json.dumps(overrides))
     return json.loads((Path(out) / "metrics.json").read_text())
+
+
+# The special entities in the order of the released lite checkpoints (`studio-ousia/luke-base-lite`'s
+# entity_vocab.json), which differs from LUKE's ([PAD] 0, [UNK] 1, [MASK] 2).
+LITE_ENTITY_VOCAB = {"[MASK]": 0, "[UNK]": 1, "[PAD]": 2, "[MASK2]": 3}
+
+
+def write_tiny_task_checkpoint(
+    directory: Union[str, os.PathLike],
+    architecture: str,
+    labels: Sequence[str] = (),
+    entity_vocab: Optional[Dict[str, int]] = None,
+    task: Optional[str] = None,
+    seed: int = 0,
+    **config: Any,
+) -> Path:
+    """
+    Writes a tiny random transformers LUKE checkpoint of class `architecture` (e.g. "LukeForEntitySpanClassification"),
+    with `labels` as its id2label, and `LukeTokenizer` files (RoBERTa's BPE from the shared data, `entity_vocab`,
+    default `LITE_ENTITY_VOCAB`, and the tokenizer's `task` mode): what `transformers` `save_pretrained` writes for a
+    released task checkpoint.
+    """
+    import transformers
+    from transformers import RobertaTokenizerFast
+
+    from luke_allennlp.commands.export_luke import write_luke_tokenizer
+
+    directory = Path(directory)
+    entities = dict(entity_vocab or LITE_ENTITY_VOCAB)
+    words = RobertaTokenizerFast.from_pretrained(str(shared_data_dir() / "tokenizers" / "roberta-base"))
+    tokenizer = write_luke_tokenizer(words, entities, str(directory), task)
+    torch.manual_seed(seed)
+    sizes = {**TINY, "vocab_size": max(ROBERTA_VOCAB_SIZE, len(tokenizer)) + 2, "entity_vocab_size": max(entities.values()) + 1,
+             "entity_emb_size": 16, "max_position_embeddings": 514, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+             "initializer_range": 0.1, **config}  # fmt: skip
+    if labels:
+        sizes.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
+    model = getattr(transformers, architecture)(transformers.LukeConfig(**sizes))
+    model.save_pretrained(str(directory))
+    return directory

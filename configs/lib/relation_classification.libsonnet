@@ -20,6 +20,7 @@ local lib = import 'fine_tuning.libsonnet';
       embedder: if variant == 'roberta' then lib.transformer_embedder(model_name)
                 else lib.luke_embedder(model_name, entity_aware=variant == 'luke'),
       feature: if variant == 'roberta' then 'words' else 'entity',
+      bias: false,  // as the original LUKE (and transformers' LukeForEntityPairClassification, for export-luke)
       dropout: 0.1,
     },
     data_loader: lib.data_loader(32),

@@ -115,6 +115,31 @@ def tensor_fields(pad_id: int, **arrays: Union[np.ndarray, torch.Tensor]) -> Dic
     return fields
 
 
+def insert_markers(
+    tokens: TokenizedText, subwords: Sequence[Tuple[int, int]], markers: Sequence[int], example_id: str
+) -> Tuple[TokenizedText, List[Tuple[int, int]]]:
+    """`tokens` with `markers[i]` before and after mention i's subwords (first, last); the mentions' new
+    (first, last) cover their markers. Inserted markers get the empty character span of where they stand."""
+    order = sorted(range(len(subwords)), key=lambda i: subwords[i][0])
+    for a, b in zip(order, order[1:]):
+        if subwords[b][0] <= subwords[a][1]:
+            raise ValueError(f"{example_id}: entity markers need mentions that do not overlap")
+    ids, offsets = list(tokens.ids), [tuple(o) for o in tokens.offsets.tolist()]
+    placed: List[Tuple[int, int]] = [(0, 0)] * len(subwords)
+    for i in reversed(order):  # from the end, so that earlier positions stay valid
+        first, last = subwords[i]
+        ids[last + 1 : last + 1] = [markers[i]]
+        offsets[last + 1 : last + 1] = [(offsets[last][1],) * 2]
+        ids[first:first] = [markers[i]]
+        offsets[first:first] = [(offsets[first][0],) * 2]
+    shift = 0
+    for i in order:
+        first, last = subwords[i]
+        placed[i] = (first + shift, last + shift + 2)
+        shift += 2
+    return TokenizedText(tokens.text, ids, np.array(offsets, dtype=np.int64).reshape(-1, 2)), placed
+
+
 class UnusableExample(ValueError):
     """
     An example that cannot become an instance: a mention without text (`reason` "empty_mentions") or mentions
@@ -218,14 +243,19 @@ class MentionInputs:
         entity_ids: Sequence[int],
         example_id: str,
         names: Sequence[str] = ("mention",),
+        markers: Optional[Sequence[int]] = None,
     ) -> Dict[str, Field]:
         """
         `word_ids`, `word_attention_mask` (words,) and `entity_ids`, `entity_start_positions`,
         `entity_end_positions` (mentions,): an entity over each character span (end exclusive) of `text`.
-        Mentions that together do not fit in one input raise `UnusableExample`.
+        Mentions that together do not fit in one input raise `UnusableExample`. `markers` (a token id per
+        mention) are put before the first and after the last subword of each mention, and the entity covers
+        them, as transformers' `LukeTokenizer` does for its `task=` modes with `<ent>` / `<ent2>`.
         """
         tokens = tokenize(self.tokenizer, text)
         subwords = self.mention_subwords(tokens, spans, names, example_id)
+        if markers is not None:
+            tokens, subwords = insert_markers(tokens, subwords, markers, example_id)
         if len(subwords) == 1 and subwords[0][1] - subwords[0][0] + 1 > self.room:
             first, last = subwords[0]
             subwords = [(first, first + self.room - 1)]

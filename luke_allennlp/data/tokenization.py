@@ -57,3 +57,11 @@ def special_token_layout(tokenizer: PreTrainedTokenizerFast) -> Tuple[List[int],
     ids, _ = special_tokens_template(tokenizer)
     at = ids.index(-1)
     return ids[:at], ids[at + 1 :]
+
+
+def token_id(tokenizer: PreTrainedTokenizerFast, token: str, model_name: str) -> int:
+    """The id of `token`, which must be one token of the tokenizer (e.g. LUKE's `<ent>` marker)."""
+    found = tokenizer.convert_tokens_to_ids(token)
+    if found is None or (found == tokenizer.unk_token_id and token != tokenizer.unk_token):
+        raise ValueError(f"{model_name}: the tokenizer has no token {token!r}")
+    return found

@@ -29,6 +29,9 @@ class LukeRelationClassifier(LukeTaskModel):
     dropout : `float`, optional (default = `0.1`)
     label_namespace : `str`, optional (default = `"labels"`)
     negative_labels : `List[str]`, optional (default = `["no_relation", "Other"]`)
+    bias : `bool`, optional (default = `True`)
+        Whether the linear layer has a bias. The original LUKE and transformers' `LukeForEntityPairClassification`
+        have none (the configs set `false`, so that `allennlp export-luke` can write the model exactly).
     initializer : `InitializerApplicator`, optional
     """
 
@@ -42,6 +45,7 @@ class LukeRelationClassifier(LukeTaskModel):
         dropout: float = 0.1,
         label_namespace: str = "labels",
         negative_labels: List[str] = ["no_relation", "Other"],  # noqa: B006  (a config default, never mutated)
+        bias: bool = True,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
@@ -52,7 +56,7 @@ class LukeRelationClassifier(LukeTaskModel):
         self.label_namespace = label_namespace
         self.dropout = torch.nn.Dropout(dropout)
         width = 2 * FEATURE_WIDTHS[feature] * embedder.get_output_dim()
-        self.classifier = torch.nn.Linear(width, vocab.get_vocab_size(label_namespace))
+        self.classifier = torch.nn.Linear(width, vocab.get_vocab_size(label_namespace), bias=bias)
         initializer(self)
 
     def forward(  # type: ignore[override]

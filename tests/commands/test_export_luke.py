@@ -169,7 +169,7 @@ def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
     row (from `[MASK]`); the plain attention's query is copied to the entity-aware ones."""
     from transformers import RobertaTokenizerFast
 
-    from luke_allennlp.commands.export_luke import _luke_tokenizer, _release
+    from luke_allennlp.commands.export_luke import _release, write_luke_tokenizer
     from luke_allennlp.data.entity_vocab import EntityVocab
     from luke_allennlp.modeling import LukeConfig, LukeForPretraining
 
@@ -181,7 +181,9 @@ def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
                         num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, use_entity_aware_attention=False)  # fmt: skip
     model = LukeForPretraining(config)
     vocab = EntityVocab(["[PAD]", "[UNK]", "[MASK]", "Tokyo", "Kyoto"])
-    state, released = _release(model, _luke_tokenizer(word_tokenizer, vocab, str(tmp_path)), word_tokenizer.get_vocab(), vocab)
+    entities = {**vocab.to_transformers_json(), "[MASK2]": len(vocab)}  # as export_luke appends it
+    luke_tokenizer = write_luke_tokenizer(word_tokenizer, entities, str(tmp_path / "out"))
+    state, released = _release(model, luke_tokenizer, word_tokenizer.get_vocab(), vocab)
     assert (released.vocab_size, released.entity_vocab_size, released.use_entity_aware_attention) == (50267, 6, True)
     table, bias = state["luke.embeddings.word_embeddings.weight"], state["lm_head.bias"]
     for index, source in ((50265, "@"), (50266, "#")):
