@@ -101,7 +101,7 @@ def main() -> None:
     from luke_allennlp.training.metrics import EntityLinkingF1
     from luke_allennlp.wikipedia.linked_documents import linked_documents
     from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
-    
+
     train_dump, held_dump, held = split_dump(shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2", out, args.holdout)
     save_roberta_tokenizer(out / "tokenizer")
     allennlp("build-entity-vocab", str(train_dump), str(out / "entity_vocab.jsonl"), "--include-missing-pages", env=env)

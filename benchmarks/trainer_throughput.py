@@ -101,14 +101,14 @@ def task_setup(task: str, paths: Dict[str, Path], args) -> Dict[str, Any]:
             "env": {"MODEL_NAME": str(paths["roberta"]), "CORPUS": str(paths["corpus"])},
             "overrides": {**steps, "distributed": None, "trainer.num_gradient_accumulation_steps": 1,
                           "data_loader.batch_size": args.batch, "data_loader.num_workers": args.workers,
-                          "data_loader.max_instances_in_memory": args.batch * 16, "model.compile": args.compile},  # fmt: skip
+                          "data_loader.max_instances_in_memory": args.batch * 16, "model.compile": args.compile},
         }
     eng_train = shared_data_dir() / "conll2003" / "eng.train"
     return {
         "config": REPO / "configs" / "ner" / "conll2003.jsonnet",
         "env": {"MODEL_NAME": str(paths["luke"]), "TRAIN_DATA_PATH": str(eng_train), "VALIDATION_DATA_PATH": ""},
         "overrides": {**steps, "validation_data_path": None, "dataset_reader.max_seq_length": args.words,
-                      "data_loader.batch_sampler.batch_size": args.ner_batch, "model.embedder.compile": args.compile},  # fmt: skip
+                      "data_loader.batch_sampler.batch_size": args.ner_batch, "model.embedder.compile": args.compile},
     }
 
 

@@ -32,6 +32,12 @@ if importlib.util.find_spec("allennlp") is not None:
         LukeSquadPredictor,
     )
     from luke_allennlp.predictors.luke_entity_disambiguation import LukeEntityDisambiguationPredictor  # noqa: F401
-    from luke_allennlp.training.metrics import EntityDisambiguationAccuracy, EntityLinkingF1  # noqa: F401
     from luke_allennlp.training.learning_rate_schedulers import LinearWithWarmupRatio  # noqa: F401
-    from luke_allennlp.training.metrics import MultiLabelF1, RelationF1, SpanF1, SquadEmAndF1  # noqa: F401
+    from luke_allennlp.training.metrics import (  # noqa: F401  # noqa: F401
+        EntityDisambiguationAccuracy,
+        EntityLinkingF1,
+        MultiLabelF1,
+        RelationF1,
+        SpanF1,
+        SquadEmAndF1,
+    )

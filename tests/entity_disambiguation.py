@@ -4,7 +4,6 @@ Data for the entity disambiguation tests: real CoNLL-2003 documents as a benchma
 p(entity | name), pretraining corpus); tiny LUKEs with the masked-entity head (`LukeForMaskedLM` layout) whose entity
 tables are those vocabularies.
 """
-import json
 from pathlib import Path
 
 from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, write_benchmark
@@ -62,8 +61,8 @@ def build_wikipedia_ed_data(directory: Path, max_pages: int = 12, max_seq_length
     a tiny checkpoint over that vocabulary, and the article "Autism" as a benchmark file. Returns their paths.
     """
     from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
-    from luke_allennlp.wikipedia.linked_documents import linked_documents
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
+    from luke_allennlp.wikipedia.linked_documents import linked_documents
     from luke_allennlp.wikipedia.mention_dictionary import build_mention_dictionary
 
     directory = Path(directory)

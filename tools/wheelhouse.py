@@ -72,7 +72,7 @@ def build(python_version: str, out: str, repo: str) -> None:
                 pip("wheel", "-q", "--no-deps", "--no-binary", name, "-w", sdists, requirement)
                 wheels = glob.glob(os.path.join(sdists, "*.whl"))
                 if any(not w.endswith("-none-any.whl") for w in wheels):
-                    raise SystemExit(f"{name} built a platform-specific wheel here; it would not run on the target")
+                    raise SystemExit(f"{name} built a platform-specific wheel here; it would not run on the target") from None
                 for wheel in wheels:
                     shutil.move(wheel, out)
     shutil.copy(os.path.abspath(__file__), os.path.join(out, "install.py"))

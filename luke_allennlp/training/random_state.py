@@ -15,7 +15,7 @@ def get_random_state() -> Dict[str, Any]:
     state = {
         "python": random.getstate(),
         "numpy": {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "position": int(position),
-                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached_gaussian)},  # fmt: skip
+                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached_gaussian)},
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available() and torch.cuda.is_initialized():

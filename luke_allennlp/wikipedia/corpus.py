@@ -445,7 +445,7 @@ def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, op
     return {
         "dump": os.fspath(dump_path),
         "tokenizer": {"name": str(tokenizer_name), "name_or_path": tokenizer.name_or_path,
-                      "class": type(tokenizer).__name__, "path": TOKENIZER_DIR},  # fmt: skip
+                      "class": type(tokenizer).__name__, "path": TOKENIZER_DIR},
         "entity_vocab": ENTITY_VOCAB_FILE,
         "entity_vocab_source": os.fspath(entity_vocab_path),
         "entity_vocab_size": len(vocab),

@@ -14,8 +14,8 @@ from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 
 from luke_allennlp.modeling import LukeEncoder
-from tests.conftest import REPO_ROOT, set_config_env
 from luke_allennlp_compat import ArchiveError
+from tests.conftest import REPO_ROOT, set_config_env
 from tests.models.test_luke_pretraining import CONFIG, TINY
 from tests.test_luke_allennlp_compat_archives import (  # noqa: F401  (outside: a fixture)
     COMMAND_ATTACKS,
@@ -141,7 +141,7 @@ def test_errors_name_the_problem(archive, tmp_path):
         export_luke(str(tmp_path / "no-config.tar.gz"), str(tmp_path / "out"))
 
 
-def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatch):
+def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatch):  # noqa: F811  (the fixture)
     """Each attack of tests/test_luke_allennlp_compat_archives.py and a silently corrupted copy, through the command's
     entry point in this process, and one through the real command: an error naming the archive, nothing written
     outside the extraction directory, nothing exported."""

@@ -7,8 +7,8 @@ from allennlp.data import Batch, Vocabulary
 
 from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader
 from luke_allennlp.modeling import LukeForPretraining
-from luke_allennlp.models.luke_entity_disambiguation import EdInputs, LukeEntityDisambiguation
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+from luke_allennlp.models.luke_entity_disambiguation import EdInputs, LukeEntityDisambiguation
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 from tests.conftest import REPO_ROOT, SAME_BATCHES, UNUSED_BY_ENTITY_HEADS, set_config_env
 

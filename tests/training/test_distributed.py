@@ -153,7 +153,7 @@ def count_all_reduces(rank: int, world_size: int) -> Dict[str, Any]:
                  for _ in range(12)]  # fmt: skip
     trainer = Trainer.from_params(
         Params({"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "checkpointer": None,
-                "num_gradient_accumulation_steps": 4, "optimizer": {"type": "luke_adamw", "lr": 0.1}}),  # fmt: skip
+                "num_gradient_accumulation_steps": 4, "optimizer": {"type": "luke_adamw", "lr": 0.1}}),
         model=model, serialization_dir=None, data_loader=SimpleDataLoader(instances, batch_size=1),
         distributed=True, local_rank=rank, world_size=world_size, ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
     )

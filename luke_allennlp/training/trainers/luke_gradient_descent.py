@@ -390,11 +390,11 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         num_gradient_accumulation_steps: int = 1,
         use_amp: bool = False,
         no_grad: List[str] = None,
-        optimizer: Lazy[Optimizer] = Lazy(Optimizer.default),
+        optimizer: Lazy[Optimizer] = Lazy(Optimizer.default),  # noqa: B008  (allennlp's own default)
         learning_rate_scheduler: Lazy[LearningRateScheduler] = None,
         momentum_scheduler: Lazy[MomentumScheduler] = None,
         moving_average: Lazy[MovingAverage] = None,
-        checkpointer: Optional[Lazy[LukeCheckpointer]] = Lazy(LukeCheckpointer),
+        checkpointer: Optional[Lazy[LukeCheckpointer]] = Lazy(LukeCheckpointer),  # noqa: B008  (as allennlp's)
         callbacks: List[Lazy[TrainerCallback]] = None,
         enable_default_callbacks: bool = True,
         run_confidence_checks: bool = True,

@@ -115,7 +115,7 @@ def test_precision_sets_the_autocast_dtype_of_the_forward_pass(tmp_path, precisi
     loader = SimpleDataLoader(instances, batch_size=2)
     trainer = Trainer.from_params(
         Params({"type": "luke_gradient_descent", "precision": precision, "num_epochs": 1, "cuda_device": -1, "optimizer": {"type": "luke_adamw"},
-                "checkpointer": None}),  # fmt: skip
+                "checkpointer": None}),
         model=model, serialization_dir=str(tmp_path), data_loader=loader,
     )
     trainer.train()
