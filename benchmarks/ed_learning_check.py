@@ -87,10 +87,14 @@ def main() -> None:
     parser.add_argument("--holdout", type=int, default=10)
     parser.add_argument("--max-seq-length", type=int, default=256)
     parser.add_argument("--min-link-probability", type=float, default=0.01, help="for finding names in raw text")
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep what an earlier (interrupted) run of the same --output wrote: the data if its corpora "
+                             "exist, the training if run/model.tar.gz exists")  # fmt: skip
     args = parser.parse_args()
     out = args.output.resolve()
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    if not args.reuse:
+        shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(REPO)}
     started = time.time()
 
@@ -103,13 +107,14 @@ def main() -> None:
     from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 
     train_dump, held_dump, held = split_dump(shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2", out, args.holdout)
-    save_roberta_tokenizer(out / "tokenizer")
-    allennlp("build-entity-vocab", str(train_dump), str(out / "entity_vocab.jsonl"), "--include-missing-pages", env=env)
-    allennlp("build-mention-dictionary", str(train_dump), str(out / "mentions.json"), "--include-missing-pages",
-             "--min-link-probability", "0", "--num-workers", "2", env=env)  # fmt: skip
-    for name, dump, unknown in (("corpus-train", train_dump, "drop"), ("corpus-held-out", held_dump, "unk")):
-        allennlp("build-pretraining-corpus", str(dump), str(out / "tokenizer"), str(out / "entity_vocab.jsonl"), str(out / name),
-                 "--max-seq-length", str(args.max_seq_length), "--unknown-entities", unknown, "--num-workers", "2", env=env)  # fmt: skip
+    if not (args.reuse and (out / "corpus-held-out" / "metadata.json").exists()):
+        save_roberta_tokenizer(out / "tokenizer")
+        allennlp("build-entity-vocab", str(train_dump), str(out / "entity_vocab.jsonl"), "--include-missing-pages", env=env)
+        allennlp("build-mention-dictionary", str(train_dump), str(out / "mentions.json"), "--include-missing-pages",
+                 "--min-link-probability", "0", "--num-workers", "2", env=env)  # fmt: skip
+        for name, dump, unknown in (("corpus-train", train_dump, "drop"), ("corpus-held-out", held_dump, "unk")):
+            allennlp("build-pretraining-corpus", str(dump), str(out / "tokenizer"), str(out / "entity_vocab.jsonl"), str(out / name),
+                     "--max-seq-length", str(args.max_seq_length), "--unknown-entities", unknown, "--num-workers", "2", env=env)  # fmt: skip
     vocab = EntityVocab.from_file(out / "entity_vocab.jsonl")
     sizes = {k: v for k, v in SMALL.items() if k != "entity_vocab_size"}
     model = write_tiny_luke_mlm(out / "small-luke", list(vocab), **sizes)
@@ -126,7 +131,9 @@ def main() -> None:
     train_env = {**env, "MODEL_NAME": str(model), "MENTION_DICTIONARY": str(out / "mentions.json"),
                  "TRAIN_DATA_PATH": "unused", "VALIDATION_DATA_PATH": "unused"}  # fmt: skip
     started_training = time.time()
-    allennlp("train", CONFIG, "-s", str(run), "-o", json.dumps(overrides), env=train_env)
+    if not (args.reuse and (run / "model.tar.gz").exists()):
+        shutil.rmtree(run, ignore_errors=True)
+        allennlp("train", CONFIG, "-s", str(run), "-o", json.dumps(overrides), env=train_env)
     training = time.time() - started_training
 
     archive = run / "model.tar.gz"
