@@ -9,9 +9,10 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
    project does not use need, and `allennlp train` imports every allennlp submodule: torchvision (vision
    models; no torchvision build loads beside a CPU-only torch here), spaCy (spaCy tokenizers), boto3/botocore
    (s3:// paths) and the Google Cloud client (gs:// paths). Where one of them is missing or fails to load, a
-   placeholder package is installed (`OPTIONAL_DEPENDENCIES`): importing it works, using anything from it raises
-   an error that names the feature and the original import failure. An importable one is left alone. This lets
-   a GPU machine run the project without these heavy packages (see `make wheelhouse`).
+   placeholder package is installed (`OPTIONAL_DEPENDENCIES`): importing it works, its attributes are classes
+   that nothing is an instance of (allennlp's `sanitize` checks for spaCy tokens), and using anything from it
+   raises an error that names the feature and the original import failure. An importable one is left alone.
+   This lets a GPU machine run the project without these heavy packages (see `make wheelhouse`).
 2. `allennlp.training.optimizers` subclasses `transformers.AdamW`, removed in transformers 4.50. Where it
    is missing, `transformers.AdamW` is set to `HuggingfaceAdamW` below, the same algorithm (decoupled
    weight decay, optional bias correction).
@@ -73,28 +74,32 @@ OPTIONAL_DEPENDENCIES: Dict[str, str] = {
 }
 
 
-class _Unavailable:
-    """Stands for any attribute of a missing optional package; using it raises an error that says why."""
+class _Unavailable(type):
+    """
+    Any attribute of a missing optional package: a class (so that allennlp's `isinstance(x, spacy.tokens.Token)`
+    checks work, and are False) that nothing is an instance of; calling it, or any attribute of it, raises an
+    error that says why.
+    """
 
-    def __init__(self, name: str, reason: str):
-        self._name, self._reason = name, reason
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise ImportError(f"{cls.__qualname__} is unavailable: {cls._reason}")
 
-    def _fail(self, *args: Any, **kwargs: Any) -> Any:
-        raise ImportError(f"{self._name} is unavailable: {self._reason}")
-
-    __call__ = _fail
-
-    def __getattr__(self, attr: str) -> "_Unavailable":
+    def __getattr__(cls, attr: str) -> type:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Unavailable(f"{self._name}.{attr}", self._reason)
+        return _unavailable(f"{cls.__qualname__}.{attr}", cls._reason)
+
+
+@functools.lru_cache(maxsize=None)
+def _unavailable(name: str, reason: str) -> type:
+    return _Unavailable(name.rsplit(".", 1)[-1], (), {"__qualname__": name, "_reason": reason})
 
 
 class _PlaceholderModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Unavailable(f"{self.__name__}.{attr}", self.__reason__)
+        return _unavailable(f"{self.__name__}.{attr}", self.__reason__)
 
 
 class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -232,7 +237,7 @@ def _repair_huggingface_hub() -> None:
             setattr(
                 huggingface_hub,
                 name,
-                _Unavailable(f"huggingface_hub.{name}", f"removed in huggingface_hub {huggingface_hub.__version__}"),
+                _unavailable(f"huggingface_hub.{name}", f"removed in huggingface_hub {huggingface_hub.__version__}"),
             )
 
 

@@ -96,6 +96,8 @@ def test_allennlp_trains_without_its_heavy_optional_dependencies(tiny_luke_dir, 
         "from allennlp.commands.train import train_model_from_file\n"
         f"train_model_from_file({str(FIXTURES / 'configs' / 'luke_classifier.jsonnet')!r}, {str(tmp_path / 'run')!r},\n"
         "                      overrides='{\"trainer.num_epochs\": 1}')\n"
+        # allennlp's sanitize (every prediction goes through it) checks isinstance against spaCy's Token
+        "print('SANITIZED:', util.sanitize({'tokens': ['a'], 'score': 0.5}))\n"
         "try:\n"
         "    util.get_spacy_model('en_core_web_sm', False, False, False)\n"
         "except ImportError as e:\n"
@@ -106,6 +108,7 @@ def test_allennlp_trains_without_its_heavy_optional_dependencies(tiny_luke_dir, 
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "run" / "model.tar.gz").exists()
     assert "is unavailable: spacy could not be imported" in result.stdout and "install spacy" in result.stdout
+    assert "SANITIZED: {'tokens': ['a'], 'score': 0.5}" in result.stdout
 
 
 @pytest.mark.parametrize(
