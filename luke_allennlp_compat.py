@@ -1,6 +1,6 @@
 """
-Every workaround that lets allennlp 2.10.1 run on Python 3.11-3.12 with torch 2.x, transformers 4.57-5.x and
-huggingface_hub 0.34-2.x, in one place. No file of an installed package is edited.
+Every workaround that lets allennlp 2.10.1 run on Python 3.11-3.12 with torch 2.x, transformers 5.x and
+huggingface_hub 1.x-2.x, in one place (the repairs for transformers 4.x are kept where harmless, untested). No file of an installed package is edited.
 
 allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed without its pinned requirements
 (see the Makefile) and breaks on a modern stack in these ways, each repaired here:
