@@ -28,6 +28,8 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
 6. `allennlp predict` stopped at a bad input line (malformed JSON, an input the predictor refuses, bytes that are
    not UTF-8) without naming it: its input reading and batch prediction are wrapped so that the error names the
    file and line (`_repair_predict`).
+7. An error meant for the user (a hub name without a network, ...) was printed under a traceback of some 100-200
+   lines: the `allennlp` command prints its one-line message instead (`_repair_commands`).
 
 `install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
 run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
@@ -373,6 +375,49 @@ def _repair_predict(module: types.ModuleType) -> None:
 
 
 _MODULE_REPAIRS["allennlp.commands.predict"] = (None, _repair_predict)
+
+
+# --- 7. errors meant for the user: one line, no traceback --------------------------------------------------
+# An exception whose class sets `user_error = True` (e.g. `luke_allennlp.modeling.loading.HubUnavailableError`:
+# a hub name without a network) says all the user needs in its message. The `allennlp` command printed it
+# under a traceback of some 100-200 lines; `allennlp.commands.main` is wrapped so that it prints
+# "allennlp: error: MESSAGE" on stderr and exits with status 1 (the traceback goes to the log at DEBUG level).
+# Any other exception is left to allennlp.
+
+
+def user_error(error: BaseException) -> Optional[BaseException]:
+    """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if getattr(type(error), "user_error", False):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _repair_commands(module: types.ModuleType) -> None:
+    main = module.main
+    if getattr(main, "__luke_allennlp_compat__", False):
+        return
+
+    def patched_main(prog: Optional[str] = None) -> None:
+        try:
+            main(prog)
+        except Exception as error:
+            shown = user_error(error)
+            if shown is None:
+                raise
+            logger.debug("stopped by a user error", exc_info=error)
+            sys.stderr.write(f"{prog or 'allennlp'}: error: {shown}\n")
+            sys.exit(1)
+
+    patched_main.__doc__ = main.__doc__
+    patched_main.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    module.main = patched_main
+
+
+_MODULE_REPAIRS["allennlp.commands"] = (None, _repair_commands)
 
 
 # --- the import hook --------------------------------------------------------------------------------

@@ -168,3 +168,39 @@ def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, 
     assert "Recovering from prior training" in result.stderr
     states = list(out.glob("training_state_e*.th"))
     assert states and max(torch.load(path)["epochs_completed"] for path in states) == 10
+
+
+def test_hub_name_offline_fails_fast_with_one_line(tmp_path):
+    """Repair 7: a hub name with HF_HUB_OFFLINE=1 stops `allennlp train` at once, with one line and no traceback."""
+    import time
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "MODEL_NAME": "studio-ousia/luke-base",
+           "TRAIN_DATA_PATH": str(tmp_path / "train.txt"), "VALIDATION_DATA_PATH": str(tmp_path / "dev.txt")}  # fmt: skip
+    started = time.monotonic()
+    result = subprocess.run(
+        [str(ALLENNLP), "train", "configs/relation_classification/semeval.jsonnet", "-s", str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if " - INFO - " not in line]
+    assert errors == [
+        "allennlp: error: 'studio-ousia/luke-base' is not a local directory, is not in the Hugging Face cache, and "
+        "the hub cannot be reached (HF_HUB_OFFLINE=1): pass the path of a downloaded checkpoint directory instead, "
+        "or go online"
+    ], result.stderr[-3000:]
+    # No retries: the time is the command's start-up (~15 s on a loaded machine), not 30 s more of them.
+    assert "Retrying" not in result.stderr and elapsed < 120
+
+
+def test_user_error_is_found_in_the_exception_chain():
+    from luke_allennlp.modeling.loading import HubUnavailableError
+
+    try:
+        try:
+            raise HubUnavailableError("the message")
+        except OSError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert str(luke_allennlp_compat.user_error(outer)) == "the message"
+    assert luke_allennlp_compat.user_error(ValueError("not for the user")) is None
