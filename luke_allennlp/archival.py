@@ -9,8 +9,8 @@ rebuilding needs, and rewrites the archived config to point there:
 
 - a local checkpoint directory named by `model_name` (readers, the `luke` and `pretrained_transformer` embedders,
   `luke_pretraining`): its files without the weights (config, tokenizer, entity vocabulary), since the archive's
-  own weights replace them; the embedders and `luke_pretraining` get `load_weights: false`. For a component of
-  another type under `model`, which may need them, the weights are bundled too;
+  own weights replace them. For a component of another type under `model`, which may need them, the weights are
+  bundled too. The embedders and `luke_pretraining` get `load_weights: false` (hub names too);
 - a pretraining corpus directory (`entity_vocab` of `luke_pretraining`, `train_data_path`): its metadata, tokenizer
   and entity vocabulary, not its rows (what `allennlp export-luke` reads);
 - any other local file the readers or the model name (e.g. `luke_squad`'s `mention_dictionary`);
@@ -147,12 +147,14 @@ def _walk(node: Any, key: str, bundler: _Bundler, in_model: bool) -> Any:
             elif os.path.isdir(value) and name == "model_name":
                 weightless = not in_model or kind_of_type in WEIGHTLESS_TYPES
                 node[name] = bundler.bundle(child, value, "tokenizer" if weightless else "checkpoint")
-                if in_model and weightless:
-                    node["load_weights"] = False
             elif os.path.isfile(value):
                 node[name] = bundler.bundle(child, value, "file")
             else:
                 logger.warning("%s = %s is a directory that is not bundled: the archive needs it to load", child, value)
+    if in_model and kind_of_type in WEIGHTLESS_TYPES and "model_name" in node:
+        # The archive's weights replace the checkpoint's (hub names too: nothing to download); for
+        # `luke_pretraining` this also means that nothing is frozen when stage 2 rebuilds stage 1's model.
+        node["load_weights"] = False
     return node
 
 

@@ -220,6 +220,8 @@ def load_encoder(
         raise ValueError(
             f"{name_or_path}: model_type {model_type!r} is neither 'luke' nor one of {WORD_ENCODER_TYPES}"
         )
+    if not load_weights:
+        model.missing_from_checkpoint = [name for name, _ in model.named_parameters()]
     return model
 
 
@@ -291,6 +293,7 @@ def _load_checked(model: LukeEncoder, state: Dict[str, torch.Tensor], source: st
     missing = sorted(k for k in own if k not in state)
     if any(not k.startswith("pooler.") for k in missing):
         raise ValueError(f"{source}: the checkpoint lacks {missing}")
+    model.missing_from_checkpoint = missing
     if missing:
         logger.warning("%s has no pooler weights: the pooler is randomly initialised", source)
     model.load_state_dict({k: v for k, v in state.items() if k in own}, strict=False)
