@@ -300,12 +300,17 @@ def _repair_push_to_hf(module: types.ModuleType) -> None:
         else:
             archival.bundle_serialization_dir(source, staging)
 
-    push_to_hf.__doc__ = module.push_to_hf.__doc__
-    push_to_hf.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
-    module.push_to_hf = push_to_hf
+    _replace(module, "push_to_hf", push_to_hf)
 
 
 # --- 4. allennlp.common.cached_transformers.get_tokenizer ------------------------------------------
+
+
+def _replace(owner: Any, name: str, function: Callable) -> None:
+    """Puts `function` in place of `owner.name`, with its docstring, marked so that a repair is never applied twice."""
+    function.__doc__ = getattr(owner, name).__doc__
+    function.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    setattr(owner, name, function)
 
 
 def _repair_cached_transformers(module: types.ModuleType) -> None:
@@ -318,9 +323,7 @@ def _repair_cached_transformers(module: types.ModuleType) -> None:
         kwargs.pop("add_special_tokens", None)
         return get_tokenizer(model_name, **kwargs)
 
-    patched_get_tokenizer.__doc__ = get_tokenizer.__doc__
-    patched_get_tokenizer.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
-    module.get_tokenizer = patched_get_tokenizer
+    _replace(module, "get_tokenizer", patched_get_tokenizer)
 
 
 # --- 5. tokenizer methods removed in transformers 5 ------------------------------------------------------
@@ -443,11 +446,8 @@ def _repair_predict(module: types.ModuleType) -> None:
                 getattr(self, "_luke_lines", {}).pop(id(inputs), None)
         yield from results
 
-    for function, original in ((get_json_data, manager._get_json_data), (predict_json, predict_batch)):
-        function.__doc__ = original.__doc__
-        function.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
-    manager._get_json_data = get_json_data
-    manager._predict_json = predict_json
+    _replace(manager, "_get_json_data", get_json_data)
+    _replace(manager, "_predict_json", predict_json)
 
 
 _MODULE_REPAIRS["allennlp.commands.predict"] = (None, _repair_predict)
@@ -489,9 +489,7 @@ def _repair_commands(module: types.ModuleType) -> None:
             sys.stderr.write(f"{prog or 'allennlp'}: error: {shown}\n")
             sys.exit(1)
 
-    patched_main.__doc__ = main.__doc__
-    patched_main.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
-    module.main = patched_main
+    _replace(module, "main", patched_main)
 
 
 _MODULE_REPAIRS["allennlp.commands"] = (None, _repair_commands)
@@ -521,11 +519,8 @@ def _repair_archival(module: types.ModuleType) -> None:
 
         return archival.load_archive(original_load, *args, **kwargs)
 
-    for function, original in ((archive_model, module.archive_model), (load_archive, original_load)):
-        function.__doc__ = original.__doc__
-        function.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
-    module.archive_model = archive_model
-    module.load_archive = load_archive
+    _replace(module, "archive_model", archive_model)
+    _replace(module, "load_archive", load_archive)
 
 
 _MODULE_REPAIRS["allennlp.models.archival"] = (None, _repair_archival)
