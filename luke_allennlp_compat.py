@@ -16,8 +16,11 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
 2. `allennlp.training.optimizers` subclasses `transformers.AdamW`, removed in transformers 4.50. Where it
    is missing, `transformers.AdamW` is set to `HuggingfaceAdamW` below, the same algorithm (decoupled
    weight decay, optional bias correction).
-3. `allennlp.common.push_to_hf` imports `HfFolder` and `Repository` from huggingface_hub, removed in 1.0.
-   Where missing, placeholders that raise on use are added, so only `allennlp push-to-hf` is affected.
+3. `allennlp.common.push_to_hf` imports `HfFolder` and `Repository` from huggingface_hub, removed in 1.0, and
+   calls `HfApi.create_repo(name=..., organization=...)`, which huggingface_hub 1.x rejects. Where missing, the
+   two names become placeholders that raise on use, and `push_to_hf` (hence `allennlp push-to-hf`) is replaced
+   by one that uploads over HTTP, without git: `HfApi.create_repo(repo_id, exist_ok=True)`, then one
+   `upload_folder` commit of the files allennlp's own version pushed (`_repair_push_to_hf`).
 4. `allennlp.common.cached_transformers.get_tokenizer` passes `add_special_tokens` to
    `AutoTokenizer.from_pretrained`, which recent tokenizers reject as a constructor argument (allennlp
    adds special tokens itself). The keyword is dropped there.
@@ -38,6 +41,10 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
    (used by `load_archive`: `predict`, `evaluate`, `from_archive` models, the pretrained initializer) and
    `cached_path`'s tar check (`extract_archive=True`), and makes `data` the default filter of any other
    extraction in the process (`allennlp.tools.archive_surgery`).
+8. An error meant for the user (a hub name without a network, ...) was printed under a traceback of some 100-200
+   lines: the `allennlp` command prints its one-line message instead (`_repair_commands`).
+9. An archive needed the files its config names (the base checkpoint, the stage-1 archive, ...) where they were at
+   training time: archives now bundle them (`_repair_self_contained_archives`, `luke_allennlp.archival`).
 
 `install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
 run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
@@ -241,7 +248,83 @@ def _repair_huggingface_hub() -> None:
             )
 
 
+def _repair_push_to_hf(module: types.ModuleType) -> None:
+    """
+    Replaces `push_to_hf` (same parameters and result) by an upload without git. The files are those allennlp's
+    version pushed: from the serialization directory or the extracted archive, the ones its allow-list names
+    (`config.json`, the best weights as `weights.th`, `vocabulary/`, `metrics.json`, `log/`), plus what an
+    archive holds besides them (`luke_allennlp.archival`: the files it bundles), and a model card where the
+    repository has none. `local_repo_path` is unused (no local clone is made). The token is `use_auth_token`
+    if it is a string, else huggingface_hub's own (`hf auth login`, or HF_TOKEN).
+    """
+    if getattr(module.push_to_hf, "__luke_allennlp_compat__", False):
+        return
+    import os
+    import shutil
+    import tarfile
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    def push_to_hf(
+        repo_name: str,
+        serialization_dir: Any = None,
+        archive_path: Any = None,
+        organization: Optional[str] = None,
+        commit_message: str = "Update repository",
+        local_repo_path: Any = "hub",
+        use_auth_token: Any = True,
+    ) -> str:
+        if (serialization_dir is None) == (archive_path is None):
+            raise ValueError("give either serialization_dir or archive_path (not both)")
+        if serialization_dir is not None and not os.path.isdir(serialization_dir):
+            raise ValueError(f"{serialization_dir}: not a directory (the serialization directory of a training run)")
+        if archive_path is not None and not (
+            os.path.isfile(archive_path) and (tarfile.is_tarfile(archive_path) or zipfile.is_zipfile(archive_path))
+        ):
+            raise ValueError(f"{archive_path}: not a .tar.gz or .zip archive of a trained model")
+        repo_id = f"{organization}/{repo_name}" if organization else repo_name
+        token = use_auth_token if isinstance(use_auth_token, str) else (None if use_auth_token else False)
+        api = module.HfApi(token=token)
+        with tempfile.TemporaryDirectory() as work:
+            staging = Path(work) / "upload"
+            staging.mkdir()
+            if serialization_dir is not None:
+                source, bundled = Path(serialization_dir), False
+            else:
+                source = Path(module.cached_path(archive_path, work, extract_archive=True))
+                bundled = True
+            for path in sorted(source.iterdir()):
+                module._copy_allowed_file(path, staging)
+            _add_bundled_files(source, staging, bundled)
+            if not api.file_exists(repo_id=repo_id, filename="README.md"):
+                module._create_model_card(staging)
+            url = api.create_repo(repo_id=repo_id, private=False, exist_ok=True)
+            logger.info("uploading %s to %s", sorted(p.name for p in staging.iterdir()), repo_id)
+            api.upload_folder(repo_id=repo_id, folder_path=str(staging), commit_message=commit_message)
+        return str(url)
+
+    def _add_bundled_files(source: Path, staging: Path, from_archive: bool) -> None:
+        """What makes the upload load elsewhere: the archive's bundle, or one made now for a serialization directory."""
+        from luke_allennlp import archival
+
+        if from_archive:
+            if (source / archival.BUNDLE_DIR).is_dir():
+                shutil.copytree(source / archival.BUNDLE_DIR, staging / archival.BUNDLE_DIR)
+        else:
+            archival.bundle_serialization_dir(source, staging)
+
+    _replace(module, "push_to_hf", push_to_hf)
+
+
 # --- 4. allennlp.common.cached_transformers.get_tokenizer ------------------------------------------
+
+
+def _replace(owner: Any, name: str, function: Callable) -> None:
+    """Puts `function` in place of `owner.name`, with its docstring, marked so that a repair is never applied twice."""
+    function.__doc__ = getattr(owner, name).__doc__
+    function.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    setattr(owner, name, function)
 
 
 def _repair_cached_transformers(module: types.ModuleType) -> None:
@@ -254,9 +337,7 @@ def _repair_cached_transformers(module: types.ModuleType) -> None:
         kwargs.pop("add_special_tokens", None)
         return get_tokenizer(model_name, **kwargs)
 
-    patched_get_tokenizer.__doc__ = get_tokenizer.__doc__
-    patched_get_tokenizer.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
-    module.get_tokenizer = patched_get_tokenizer
+    _replace(module, "get_tokenizer", patched_get_tokenizer)
 
 
 # --- 5. tokenizer methods removed in transformers 5 ------------------------------------------------------
@@ -306,7 +387,7 @@ def _repair_tokenizer_methods() -> None:
             setattr(PreTrainedTokenizerBase, name, method)
 
 
-# --- 6. safe extraction of archives --------------------------------------------------------------------
+# --- 7. safe extraction of archives --------------------------------------------------------------------
 
 
 class ArchiveError(ValueError):
@@ -489,7 +570,7 @@ def _repair_cached_path(module: types.ModuleType) -> None:
     module.check_tarfile = _checked_tarfile
 
 
-def _repair_archival(module: types.ModuleType) -> None:
+def _repair_extraction(module: types.ModuleType) -> None:
     import contextlib
     import shutil
     import tarfile
@@ -530,7 +611,6 @@ _MODULE_REPAIRS: Dict[str, Tuple[Optional[Callable[[], None]], Optional[Callable
     "allennlp.common.cached_transformers": (None, _repair_cached_transformers),
     "allennlp.data.tokenizers.pretrained_transformer_tokenizer": (_repair_tokenizer_methods, None),
     "allennlp.data.token_indexers.pretrained_transformer_indexer": (_repair_tokenizer_methods, None),
-    "allennlp.models.archival": (None, _repair_archival),
     "cached_path._cached_path": (None, _repair_cached_path),
 }
 
@@ -598,14 +678,91 @@ def _repair_predict(module: types.ModuleType) -> None:
                 getattr(self, "_luke_lines", {}).pop(id(inputs), None)
         yield from results
 
-    for function, original in ((get_json_data, manager._get_json_data), (predict_json, predict_batch)):
-        function.__doc__ = original.__doc__
-        function.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
-    manager._get_json_data = get_json_data
-    manager._predict_json = predict_json
+    _replace(manager, "_get_json_data", get_json_data)
+    _replace(manager, "_predict_json", predict_json)
 
 
 _MODULE_REPAIRS["allennlp.commands.predict"] = (None, _repair_predict)
+_MODULE_REPAIRS["allennlp.common.push_to_hf"] = (None, _repair_push_to_hf)
+
+
+# --- 8. errors meant for the user: one line, no traceback --------------------------------------------------
+# An exception whose class sets `user_error = True` (e.g. `luke_allennlp.modeling.loading.HubUnavailableError`:
+# a hub name without a network) says all the user needs in its message. The `allennlp` command printed it
+# under a traceback of some 100-200 lines; `allennlp.commands.main` is wrapped so that it prints
+# "allennlp: error: MESSAGE" on stderr and exits with status 1 (the traceback goes to the log at DEBUG level).
+# Any other exception is left to allennlp.
+
+
+def user_error(error: BaseException) -> Optional[BaseException]:
+    """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if getattr(type(error), "user_error", False):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _repair_commands(module: types.ModuleType) -> None:
+    main = module.main
+    if getattr(main, "__luke_allennlp_compat__", False):
+        return
+
+    def patched_main(prog: Optional[str] = None) -> None:
+        try:
+            main(prog)
+        except Exception as error:
+            shown = user_error(error)
+            if shown is None:
+                raise
+            logger.debug("stopped by a user error", exc_info=error)
+            sys.stderr.write(f"{prog or 'allennlp'}: error: {shown}\n")
+            sys.exit(1)
+
+    _replace(module, "main", patched_main)
+
+
+_MODULE_REPAIRS["allennlp.commands"] = (None, _repair_commands)
+
+
+# --- 9. self-contained archives --------------------------------------------------------------------------
+# An archive rebuilt its model and readers from config paths outside it (the base checkpoint, the stage-1 archive
+# of `from_archive`, a corpus): moving them broke `allennlp predict` and `export-luke`. `archive_model` and
+# `load_archive` of `allennlp.models.archival` are replaced by `luke_allennlp.archival`'s, which bundle those files
+# into the archive and point the archived config at them (see that module). Everything that archives or loads
+# (`allennlp train`, `predict`, `evaluate`, `Predictor.from_path`, `from_archive`) binds the replacements, since
+# they are set before the module is first imported by anyone.
+
+
+def _repair_self_contained_archives(module: types.ModuleType) -> None:
+    if getattr(module.load_archive, "__luke_allennlp_compat__", False):
+        return
+    original_load = module.load_archive
+
+    def archive_model(*args: Any, **kwargs: Any) -> str:
+        from luke_allennlp import archival
+
+        return archival.archive_model(*args, **kwargs)
+
+    def load_archive(*args: Any, **kwargs: Any) -> Any:
+        from luke_allennlp import archival
+
+        return archival.load_archive(original_load, *args, **kwargs)
+
+    _replace(module, "archive_model", archive_model)
+    _replace(module, "load_archive", load_archive)
+
+
+
+
+def _repair_archives(module: types.ModuleType) -> None:
+    _repair_extraction(module)  # 7
+    _repair_self_contained_archives(module)  # 9
+
+
+_MODULE_REPAIRS["allennlp.models.archival"] = (None, _repair_archives)
 
 
 # --- the import hook --------------------------------------------------------------------------------

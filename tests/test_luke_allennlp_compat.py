@@ -171,3 +171,122 @@ def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, 
     assert "Recovering from prior training" in result.stderr
     states = list(out.glob("training_state_e*.th"))
     assert states and max(torch.load(path)["epochs_completed"] for path in states) == 10
+
+
+def test_hub_name_offline_fails_fast_with_one_line(tmp_path):
+    """Repair 7: a hub name with HF_HUB_OFFLINE=1 stops `allennlp train` at once, with one line and no traceback."""
+    import time
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "MODEL_NAME": "studio-ousia/luke-base",
+           "TRAIN_DATA_PATH": str(tmp_path / "train.txt"), "VALIDATION_DATA_PATH": str(tmp_path / "dev.txt")}  # fmt: skip
+    started = time.monotonic()
+    result = subprocess.run(
+        [str(ALLENNLP), "train", "configs/relation_classification/semeval.jsonnet", "-s", str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if " - INFO - " not in line]
+    assert errors == [
+        "allennlp: error: 'studio-ousia/luke-base' is not a local directory, is not in the Hugging Face cache, and "
+        "the hub cannot be reached (HF_HUB_OFFLINE=1): pass the path of a downloaded checkpoint directory instead, "
+        "or go online"
+    ], result.stderr[-3000:]
+    # No retries: the time is the command's start-up (~15 s on a loaded machine), not 30 s more of them.
+    assert "Retrying" not in result.stderr and elapsed < 120
+
+
+def test_user_error_is_found_in_the_exception_chain():
+    from luke_allennlp.modeling.loading import HubUnavailableError
+
+    try:
+        try:
+            raise HubUnavailableError("the message")
+        except OSError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert str(luke_allennlp_compat.user_error(outer)) == "the message"
+    assert luke_allennlp_compat.user_error(ValueError("not for the user")) is None
+
+
+FAKE_HUB = '''
+"""Stands in for huggingface_hub.HfApi in `allennlp push-to-hf` (no network): records the calls and the upload."""
+import json, os, shutil, sys
+import allennlp.common.push_to_hf  # noqa: F401  (allennlp.common's attribute of that name is the function)
+
+RECORD = os.environ["FAKE_HUB_RECORD"]
+
+
+class FakeHfApi:
+    def __init__(self, token=None):
+        self.token = token
+
+    def _record(self, call, **kwargs):
+        calls = json.load(open(RECORD)) if os.path.exists(RECORD) else []
+        calls.append({"call": call, **kwargs})
+        json.dump(calls, open(RECORD, "w"))
+
+    def file_exists(self, repo_id, filename, **kwargs):
+        self._record("file_exists", repo_id=repo_id, filename=filename)
+        return False
+
+    def create_repo(self, repo_id, **kwargs):
+        self._record("create_repo", repo_id=repo_id, **kwargs)
+        return "https://huggingface.co/" + repo_id
+
+    def upload_folder(self, *, repo_id, folder_path, **kwargs):
+        shutil.copytree(folder_path, RECORD + ".upload")
+        self._record("upload_folder", repo_id=repo_id, **kwargs)
+
+
+sys.modules["allennlp.common.push_to_hf"].HfApi = FakeHfApi
+'''
+
+
+def test_push_to_hf_uploads_with_the_current_hub_api(tmp_path):
+    """Repair 3: `allennlp push-to-hf` creates the repository and uploads the allow-listed files in one commit."""
+    run = tmp_path / "run"
+    (run / "vocabulary").mkdir(parents=True)
+    (run / "vocabulary" / "labels.txt").write_text("pos\nneg\n")
+    (run / "config.json").write_text(json.dumps({"model": {"type": "basic_classifier"}}))
+    (run / "best.th").write_bytes(b"weights")
+    (run / "metrics.json").write_text("{}")
+    (run / "training_state_e1.th").write_bytes(b"not uploaded")
+    (tmp_path / "fake_hub.py").write_text(FAKE_HUB)
+    record = tmp_path / "calls.json"
+    env = {**os.environ, "FAKE_HUB_RECORD": str(record),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    run_allennlp("push-to-hf", "-n", "tiny", "-o", "someone", "-s", str(run), "-c", "First model",
+                 "--include-package", "fake_hub", env=env)  # fmt: skip
+    calls = json.loads(record.read_text())
+    assert calls == [
+        {"call": "file_exists", "repo_id": "someone/tiny", "filename": "README.md"},
+        {"call": "create_repo", "repo_id": "someone/tiny", "private": False, "exist_ok": True},
+        {"call": "upload_folder", "repo_id": "someone/tiny", "commit_message": "First model"},
+    ]
+    uploaded = Path(str(record) + ".upload")
+    assert sorted(p.relative_to(uploaded).as_posix() for p in uploaded.rglob("*")) == [
+        "README.md", "config.json", "metrics.json", "vocabulary", "vocabulary/labels.txt", "weights.th",
+    ]  # fmt: skip
+    assert (uploaded / "weights.th").read_bytes() == b"weights"  # best.th, as allennlp names it on the hub
+    assert "allennlp" in (uploaded / "README.md").read_text()  # allennlp's model-card template
+
+    # An archive: its bundled files (luke_allennlp.archival) go up with it, so that the upload loads elsewhere.
+    import tarfile
+
+    (run / "bundled" / "0-base").mkdir(parents=True)
+    (run / "bundled" / "0-base" / "tokenizer.json").write_text("{}")
+    (run / "bundled" / "manifest.json").write_text(json.dumps({"paths": {"model.model_name": "bundled/0-base"}}))
+    (run / "weights.th").write_bytes(b"archived weights")
+    with tarfile.open(tmp_path / "model.tar.gz", "w:gz") as archive:
+        for name in ("config.json", "weights.th", "vocabulary", "bundled"):
+            archive.add(run / name, arcname=name)
+    record.unlink()
+    shutil.rmtree(uploaded)
+    run_allennlp("push-to-hf", "-n", "tiny", "-a", str(tmp_path / "model.tar.gz"), "--include-package", "fake_hub", env=env)
+    assert [call["repo_id"] for call in json.loads(record.read_text())] == ["tiny"] * 3
+    assert sorted(p.relative_to(uploaded).as_posix() for p in uploaded.rglob("*")) == [
+        "README.md", "bundled", "bundled/0-base", "bundled/0-base/tokenizer.json", "bundled/manifest.json",
+        "config.json", "vocabulary", "vocabulary/labels.txt", "weights.th",
+    ]  # fmt: skip
+    assert (uploaded / "weights.th").read_bytes() == b"archived weights"

@@ -12,11 +12,11 @@
 {
   batch_size:: 2048,  // sequences per optimizer step, across devices and accumulated micro-batches
 
-  // Parameters the original recipe freezes in stage 1 (those initialised from RoBERTa): word embeddings,
-  // transformer layers, pooler and MLM head. What stays trainable is `luke.entity_embeddings.*` (the new
-  // entity table, its projection, position/token-type embeddings and layer norm) and `entity_predictions.*`.
-  // Not anchored: in distributed training the names start with DistributedDataParallel's `module.`.
-  word_side:: ['pretraining\\.luke\\.(embeddings|encoder|pooler)\\.', 'pretraining\\.lm_head\\.'],
+  // Stage 1 (freeze_word_side) freezes what the original recipe initialises from RoBERTa: word embeddings,
+  // transformer layers, pooler and MLM head, each where the checkpoint gives weights for it (the model's
+  // `freeze_checkpoint_weights`: an MLM head the checkpoint lacks is randomly initialised, so it is trained). What
+  // stays trainable is `luke.entity_embeddings.*` (the new entity table, its projection, position/token-type
+  // embeddings and layer norm), `entity_predictions.*` and those missing parameters.
 
   // model: a `model` block (see `model` below, or `{type: 'from_archive', ...}`); steps: optimizer steps;
   // freeze_word_side: stage 1. cuda_devices: one process per entry; [-1, -1] runs two processes on the CPU.
@@ -37,7 +37,7 @@
       },
       train_data_path: corpus,
       vocabulary: { type: 'empty' },  // words and entities are ids from the corpus
-      model: model,
+      model: model + (if freeze_word_side then { freeze_checkpoint_weights: true } else {}),
       data_loader: {
         batch_size: batch_size_per_device,
         batches_per_epoch: steps_per_epoch * accumulation,
@@ -56,11 +56,8 @@
           betas: [0.9, 0.999],
           eps: 1e-6,
           weight_decay: 0.01,
-          parameter_groups:
-            (if freeze_word_side then [[$.word_side, { requires_grad: false }]] else []) +
-            // No weight decay on biases and layer norms (of what is trained: the groups may not overlap).
-            [[[(if freeze_word_side then 'pretraining\\.(luke\\.entity_embeddings|entity_predictions)\\..*' else '')
-               + '(bias|LayerNorm\\.weight|layer_norm\\.weight)$'], { weight_decay: 0.0 }]],
+          // No weight decay on biases and layer norms. Frozen parameters never reach the optimizer.
+          parameter_groups: [[['(bias|LayerNorm\\.weight|layer_norm\\.weight)$'], { weight_decay: 0.0 }]],
         },
         learning_rate_scheduler: { type: 'linear_with_warmup', warmup_steps: 2500 },
         num_epochs: std.ceil(steps / steps_per_epoch),
@@ -69,11 +66,8 @@
         // (BERT's dense -> gelu -> layer norm; the check cannot see the functional gelu between them).
         run_confidence_checks: false,
       },
-      distributed: { cuda_devices: cuda_devices } + (
-        // The optimizer freezes the word side after DistributedDataParallel has registered every parameter,
-        // which then must be told that some get no gradient (their buckets are still all-reduced, as zeros).
-        if freeze_word_side then { ddp_accelerator: { type: 'torch', find_unused_parameters: true } } else {}
-      ),
+      // Frozen parameters are frozen when the model is built, before DistributedDataParallel registers the others.
+      distributed: { cuda_devices: cuda_devices },
     },
 
   // The `luke_pretraining` model, starting from `model_name` (RoBERTa/BERT, or LUKE to continue pretraining);

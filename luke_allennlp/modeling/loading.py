@@ -7,6 +7,7 @@ Sources, from a local directory or a Hugging Face Hub name (hub names need a net
   table, entity position and token-type embeddings and layer norm copied from the word side, and the three
   entity-aware query matrices initialised from the word query matrix.
 """
+import functools
 import json
 import logging
 import os
@@ -29,6 +30,16 @@ SHARED_CONFIG_KEYS = (
 )  # fmt: skip
 
 
+class HubUnavailableError(OSError):
+    """
+    A Hugging Face Hub name that cannot be resolved here: not a local directory, not in the local cache, and
+    the hub cannot be reached (offline mode, or no network). Its message is one line that says what to do;
+    the `allennlp` command prints it without a traceback (`luke_allennlp_compat`, repair 8).
+    """
+
+    user_error = True  # what the `allennlp` command prints as one line
+
+
 def checkpoint_file(name_or_path: str, filename: str) -> Optional[str]:
     """The local path of `filename` in a checkpoint directory or hub repository, or None if it has none."""
     if os.path.isdir(name_or_path):
@@ -37,9 +48,23 @@ def checkpoint_file(name_or_path: str, filename: str) -> Optional[str]:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.utils import EntryNotFoundError, LocalEntryNotFoundError
 
+    try:  # the local cache first: no network needed for what was downloaded before
+        return hf_hub_download(name_or_path, filename, local_files_only=True)
+    except LocalEntryNotFoundError:  # not cached (a subclass of EntryNotFoundError)
+        pass
+    except EntryNotFoundError:  # cached as absent from the repository
+        return None
+    except Exception:  # noqa: BLE001  (e.g. a malformed name: the online call below names it)
+        pass
+    unreachable = _hub_unreachable()
+    if unreachable is not None:
+        raise HubUnavailableError(
+            f"{name_or_path!r} is not a local directory, is not in the Hugging Face cache, and the hub cannot be "
+            f"reached ({unreachable}): pass the path of a downloaded checkpoint directory instead, or go online"
+        )
     try:
         return hf_hub_download(name_or_path, filename)
-    except LocalEntryNotFoundError as e:  # offline and not cached (a subclass of EntryNotFoundError)
+    except LocalEntryNotFoundError as e:  # the connection failed midway
         error: Exception = e
     except EntryNotFoundError:  # the repository exists but lacks this file
         return None
@@ -49,6 +74,28 @@ def checkpoint_file(name_or_path: str, filename: str) -> Optional[str]:
         f"{name_or_path!r} is not a local directory and could not be fetched from the Hugging Face Hub "
         f"({type(error).__name__}: {error}). Without a network, pass the path of a downloaded checkpoint."
     ) from error
+
+
+@functools.lru_cache(maxsize=None)
+def _hub_unreachable() -> Optional[str]:
+    """
+    Why the hub cannot be reached (offline mode, or a failed connection), or None. One request without
+    retries, once per process: huggingface_hub retries a failed connection for about 30 s on every file.
+    """
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return "HF_HUB_OFFLINE=1"
+    from huggingface_hub.utils import get_session
+
+    try:  # any answer, even an HTTP error, means the hub is reachable; only a failed connection raises
+        get_session().head(constants.ENDPOINT, timeout=HUB_PROBE_TIMEOUT)
+    except Exception as e:  # noqa: BLE001  (httpx or requests, by huggingface_hub version)
+        return f"no network: {type(e).__name__}: {e}"
+    return None
+
+
+HUB_PROBE_TIMEOUT = 10.0  # seconds
 
 
 def read_config(name_or_path: str) -> Dict[str, Any]:
@@ -173,6 +220,8 @@ def load_encoder(
         raise ValueError(
             f"{name_or_path}: model_type {model_type!r} is neither 'luke' nor one of {WORD_ENCODER_TYPES}"
         )
+    if not load_weights:
+        model.missing_from_checkpoint = [name for name, _ in model.named_parameters()]
     return model
 
 
@@ -244,6 +293,7 @@ def _load_checked(model: LukeEncoder, state: Dict[str, torch.Tensor], source: st
     missing = sorted(k for k in own if k not in state)
     if any(not k.startswith("pooler.") for k in missing):
         raise ValueError(f"{source}: the checkpoint lacks {missing}")
+    model.missing_from_checkpoint = missing
     if missing:
         logger.warning("%s has no pooler weights: the pooler is randomly initialised", source)
     model.load_state_dict({k: v for k, v in state.items() if k in own}, strict=False)

@@ -10,7 +10,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
@@ -163,9 +163,12 @@ class LukeForPretraining(nn.Module):
 
         luke = LukeEncoder.from_pretrained(name_or_path, load_weights=load_weights, **kwargs)
         model = cls(luke.config, luke)
+        heads = [name for name, _ in model.named_parameters() if not name.startswith("luke.")]
         if load_weights:
             model_type = read_config(name_or_path).get("model_type")
-            _load_heads(model, read_state_dict(name_or_path), model_type, name_or_path)
+            heads = _load_heads(model, read_state_dict(name_or_path), model_type, name_or_path)
+        # What the checkpoint had no weights for (randomly initialised): stage 1 of pretraining trains it.
+        model.missing_from_checkpoint = ["luke." + name for name in getattr(luke, "missing_from_checkpoint", [])] + heads
         return model
 
     def save_pretrained(self, directory: str) -> None:
@@ -194,7 +197,8 @@ HEAD_PREFIXES = {
 }  # fmt: skip
 
 
-def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model_type: str, source: str) -> None:
+def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model_type: str, source: str) -> List[str]:
+    """Loads the heads the checkpoint has; returns the names of the head parameters it lacks."""
     from luke_allennlp.modeling.loading import _rename_legacy
 
     state = {_rename_legacy(k): v for k, v in state.items()}
@@ -212,3 +216,4 @@ def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model
     if missing:
         logger.warning("%s has no weights for %s: they are randomly initialised", source, missing)
     model.load_state_dict({k: v for k, v in heads.items() if k in own}, strict=False)
+    return missing

@@ -1,3 +1,4 @@
+import logging
 from typing import Any, Dict, Optional
 
 import torch
@@ -11,6 +12,12 @@ from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 from luke_allennlp.models.luke_task_model import ReportsMetrics
 from luke_allennlp.modules.encoder_loading import EncoderLoading
 from luke_allennlp.training.metrics import MaskedPrediction
+
+logger = logging.getLogger(__name__)
+
+# The parameters `freeze_checkpoint_weights` freezes where the checkpoint gives them (LukeForPretraining's names).
+# (The pooler, which pretraining does not use, is always frozen: see LukeForPretraining.)
+WORD_SIDE = ("luke.embeddings.", "luke.encoder.", "lm_head.")
 
 
 @Model.register("luke_pretraining")
@@ -40,6 +47,12 @@ class LukePretraining(ReportsMetrics, Model):
     entity_vocab : `str`, optional (default = `None`)
         A corpus directory (its metadata gives the entity vocabulary) or an entity vocabulary file: the size of
         a new entity table. Give this or `entity_vocab_size` when `model_name` is RoBERTa or BERT.
+    freeze_checkpoint_weights : `bool`, optional (default = `False`)
+        Stage 1 of the paper's recipe (Appendix A): the word side that `model_name` gives weights for (word
+        embeddings, transformer layers, MLM head) is frozen; the entity side, the entity head, and any
+        word-side parameter the checkpoint has no weights for (e.g. the MLM head of a checkpoint saved without
+        it, randomly initialised) are trained. Both lists are logged. With `load_weights: false` nothing comes
+        from the checkpoint, so nothing is frozen.
     compile : `bool`, optional (default = `False`)
         Run the encoder under `torch.compile` (in place; parameter names are unchanged).
     """
@@ -54,6 +67,7 @@ class LukePretraining(ReportsMetrics, Model):
         use_entity_aware_attention: Optional[bool] = None,
         load_weights: bool = True,
         gradient_checkpointing: bool = False,
+        freeze_checkpoint_weights: bool = False,
         compile: bool = False,
         config_overrides: Optional[Dict[str, Any]] = None,
         **kwargs,
@@ -73,11 +87,31 @@ class LukePretraining(ReportsMetrics, Model):
                 f"{model_name} has no entity side: give entity_vocab (e.g. the corpus) or entity_vocab_size"
             )
         self.pretraining = loading.load(LukeForPretraining)
+        if freeze_checkpoint_weights and load_weights:  # without weights from the checkpoint there is nothing to freeze
+            self._freeze_checkpoint_weights(model_name)
         if compile:
             self.pretraining.luke.compile()
         self.masked_lm_metric = MaskedPrediction()
         self.masked_entity_metric = MaskedPrediction()
         self.metric = {"masked_lm": self.masked_lm_metric, "masked_entity": self.masked_entity_metric}
+
+    def _freeze_checkpoint_weights(self, model_name: str) -> None:
+        missing = set(self.pretraining.missing_from_checkpoint)
+        frozen, untrained = [], []
+        for name, param in self.pretraining.named_parameters():
+            if name.startswith(WORD_SIDE):
+                if name in missing:
+                    untrained.append(name)
+                else:
+                    param.requires_grad = False
+                    frozen.append(name)
+        logger.info("freezing the %d word-side parameters %s gives weights for", len(frozen), model_name)
+        if untrained:
+            logger.warning(
+                "%s has no weights for %s: they are randomly initialised, so they are trained with the entity side",
+                model_name,
+                untrained,
+            )
 
     def forward(  # type: ignore[override]
         self,

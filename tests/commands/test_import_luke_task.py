@@ -165,5 +165,5 @@ def test_errors_name_the_problem(relation_checkpoint, tmp_path):
     (broken / "config.json").write_text(json.dumps({**config, "id2label": {"0": "LABEL_0", "1": "LABEL_1"}}))
     with pytest.raises(ValueError, match="names no labels"):
         import_luke_task(str(broken), str(tmp_path / "y"))
-    with pytest.raises(OSError, match="not a local directory and could not be fetched from the Hugging Face Hub"):
+    with pytest.raises(OSError, match="is not a local directory, is not in the Hugging Face cache"):
         import_luke_task("studio-ousia/luke-large-finetuned-conll-2003", str(tmp_path / "z"))

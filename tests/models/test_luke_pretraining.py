@@ -91,3 +91,49 @@ def test_needs_the_entity_vocabulary_of_a_new_entity_side(tiny_roberta_mlm_dir, 
         LukePretraining(
             Vocabulary.empty(), str(tiny_roberta_mlm_dir), entity_vocab=str(pretraining_corpus), entity_vocab_size=7
         )
+
+
+def test_stage1_trains_what_the_checkpoint_has_no_weights_for(tiny_roberta_dir, tiny_roberta_mlm_dir, pretraining_corpus, caplog):
+    """Stage 1 freezes the word side the checkpoint gives; an MLM head it lacks (RobertaModel) is trained."""
+    from allennlp.data import Vocabulary
+
+    from luke_allennlp.models import LukePretraining
+
+    def trainable(model_dir):
+        model = LukePretraining(Vocabulary.empty(), str(model_dir), entity_vocab=str(pretraining_corpus),
+                                freeze_checkpoint_weights=True)  # fmt: skip
+        return {name for name, p in model.pretraining.named_parameters() if p.requires_grad}
+
+    entity_side = {"luke.entity_embeddings.entity_embeddings.weight", "entity_predictions.bias", "entity_predictions.transform.dense.weight"}
+    head = {"lm_head.dense.weight", "lm_head.dense.bias", "lm_head.layer_norm.weight", "lm_head.layer_norm.bias", "lm_head.bias"}
+    with_head = trainable(tiny_roberta_mlm_dir)
+    assert entity_side <= with_head and not head & with_head  # RobertaForMaskedLM's head is frozen
+    assert not any(n.startswith(("luke.embeddings.", "luke.encoder.")) for n in with_head)
+    caplog.clear()
+    without_head = trainable(tiny_roberta_dir)
+    assert entity_side | head <= without_head  # RobertaModel has none: trained, not left random
+    assert not any(n.startswith(("luke.embeddings.", "luke.encoder.")) for n in without_head)
+    assert "has no weights for" in caplog.text and "lm_head.dense.weight" in caplog.text
+    # Rebuilt from an archive (load_weights false), nothing comes from the checkpoint: nothing is frozen but the
+    # pooler, which pretraining does not use.
+    model = LukePretraining(Vocabulary.empty(), str(tiny_roberta_dir), entity_vocab=str(pretraining_corpus),
+                            freeze_checkpoint_weights=True, load_weights=False)  # fmt: skip
+    assert [n for n, p in model.pretraining.named_parameters() if not p.requires_grad] == [
+        "luke.pooler.dense.weight", "luke.pooler.dense.bias"
+    ]  # fmt: skip
+
+
+def test_stage1_from_a_checkpoint_without_mlm_head_learns_masked_words(tiny_roberta_dir, pretraining_corpus, tmp_path, monkeypatch):
+    from allennlp.commands.train import train_model_from_file
+
+    set_env(monkeypatch, tiny_roberta_dir, pretraining_corpus)
+    overrides = {**TINY, "trainer.optimizer.lr": 1e-2, "trainer.num_epochs": 2}
+    stage1 = REPO_ROOT / "configs" / "pretraining" / "luke_base_stage1.jsonnet"
+    train_model_from_file(str(stage1), str(tmp_path / "run"), overrides=json.dumps(overrides))
+    first = torch.load(tmp_path / "run" / "model_state_e1_b0.th", weights_only=True)
+    last = torch.load(tmp_path / "run" / "model_state_e2_b0.th", weights_only=True)
+    # The MLM head, random here, learns (the optimizer froze it before: masked-LM accuracy stayed 0.0); RoBERTa's
+    # layers stay as they were.
+    assert not torch.equal(first["pretraining.lm_head.dense.weight"], last["pretraining.lm_head.dense.weight"])
+    assert torch.equal(first["pretraining.luke.encoder.layer.0.attention.self.query.weight"],
+                       last["pretraining.luke.encoder.layer.0.attention.self.query.weight"])  # fmt: skip
