@@ -5,13 +5,18 @@ its parser):
 - `build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump;
 - `build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus;
 - `build-mention-dictionary DUMP OUT`: the names linked on each page, for SQuAD's entity inputs;
+- `build-tiny-checkpoint OUT_DIR --tokenizer DIR`: a randomly initialised checkpoint for smoke runs;
 - `export-luke ARCHIVE OUT_DIR`: a `luke_pretraining` archive as a transformers LUKE checkpoint.
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON.
 """
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
 from luke_allennlp.commands.build_mention_dictionary import BuildMentionDictionary
 from luke_allennlp.commands.build_pretraining_corpus import BuildPretrainingCorpus
+from luke_allennlp.commands.build_tiny_checkpoint import BuildTinyCheckpoint
 from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.squad_predictions import SquadPredictions
 
-__all__ = ["BuildEntityVocab", "BuildMentionDictionary", "BuildPretrainingCorpus", "ExportLuke", "SquadPredictions"]
+__all__ = [
+    "BuildEntityVocab", "BuildMentionDictionary", "BuildPretrainingCorpus", "BuildTinyCheckpoint", "ExportLuke",
+    "SquadPredictions",
+]  # fmt: skip
