@@ -1,3 +1,5 @@
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +20,10 @@ def test_build_entity_vocab_command(tmp_path):
     result = run("build-entity-vocab", str(dump), str(tmp_path / "vocab.tsv"), "--vocab-size", "5", "--num-workers", "1")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "vocab.tsv").read_text() == "[PAD]\t0\n[UNK]\t0\n[MASK]\t0\nChina\t3\nCandle\t2\n"
-    assert '"links_to_missing_pages": 4' in result.stdout and "wrote 5 entities" in result.stdout
+    # A short table on the screen, the whole summary in a file beside the vocabulary
+    assert re.search(r"links to pages not in the dump +4\n", result.stdout) and "wrote 5 entities" in result.stdout
+    assert json.loads((tmp_path / "vocab.summary.json").read_text())["links_to_missing_pages"] == 4
+    assert f"the full summary to {tmp_path / 'vocab.summary.json'}" in result.stdout
     assert list(EntityVocab.from_file(tmp_path / "vocab.tsv"))[3:] == ["China", "Candle"]
 
 
