@@ -135,7 +135,7 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     print(f"LUKE checkpoint:   {model_dir}")
     print(f"trained model:     {run / 'model.tar.gz'}")
     print(f"dev metrics:       {metrics}  (span F1 {scores['f1']:.3f}, precision {scores['precision']:.3f}, recall {scores['recall']:.3f})")
-    print(f"dev predictions:   {predictions}  (one JSON line per sentence: words, gold_tags, predicted_tags)")
+    print(f"dev predictions:   {predictions}  (one JSON line per sentence: words, tags, gold_tags, entities)")
     print(f"raw prediction:    {predicted}")
     print(predicted.read_text().strip())
 
