@@ -151,7 +151,10 @@ def train_from_scratch(config: str, model_dir: Path, train: Path, dev: Path, out
 
     from allennlp.commands.train import train_model_from_file
 
-    import data_readers  # noqa: F401  (registers the readers the configs use)
+    try:  # registers the readers the configs use: the repository's folder, or the installed package
+        import data_readers  # noqa: F401
+    except ImportError:
+        import luke_allennlp_readers  # noqa: F401
 
     os.environ.update(MODEL_NAME=str(model_dir), TRAIN_DATA_PATH=str(train), VALIDATION_DATA_PATH=str(dev))
     overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": epochs, "data_loader.batch_sampler.batch_size": batch_size,
