@@ -6,22 +6,23 @@ import time
 _START = time.perf_counter()
 
 
+def ratio(reference: float, value: float, smaller: str, larger: str, same: str) -> str:
+    """`value` against `reference` as a ratio >= 1 followed by the direction's word (`same` within 0.5%)."""
+    if abs(value - reference) <= 0.005 * reference:
+        return same
+    if value < reference:
+        return f"{reference / value:.2f}x {smaller}"
+    return f"{value / reference:.2f}x {larger}"
+
+
 def speed(reference_seconds: float, seconds: float) -> str:
-    """`seconds` against `reference_seconds`: "1.42x faster", "1.03x slower" or "as fast" (within 0.5%)."""
-    if abs(seconds - reference_seconds) <= 0.005 * reference_seconds:
-        return "as fast"
-    if seconds < reference_seconds:
-        return f"{reference_seconds / seconds:.2f}x faster"
-    return f"{seconds / reference_seconds:.2f}x slower"
+    """"1.42x faster", "1.03x slower" or "as fast"."""
+    return ratio(reference_seconds, seconds, "faster", "slower", "as fast")
 
 
 def memory(reference_bytes: float, used_bytes: float) -> str:
-    """`used_bytes` against `reference_bytes`: "1.80x less memory", "1.10x more memory" or "as much memory"."""
-    if abs(used_bytes - reference_bytes) <= 0.005 * reference_bytes:
-        return "as much memory"
-    if used_bytes < reference_bytes:
-        return f"{reference_bytes / used_bytes:.2f}x less memory"
-    return f"{used_bytes / reference_bytes:.2f}x more memory"
+    """"1.80x less memory", "1.10x more memory" or "as much memory"."""
+    return ratio(reference_bytes, used_bytes, "less memory", "more memory", "as much memory")
 
 
 def progress(message: str) -> None:
