@@ -229,8 +229,8 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     print(f"LUKE checkpoint:   {shown_path(str(model_dir))}")
     print(f"trained model:     {shown_path(str(run / 'model.tar.gz'))}")
     print(f"dev metrics:       {shown_path(str(metrics))}")
-    print(f"dev predictions:   {predictions}  (one JSON line per sentence: words, tags, gold_tags, entities)")
-    print(f"raw prediction:    {predicted}")
+    print(f"dev predictions:   {shown_path(str(predictions))}  (one JSON line per sentence: words, tags, gold_tags, entities)")
+    print(f"raw prediction:    {shown_path(str(predicted))}")
     print(predicted.read_text().strip())
 
 
