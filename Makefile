@@ -41,6 +41,10 @@ format: install
 bench: install
 	$(PY) benchmarks/encoder_speed.py
 
+# Offline, a few minutes: pretrain a tiny LUKE on the project's sample dump, then fine-tune it for NER (README).
+demo: install
+	$(PY) demo/pretraining_demo.py
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 

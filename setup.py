@@ -1,8 +1,12 @@
-"""Packaging lives in setup.cfg; this file only ships `luke_allennlp_compat.pth` (see that module)."""
+"""
+Packaging lives in setup.cfg; this file ships `luke_allennlp_compat.pth` (see that module) and installs the
+repository's `data_readers/` folder as the package `luke_allennlp_readers`: a generic top-level name such as
+`data_readers` could be another distribution's too, and pip would let one overwrite the other's files.
+"""
 import os
 import sys
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -18,4 +22,9 @@ class BuildPyWithPth(build_py):
             f.write(PTH_LINE)
 
 
-setup(cmdclass={"build_py": BuildPyWithPth})
+READERS = "luke_allennlp_readers"
+setup(
+    cmdclass={"build_py": BuildPyWithPth},
+    packages=find_packages(include=["luke_allennlp", "luke_allennlp.*"]) + [READERS],
+    package_dir={READERS: "data_readers"},
+)

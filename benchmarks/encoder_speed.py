@@ -21,6 +21,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from luke_allennlp.modeling import LukeConfig, LukeEncoder  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wording import memory, progress, speed  # noqa: E402
+
 
 def build_models(args, device):
     import transformers
@@ -87,6 +90,7 @@ def measure(models, inputs, repeats, warmup, autocast_dtype):
     for model in models:
         model.train()
     for i in range(warmup + repeats):
+        progress(f"{'warm-up' if i < warmup else 'timed'} step {i + 1} of {warmup + repeats} ({len(models)} models)")
         for j, model in enumerate(models):
             model.zero_grad(set_to_none=True)
             if on_gpu:
@@ -166,6 +170,7 @@ def main():
           + (f" ({torch.cuda.get_device_name(device)})" if on_gpu else f" ({torch.get_num_threads()} threads)"))  # fmt: skip
     print(f"{args.layers} layers, hidden {args.hidden}, {args.heads} heads, entity vocab {args.entity_vocab_size}, dropout {args.dropout}; "
           f"batch {args.batch} x ({args.words} words + {args.entities} entities); median of {repeats} after {warmup} warm-up")  # fmt: skip
+    progress(f"building both models (an entity table of {args.entity_vocab_size:,} rows)")
     reference, ours = build_models(args, device)
     inputs = make_inputs(args, device)
     print(f"max |ours - transformers| on this input (fp32, eval): {check_equal(reference, ours, inputs):.2e}")
@@ -176,19 +181,21 @@ def main():
     modes = [("fp32", None)] + ([("bf16 autocast", torch.bfloat16)] if on_gpu else [])
     rows = []
     for mode, dtype in modes:
+        progress(f"timing {mode}: {', '.join(name for name, _ in variants)}, steps alternating")
         medians, all_times, peaks = measure([m for _, m in variants], inputs, repeats, warmup, dtype)
         if not on_gpu:
+            progress("CPU memory of one step of each model, each in a fresh process")
             peaks = [cpu_memory_in_subprocess("reference"), cpu_memory_in_subprocess("ours")] + [None] * (len(variants) - 2)
         for (name, _), median, times, peak in zip(variants, medians, all_times, peaks):
             print(f"[{mode}] {name} steps (s): {' '.join(f'{t:.4f}' for t in times)}")
             rows.append((mode, name, median, peak))
 
     mib = lambda b: "n/a" if b is None else f"{b / 2**20:,.0f} MiB"  # noqa: E731
-    print(f"\n{'mode':<14} | {'model':<24} | {'median step':>11} | {'peak step memory':>16} | speed-up, memory vs transformers eager")
+    print(f"\n{'mode':<14} | {'model':<24} | {'median step':>11} | {'peak step memory':>16} | against transformers eager")
     for mode, name, median, peak in rows:
         base_time, base_peak = next((m, p) for md, n, m, p in rows if md == mode and n == variants[0][0])
-        memory = "" if not (peak and base_peak) else f", {peak / base_peak:.2f}x memory"
-        print(f"{mode:<14} | {name:<24} | {median * 1000:8.1f} ms | {mib(peak):>16} | {base_time / median:.2f}x faster{memory}")
+        compared = speed(base_time, median) + ("" if not (peak and base_peak) else f", {memory(base_peak, peak)}")
+        print(f"{mode:<14} | {name:<24} | {median * 1000:8.1f} ms | {mib(peak):>16} | {compared}")
 
 
 if __name__ == "__main__":

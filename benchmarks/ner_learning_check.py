@@ -10,16 +10,14 @@ import argparse
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from data_readers.luke_conll2003 import LukeConll2003Reader  # noqa: E402
-from luke_allennlp.data.tags import tags_to_spans  # noqa: E402
+from luke_allennlp.evaluation.ner_baselines import dictionary_baseline  # noqa: E402
 from luke_allennlp.testing import SMALL, shared_data_dir, train_from_scratch, write_tiny_checkpoint  # noqa: E402
-from luke_allennlp.training.metrics import SpanF1  # noqa: E402
 
 
 def first_documents(source: Path, count: int, target: Path) -> Path:
@@ -29,29 +27,8 @@ def first_documents(source: Path, count: int, target: Path) -> Path:
     return target
 
 
-def dictionary_baseline(train: Path, dev: Path, reader: LukeConll2003Reader) -> float:
-    types = defaultdict(Counter)
-    for doc in reader.read_documents(str(train)):
-        for s in doc:
-            for (a, b), kind in tags_to_spans(s.tags).items():
-                types[tuple(s.words[a:b])][kind] += 1
-    lexicon = {name: kinds.most_common(1)[0][0] for name, kinds in types.items()}
-    longest = max(map(len, lexicon))
-    metric = SpanF1()
-    for doc in reader.read_documents(str(dev)):
-        for s in doc:
-            predicted, i = {}, 0
-            while i < len(s.words):
-                for length in range(min(longest, len(s.words) - i), 0, -1):
-                    kind = lexicon.get(tuple(s.words[i : i + length]))
-                    if kind:
-                        predicted[(i, i + length)] = kind
-                        i += length
-                        break
-                else:
-                    i += 1
-            metric([predicted], [tags_to_spans(s.tags)])
-    return metric.get_metric()["f1"]
+def sentences(path: Path, reader: LukeConll2003Reader):
+    return [(s.words, s.tags) for doc in reader.read_documents(str(path)) for s in doc]
 
 
 def main() -> None:
@@ -67,9 +44,9 @@ def main() -> None:
     model_dir = write_tiny_checkpoint(work / "small-luke", "luke", **SMALL)
     start = time.time()
     metrics = train_from_scratch("configs/ner/conll2003.jsonnet", model_dir, train, dev, work / "run", args.epochs, 16)
-    baseline = dictionary_baseline(train, dev, LukeConll2003Reader(str(model_dir)))
-    sentences = sum(len(d) for d in LukeConll2003Reader(str(model_dir)).read_documents(str(train)))
-    print(f"\ntrain: first {args.train_docs} documents of eng.train ({sentences} sentences); dev: first {args.dev_docs} of eng.testa")
+    reader = LukeConll2003Reader(str(model_dir))
+    baseline = dictionary_baseline(sentences(train, reader), sentences(dev, reader))["f1"]
+    print(f"\ntrain: first {args.train_docs} documents of eng.train ({len(sentences(train, reader))} sentences); dev: first {args.dev_docs} of eng.testa")
     print(f"small LUKE from scratch (hidden 128, 2 layers), {args.epochs} epochs, {time.time() - start:.0f} s")
     print(f"dev span F1: model {metrics['best_validation_f1']:.3f} (precision {metrics['best_validation_precision']:.3f}, "
           f"recall {metrics['best_validation_recall']:.3f}); dictionary baseline {baseline:.3f}; trivial baseline 0.000")  # fmt: skip

@@ -25,6 +25,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from luke_allennlp.modeling import LukeConfig, LukeForPretraining  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wording import progress, speed  # noqa: E402
+
 VOCAB_SIZE, MASK_ID, ENTITY_MASK_ID = 50265, 50264, 2
 # Dense peaks in TFLOP/s by GPU name and precision (fp32 = no TF32).
 PEAKS = {"H100": {"bf16": 989.0, "fp32": 67.0}, "H200": {"bf16": 989.0, "fp32": 67.0},
@@ -205,19 +208,20 @@ def main():
     tokens = args.batch * (args.words + args.entities)
     rows = []
     for mode, dtype in modes:
+        progress(f"timing {mode}: {', '.join(name for name, _ in variants)}, steps alternating")
         medians, all_times = measure([m for _, m in variants], optimizers, inputs, args.repeats, args.warmup, dtype)
         for (name, _), median, times in zip(variants, medians, all_times):
             # Ratio to transformers' step of the same round: steadier than the medians on a shared machine.
             ratios = statistics.median(a / b for a, b in zip(all_times[0], times))
-            print(f"[{mode}] {name} steps (s): {' '.join(f'{t:.4f}' for t in times)}; median per-round speed-up {ratios:.2f}x")
+            print(f"[{mode}] {name} steps (s): {' '.join(f'{t:.4f}' for t in times)}; median per round: {speed(1.0, 1.0 / ratios)}")
             rows.append((mode, name, median))
 
-    print(f"\n{'precision':<9} | {'model':<28} | {'median step':>11} | {'tokens/s':>9} | {'MFU':>6} | speed-up vs transformers eager")
+    print(f"\n{'precision':<9} | {'model':<28} | {'median step':>11} | {'tokens/s':>9} | {'MFU':>6} | against transformers eager")
     for mode, name, median in rows:
         base = next(m for md, n, m in rows if md == mode and n == variants[0][0])
         peak = peak_tflops(args, device, mode)
         mfu = f"{needed / median / (peak * 1e12):6.1%}" if peak else "   n/a"
-        print(f"{mode:<9} | {name:<28} | {median * 1000:8.1f} ms | {tokens / median:9,.0f} | {mfu} | {base / median:.2f}x")
+        print(f"{mode:<9} | {name:<28} | {median * 1000:8.1f} ms | {tokens / median:9,.0f} | {mfu} | {speed(base, median)}")
     if on_gpu:
         print(f"MFU: {needed / 1e12:.3f} TFLOP per step / time / peak "
               + ", ".join(f"{m}: {peak_tflops(args, device, m) or 'unknown'} TFLOP/s" for m, _ in modes))  # fmt: skip

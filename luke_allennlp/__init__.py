@@ -5,7 +5,8 @@ LUKE as an AllenNLP plugin.
 importing this package registers its components: models, the `luke` embedder, predictors, metrics, the
 learning-rate schedule, the subcommands. The dataset readers live in the top-level package `data_readers`,
 which depends on this one and not the reverse: `import data_readers` registers them and, through this
-package, everything else (`.allennlp_plugins` lists both for the `allennlp` command).
+package, everything else (`.allennlp_plugins` lists both for the `allennlp` command). Installed, that folder is
+the package `luke_allennlp_readers` (setup.py), so that no generic top-level name lands in site-packages.
 """
 
 import importlib.util

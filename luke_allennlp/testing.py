@@ -4,6 +4,7 @@ Tiny, randomly initialised checkpoints built offline from a config, for tests, s
 Each directory holds `config.json`, weights and the RoBERTa tokenizer files, so it works as `model_name` for
 `LukeEncoder.from_pretrained`, the `luke` embedder and allennlp's `pretrained_transformer` components.
 """
+import json
 import os
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
@@ -15,6 +16,8 @@ TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermed
 # The small LUKE of the learning checks (benchmarks/*_learning_check.py): trained from scratch on real data.
 SMALL = dict(hidden_size=128, entity_emb_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
              entity_vocab_size=4)  # fmt: skip
+# The paper's base size (LUKE-base, RoBERTa-base), for a randomly initialised checkpoint of the real shape.
+BASE = dict(hidden_size=768, entity_emb_size=256, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
 
 
 def shared_data_dir() -> Path:
@@ -38,22 +41,55 @@ def save_roberta_tokenizer(directory: Union[str, os.PathLike]) -> None:
 
 
 def write_tiny_checkpoint(
-    directory: Union[str, os.PathLike], kind: str = "luke", seed: int = 0, **config: Any
+    directory: Union[str, os.PathLike],
+    kind: str = "luke",
+    seed: int = 0,
+    tokenizer: Optional[Union[str, os.PathLike]] = None,
+    entity_vocab: Optional[Union[str, os.PathLike]] = None,
+    **config: Any,
 ) -> Path:
     """
     Writes a tiny random checkpoint of `kind` "luke" (`LukeEncoder.save_pretrained`), "roberta" or "bert"
-    (`transformers` models) with the RoBERTa tokenizer, or "xlnet" (`XLNetModel`) with a small sentencepiece
-    tokenizer trained in the call (see `save_xlnet_tokenizer`). `config` overrides the tiny sizes.
+    (`transformers` models) with the RoBERTa tokenizer of the shared data, or the fast tokenizer of the
+    directory `tokenizer` (whose size then sets the word vocabulary), or "xlnet" (`XLNetModel`) with a small
+    sentencepiece tokenizer trained in the call (see `save_xlnet_tokenizer`). For "luke", `entity_vocab` (an
+    entity vocabulary file, `EntityVocab.from_file`) sets the entity table's size and is saved as
+    `entity_vocab.json`. `config` overrides the tiny sizes (e.g. `**BASE`).
     """
+    if kind != "luke" and entity_vocab is not None:
+        raise ValueError(f"an entity vocabulary is for a LUKE checkpoint, not a {kind} one")
+    if kind == "xlnet" and tokenizer is not None:
+        raise ValueError("an xlnet checkpoint gets its own sentencepiece tokenizer, not --tokenizer")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
+    word_tokenizer = None
+    if tokenizer is not None:
+        from luke_allennlp.data.tokenization import load_fast_tokenizer
+
+        if (Path(tokenizer) / "tokenizer_config.json").exists() or (Path(tokenizer) / "tokenizer.json").exists():
+            word_tokenizer = load_fast_tokenizer(str(tokenizer))
+        else:  # bare BPE files (vocab.json, merges.txt), as the shared data's roberta-base
+            from transformers import RobertaTokenizerFast
+
+            word_tokenizer = RobertaTokenizerFast.from_pretrained(str(tokenizer))
+        # The largest id, not len(): a vocabulary may have gaps (RoBERTa's vocab.json has 50,262 entries, ids to 50,264).
+        vocab_size = max(word_tokenizer.get_vocab().values()) + 1
+        config = {"vocab_size": vocab_size, "pad_token_id": word_tokenizer.pad_token_id, **config}
     sizes = {**TINY, "vocab_size": ROBERTA_VOCAB_SIZE, **config}
     if kind == "luke":
         from luke_allennlp.modeling import LukeConfig, LukeEncoder
 
+        vocab = None
+        if entity_vocab is not None:
+            from luke_allennlp.data.entity_vocab import EntityVocab
+
+            vocab = EntityVocab.from_file(entity_vocab)
+            sizes["entity_vocab_size"] = len(vocab)
         sizes = {"entity_vocab_size": 40, "entity_emb_size": 16, "max_position_embeddings": 514,
                  "type_vocab_size": 1, "layer_norm_eps": 1e-5, **sizes}  # fmt: skip
+        if vocab is not None:
+            (directory / "entity_vocab.json").write_text(json.dumps(vocab.to_transformers_json(), ensure_ascii=False))
         LukeEncoder(LukeConfig(**sizes)).save_pretrained(str(directory))
     elif kind == "roberta":
         from transformers import RobertaConfig, RobertaModel
@@ -62,7 +98,7 @@ def write_tiny_checkpoint(
     elif kind == "bert":
         from transformers import BertConfig, BertModel
 
-        BertModel(BertConfig(max_position_embeddings=512, pad_token_id=1, **sizes)).save_pretrained(directory)
+        BertModel(BertConfig(**{"max_position_embeddings": 512, "pad_token_id": 1, **sizes})).save_pretrained(directory)
     elif kind == "xlnet":
         from transformers import XLNetConfig, XLNetModel
 
@@ -73,7 +109,10 @@ def write_tiny_checkpoint(
         return directory
     else:
         raise ValueError(f"kind must be luke, roberta, bert or xlnet, not {kind!r}")
-    save_roberta_tokenizer(directory)
+    if word_tokenizer is not None:
+        word_tokenizer.save_pretrained(str(directory))
+    else:
+        save_roberta_tokenizer(directory)
     return directory
 
 
@@ -103,7 +142,6 @@ def save_xlnet_tokenizer(directory: Union[str, os.PathLike], vocab_size: int = 2
     XLNet's special pieces at XLNet's ids (`<unk>` 0, `<s>` 1, `</s>` 2, `<cls>` 3, `<sep>` 4, `<pad>` 5,
     `<mask>` 6, `<eod>` 7, `<eop>` 8), and saves it as an `XLNetTokenizerFast`. Returns its vocabulary size.
     """
-    import json
     import tempfile
 
     import sentencepiece as spm
@@ -130,11 +168,13 @@ def train_from_scratch(config: str, model_dir: Path, train: Path, dev: Path, out
     settings that suit a small model without pretraining: a larger learning rate, 10% warm-up, 128-subword
     inputs. Returns the run's metrics.
     """
-    import json
 
     from allennlp.commands.train import train_model_from_file
 
-    import data_readers  # noqa: F401  (registers the readers the configs use)
+    try:  # registers the readers the configs use: the repository's folder, or the installed package
+        import data_readers  # noqa: F401
+    except ImportError:
+        import luke_allennlp_readers  # noqa: F401
 
     os.environ.update(MODEL_NAME=str(model_dir), TRAIN_DATA_PATH=str(train), VALIDATION_DATA_PATH=str(dev))
     overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": epochs, "data_loader.batch_sampler.batch_size": batch_size,

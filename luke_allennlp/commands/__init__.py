@@ -5,6 +5,7 @@ its parser):
 - `build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump;
 - `build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus;
 - `build-mention-dictionary DUMP OUT`: the names linked on each page, for SQuAD's entity inputs;
+- `build-tiny-checkpoint OUT_DIR --tokenizer DIR`: a randomly initialised checkpoint for smoke runs;
 - `export-luke ARCHIVE OUT_DIR`: a `luke_pretraining` or fine-tuned task archive as a transformers LUKE checkpoint;
 - `import-luke-task CHECKPOINT OUT_DIR`: a transformers LUKE task checkpoint as an AllenNLP archive;
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON.
@@ -12,9 +13,12 @@ its parser):
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
 from luke_allennlp.commands.build_mention_dictionary import BuildMentionDictionary
 from luke_allennlp.commands.build_pretraining_corpus import BuildPretrainingCorpus
+from luke_allennlp.commands.build_tiny_checkpoint import BuildTinyCheckpoint
 from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.import_luke_task import ImportLukeTask
 from luke_allennlp.commands.squad_predictions import SquadPredictions
 
-__all__ = ["BuildEntityVocab", "BuildMentionDictionary", "BuildPretrainingCorpus", "ExportLuke", "ImportLukeTask",
-           "SquadPredictions"]
+__all__ = [
+    "BuildEntityVocab", "BuildMentionDictionary", "BuildPretrainingCorpus", "BuildTinyCheckpoint", "ExportLuke",
+    "ImportLukeTask", "SquadPredictions",
+]  # fmt: skip

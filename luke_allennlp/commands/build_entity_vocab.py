@@ -4,7 +4,7 @@ import json
 
 from allennlp.commands.subcommand import Subcommand
 
-from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input
+from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, print_table
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 
@@ -45,5 +45,26 @@ def _run(args: argparse.Namespace) -> None:
         links_in=args.links_in,
     )  # fmt: skip
     vocab.save(args.output)
-    print(json.dumps(summary, indent=2, ensure_ascii=False))
-    print(f"wrote {len(vocab)} entities to {args.output}")
+    summary_path = summary_file(args.output)
+    with open(summary_path, "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2, ensure_ascii=False)
+    pages, links = summary["pages"], summary["links"]
+    top = ", ".join(f"{title} ({count})" for title, count in summary["top_entities"][:5])
+    print_table([
+        ("pages read (articles, redirects)", f"{pages['pages']:,} ({pages['article_pages']:,}, {pages['redirect_pages']:,})"),
+        ("links to articles", summary["links_to_articles"]),
+        ("links to pages not in the dump", summary["links_to_missing_pages"]),
+        ("entities (with [PAD], [UNK], [MASK])", len(vocab)),
+        ("cut by --vocab-size / --min-count", f"{summary['entities_over_vocab_size']:,} / {summary['entities_below_min_count']:,}"),
+        ("most linked", top or "-"),
+    ])  # fmt: skip
+    if not args.include_missing_pages and links and summary["links_to_missing_pages"] > links / 2:
+        print(f"note: {summary['links_to_missing_pages'] / links:.0%} of the links point to pages this dump lacks (a sample "
+              "dump?): --include-missing-pages counts them as entities")  # fmt: skip
+    print(f"wrote {len(vocab):,} entities to {args.output}; the full summary to {summary_path}")
+
+
+def summary_file(output: str) -> str:
+    """`entity_vocab.jsonl` -> `entity_vocab.summary.json`."""
+    stem, _, _ = output.rpartition(".")
+    return f"{stem}.summary.json"

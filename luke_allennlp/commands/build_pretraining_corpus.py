@@ -1,10 +1,10 @@
 """`allennlp build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus."""
 import argparse
-import json
+import os
 
 from allennlp.commands.subcommand import Subcommand
 
-from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input
+from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, print_table
 from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
 
 
@@ -53,5 +53,6 @@ def _run(args: argparse.Namespace) -> None:
         args.dump, args.tokenizer, args.entity_vocab, args.output_dir, options, num_workers=args.num_workers,
         max_pages=args.max_pages,
     )  # fmt: skip
-    print(json.dumps({key: metadata[key] for key in ("pages", "sequences", "words", "entities", "skipped")}, indent=2))
-    print(f"wrote the corpus to {args.output_dir}")
+    skipped = [(f"skipped: {name.replace('_', ' ')}", count) for name, count in metadata["skipped"].items() if count]
+    print_table([(name, metadata[name]) for name in ("pages", "sequences", "words", "entities")] + skipped)
+    print(f"wrote the corpus to {args.output_dir}; the full summary to {os.path.join(args.output_dir, 'metadata.json')}")

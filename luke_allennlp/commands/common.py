@@ -3,7 +3,7 @@ import argparse
 import functools
 import logging
 import sys
-from typing import Callable
+from typing import Any, Callable, Sequence, Tuple
 
 from luke_allennlp.wikipedia.dump import DumpError
 from luke_allennlp.wikipedia.parallel import default_num_workers
@@ -33,3 +33,10 @@ def exit_on_bad_input(name: str, function: Callable[[argparse.Namespace], None])
             sys.exit(f"allennlp {name}: error: {error}")
 
     return run
+
+
+def print_table(rows: Sequence[Tuple[str, Any]]) -> None:
+    """A two-column summary for people (numbers with thousands separators); the full JSON goes to a file."""
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"  {name:<{width}}  {value:>12,}" if isinstance(value, int) else f"  {name:<{width}}  {value}")

@@ -4,7 +4,7 @@ exactly our former hand-written reading on every sentence of CoNLL-2003 (20,744 
 as shipped and converted to IOB2) and on random ill-formed sequences.
 """
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from allennlp.data.dataset_readers.dataset_utils.span_utils import bio_tags_to_spans, iob1_tags_to_spans
 
@@ -31,3 +31,9 @@ def spans_to_iob2(spans: Dict[Span, str], length: int) -> List[str]:
         for i in range(start + 1, end):
             tags[i] = f"I-{kind}"
     return tags
+
+
+def entity_output(words: List[str], start: int, end: int, kind: str, score: float) -> Dict[str, Any]:
+    """An entity as the NER models' output gives it: word indices (`end` exclusive), its words (`text`, joined by
+    single spaces), its type and `score`."""
+    return {"start": start, "end": end, "text": " ".join(words[start:end]), "type": kind, "score": score}

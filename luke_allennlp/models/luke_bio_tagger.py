@@ -10,7 +10,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import sequence_cross_entropy_with_logits
 
-from luke_allennlp.data.tags import spans_to_iob2, tags_to_spans
+from luke_allennlp.data.tags import entity_output, spans_to_iob2, tags_to_spans
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SpanF1
 
@@ -122,13 +122,13 @@ class LukeBioTagger(LukeTaskModel):
         return [[self.tags[i] for i in path] for path in paths]
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """Per sentence, as `luke_span_ner`: `words`, `tags` (IOB2), `entities` (score: the mean probability of
-        the span's tags) and, with gold labels, `gold_tags` and `predicted_tags`."""
+        """Per sentence, as `luke_span_ner`: `words`, `tags` (IOB2, predicted), `entities` ({start, end, text,
+        type, score: the mean probability of the span's tags}) and, with gold labels, `gold_tags`."""
         probabilities = F.softmax(output_dict["logits"].detach().float(), dim=-1)
         result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": []}
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
-            result.update(gold_tags=[], predicted_tags=[])
+            result["gold_tags"] = []
         for b, tags in enumerate(self._decode(output_dict["logits"], output_dict["mask"])):
             words = output_dict["words"][b]
             tags = tags + ["O"] * (len(words) - len(tags))  # words cut by max_seq_length
@@ -137,10 +137,9 @@ class LukeBioTagger(LukeTaskModel):
             for (start, end), kind in sorted(spans.items()):
                 ids = [self.tag_index[tags[i]] for i in range(start, end)]
                 score = float(probabilities[b, torch.arange(start, end), ids].mean())
-                entities.append({"start": start, "end": end, "type": kind, "score": score})
+                entities.append(entity_output(words, start, end, kind, score))
             result["tags"].append(tags)
             result["entities"].append(entities)
             if with_gold:
                 result["gold_tags"].append(spans_to_iob2(output_dict["gold_spans"][b], len(words)))
-                result["predicted_tags"].append(tags)
         return result

@@ -8,7 +8,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.data.tags import spans_to_iob2
+from luke_allennlp.data.tags import entity_output, spans_to_iob2
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, mention_features
 from luke_allennlp.training.metrics import SpanF1
@@ -148,20 +148,20 @@ class LukeSpanNer(LukeTaskModel):
         return decode_spans(spans.numpy(), logits, self.labels, self.outside)
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """Per sentence: `words`, `tags` (IOB2), `entities` ({start, end (exclusive), type, score}) and, with gold
-        labels, `gold_tags` and `predicted_tags`."""
+        """Per sentence: `words`, `tags` (IOB2, predicted), `entities` ({start, end (exclusive), text, type, score:
+        the softmax probability of the type over the types and `O` for that span}) and, with gold labels,
+        `gold_tags`."""
         result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": []}
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
-            result.update(gold_tags=[], predicted_tags=[])
+            result["gold_tags"] = []
         for logits, spans, words, gold in zip(
             output_dict["span_logits"], output_dict["spans"], output_dict["words"], output_dict["gold_spans"]
         ):
             chosen = self._decode(logits, spans)
             tags = spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, len(words))
             result["tags"].append(tags)
-            result["entities"].append([{"start": s, "end": e, "type": k, "score": p} for s, e, k, p in chosen])
+            result["entities"].append([entity_output(words, s, e, k, p) for s, e, k, p in chosen])
             if with_gold:
                 result["gold_tags"].append(spans_to_iob2(gold, len(words)))
-                result["predicted_tags"].append(tags)
         return result

@@ -23,8 +23,9 @@ class LukeSpanNerPredictor(LukePredictor):
 
     Input: `{"sentence": "raw text"}` or `{"words": [...]}` (a list of strings), optionally with document
     context `"left_context"` / `"right_context"` (lists of sentences, each a string or a list of words) and `"id"`.
-    Output: `words`, `tags` (IOB2) and `entities`: `[{"start", "end", "type", "score"}]` with word indices,
-    `end` exclusive.
+    Output: `words`, `tags` (IOB2) and `entities`: `[{"start", "end", "text", "type", "score"}]` with word indices,
+    `end` exclusive, `text` the entity's words joined by spaces, `score` the model's probability of the type for
+    the span.
     """
 
     output_keys = ("words", "tags", "entities")

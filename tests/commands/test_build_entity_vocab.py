@@ -1,3 +1,5 @@
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +21,12 @@ def test_build_entity_vocab_command(tmp_path):
                  "--links-in", "page")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "vocab.tsv").read_text() == "[PAD]\t0\n[UNK]\t0\n[MASK]\t0\nChina\t3\nCandle\t2\n"
-    # (the infobox's link, counted with --links-in page, is a fifth to a missing page)
-    assert '"links_in": "page"' in result.stdout and '"links_to_missing_pages": 5' in result.stdout
-    assert "wrote 5 entities" in result.stdout
+    # A short table on the screen, the whole summary in a file beside the vocabulary (the infobox's link, counted
+    # with --links-in page, is a fifth to a missing page)
+    assert re.search(r"links to pages not in the dump +5\n", result.stdout) and "wrote 5 entities" in result.stdout
+    summary = json.loads((tmp_path / "vocab.summary.json").read_text())
+    assert summary["links_to_missing_pages"] == 5 and summary["links_in"] == "page"
+    assert f"the full summary to {tmp_path / 'vocab.summary.json'}" in result.stdout
     assert list(EntityVocab.from_file(tmp_path / "vocab.tsv"))[3:] == ["China", "Candle"]
 
 

@@ -28,4 +28,4 @@ def test_evaluate_writes_one_line_per_sentence(tiny_luke_dir, conll_slice, tmp_p
     for row, sentence in zip(rows, sentences):
         assert row["words"] == sentence.words
         assert tags_to_spans(row["gold_tags"], "iob2") == tags_to_spans(sentence.tags, "iob1")  # IOB2 of the gold
-        assert len(row["predicted_tags"]) == len(row["words"])
+        assert len(row["tags"]) == len(row["words"]) and "predicted_tags" not in row  # `tags` are the predicted ones

@@ -55,7 +55,8 @@ def test_predicts_raw_sentences_and_words(predictor):
     assert result["words"] == ["Peter", "Blackburn", "visited", "Brussels", "."]
     assert len(result["tags"]) == 5 and all(t == "O" or t[:2] in ("B-", "I-") for t in result["tags"])
     for entity in result["entities"]:
-        assert set(entity) == {"start", "end", "type", "score"} and 0 < entity["score"] <= 1
+        assert set(entity) == {"start", "end", "text", "type", "score"} and 0 < entity["score"] <= 1
+        assert entity["text"] == " ".join(result["words"][entity["start"] : entity["end"]])
         assert result["tags"][entity["start"]] == "B-" + entity["type"]
     with_context = predictor.predict_json(
         {"words": ["Brussels", "again"], "left_context": ["Peter went home ."], "right_context": [["Bye"]]}

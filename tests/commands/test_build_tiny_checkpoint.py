@@ -1,0 +1,44 @@
+import json
+import sys
+
+import pytest
+import torch
+from allennlp.commands import main
+
+from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.modeling import LukeEncoder
+
+
+def run_command(*args, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["allennlp", *args])
+    main(prog="allennlp")
+
+
+def test_luke_checkpoint_from_the_roberta_tokenizer_and_an_entity_vocabulary(shared_data, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "tiny"
+    vocab = shared_data / "entity_vocab" / "enwiki_20181220_entvocab_100.tsv"
+    run_command("build-tiny-checkpoint", str(out), "--tokenizer", str(shared_data / "tokenizers" / "roberta-base"),
+                "--entity-vocab", str(vocab), monkeypatch=monkeypatch)  # fmt: skip
+    assert f"MODEL_NAME={out}" in capsys.readouterr().out
+    config = json.loads((out / "config.json").read_text())
+    # RoBERTa's vocab.json has 50,262 entries with ids up to 50,264 (<mask>): the table must reach it.
+    assert config["vocab_size"] == 50265 and config["pad_token_id"] == 1
+    assert config["entity_vocab_size"] == 103 and config["hidden_size"] == 32 and config["num_hidden_layers"] == 2
+    entity_vocab = json.loads((out / "entity_vocab.json").read_text())
+    assert len(entity_vocab) == 103 and entity_vocab["[MASK]"] == 2
+
+    tokenizer = load_fast_tokenizer(str(out))
+    ids = tokenizer("Hello world")["input_ids"]
+    assert ids == [0, 20920, 232, 2] and tokenizer.mask_token_id == 50264  # roberta-base's ids (with a prefix space)
+    luke = LukeEncoder.from_pretrained(str(out)).eval()
+    output = luke(torch.tensor([ids]), torch.ones(1, len(ids), dtype=torch.long))
+    assert output.last_hidden_state.shape == (1, 4, 32)
+
+
+def test_refuses_a_non_empty_directory_and_a_missing_tokenizer(tmp_path, monkeypatch):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "x").write_text("")
+    with pytest.raises(SystemExit, match="is not empty"):
+        run_command("build-tiny-checkpoint", str(tmp_path / "out"), "--tokenizer", str(tmp_path), monkeypatch=monkeypatch)
+    with pytest.raises(SystemExit, match="not a tokenizer directory"):
+        run_command("build-tiny-checkpoint", str(tmp_path / "new"), "--tokenizer", str(tmp_path / "missing"), monkeypatch=monkeypatch)
