@@ -51,6 +51,7 @@ run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_c
 into site-packages, calls `install()` at interpreter start-up so the real `allennlp` command is repaired
 before it imports anything; importing `luke_allennlp` calls it too.
 """
+
 import functools
 import importlib.abc
 import importlib.machinery
@@ -115,7 +116,9 @@ class _PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, root: str, reason: str):
         self.root, self.reason = root, reason
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname == self.root or fullname.startswith(self.root + "."):
             return importlib.util.spec_from_loader(fullname, self, is_package=True)
         return None
@@ -145,7 +148,9 @@ def _replace_if_unimportable(name: str, needed_for: str) -> None:
         return
     parts = name.split(".")
     # The first of `google`, `google.cloud`, `google.cloud.storage` that does not import stands for the rest.
-    root = next(".".join(parts[:i]) for i in range(1, len(parts) + 1) if i == len(parts) or _importable(".".join(parts[:i])))
+    root = next(
+        ".".join(parts[:i]) for i in range(1, len(parts) + 1) if i == len(parts) or _importable(".".join(parts[:i]))
+    )
     for loaded in [n for n in sys.modules if n == root or n.startswith(root + ".")]:
         del sys.modules[loaded]
     sys.meta_path.insert(0, _PlaceholderFinder(root, f"{name} could not be imported ({failure}). Only {needed_for}."))
@@ -372,7 +377,9 @@ def _encode_plus(self: Any, text: Any, text_pair: Any = None, **kwargs: Any) -> 
     return self(text, text_pair, **kwargs)
 
 
-def _build_inputs_with_special_tokens(self: Any, token_ids_0: List[int], token_ids_1: Optional[List[int]] = None) -> List[int]:
+def _build_inputs_with_special_tokens(
+    self: Any, token_ids_0: List[int], token_ids_1: Optional[List[int]] = None
+) -> List[int]:
     """transformers 4's `build_inputs_with_special_tokens`: the ids with the tokenizer's special tokens around them."""
     template, _ = special_tokens_template(self, pair=token_ids_1 is not None)
     content = {-1: list(token_ids_0), -2: list(token_ids_1 or [])}
@@ -382,7 +389,10 @@ def _build_inputs_with_special_tokens(self: Any, token_ids_0: List[int], token_i
 def _repair_tokenizer_methods() -> None:
     from transformers import PreTrainedTokenizerBase
 
-    for name, method in (("encode_plus", _encode_plus), ("build_inputs_with_special_tokens", _build_inputs_with_special_tokens)):
+    for name, method in (
+        ("encode_plus", _encode_plus),
+        ("build_inputs_with_special_tokens", _build_inputs_with_special_tokens),
+    ):
         if not hasattr(PreTrainedTokenizerBase, name):
             setattr(PreTrainedTokenizerBase, name, method)
 
@@ -595,7 +605,9 @@ def _repair_extraction(module: types.ModuleType) -> None:
                 module.logger.info(f"removing temporary unarchived model dir at {tempdir}")
                 shutil.rmtree(tempdir, ignore_errors=True)
 
-    extracted_archive.__doc__ = "allennlp's `extracted_archive`, extracting with `luke_allennlp_compat.extract_archive`."
+    extracted_archive.__doc__ = (
+        "allennlp's `extracted_archive`, extracting with `luke_allennlp_compat.extract_archive`."
+    )
     extracted_archive.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
     module.extracted_archive = extracted_archive
     # Any other extraction in the process (allennlp.tools.archive_surgery) gets the `data` filter by default, as
@@ -755,8 +767,6 @@ def _repair_self_contained_archives(module: types.ModuleType) -> None:
     _replace(module, "load_archive", load_archive)
 
 
-
-
 def _repair_archives(module: types.ModuleType) -> None:
     _repair_extraction(module)  # 7
     _repair_self_contained_archives(module)  # 9
@@ -797,7 +807,9 @@ class _RepairingLoader(importlib.abc.Loader):
 
 
 class _AllennlpHook(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname == "allennlp":
             repair_dependencies()
         if fullname not in _MODULE_REPAIRS:

@@ -3,6 +3,7 @@ Packaging lives in setup.cfg; this file ships `luke_allennlp_compat.pth` (see th
 repository's `data_readers/` folder as the package `luke_allennlp_readers`: a generic top-level name such as
 `data_readers` could be another distribution's too, and pip would let one overwrite the other's files.
 """
+
 import os
 import sys
 

@@ -9,6 +9,7 @@ vocabulary is built from the same dump first (`include_missing_pages`: the short
 
     python benchmarks/corpus_speed.py [--dump PATH] [--workers 1 2] [--sentence-splitter rules|spacy]
 """
+
 import argparse
 import statistics
 import sys
@@ -69,7 +70,9 @@ def main() -> None:
         for repeat in range(args.repeats):
             out = work / f"corpus-{workers}-{repeat}"
             start = time.perf_counter()
-            metadata = build_pretraining_corpus(dump, str(work / "tokenizer"), work / "vocab.jsonl", out, options, workers)
+            metadata = build_pretraining_corpus(
+                dump, str(work / "tokenizer"), work / "vocab.jsonl", out, options, workers
+            )
             times.append(time.perf_counter() - start)
         seconds = statistics.median(times)
         rate = metadata["pages"] / seconds

@@ -17,6 +17,7 @@ Entity disambiguation and linking learned from the real 206-page Wikipedia dump,
 
     python benchmarks/ed_learning_check.py [--epochs 4] [--output output/ed_check]
 """
+
 import argparse
 import collections
 import json
@@ -37,7 +38,9 @@ CONFIG = "configs/entity_disambiguation/wikipedia.jsonnet"
 
 def allennlp(*args: str, env: dict) -> None:
     print("$ allennlp", " ".join(args)[:300], flush=True)
-    subprocess.run([ALLENNLP, *args], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [ALLENNLP, *args], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def split_dump(dump: Path, out: Path, every: int):
@@ -106,10 +109,14 @@ def main() -> None:
     from luke_allennlp.wikipedia.linked_documents import linked_documents
     from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 
-    train_dump, held_dump, held = split_dump(shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2", out, args.holdout)
+    train_dump, held_dump, held = split_dump(
+        shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2", out, args.holdout
+    )
     if not (args.reuse and (out / "corpus-held-out" / "metadata.json").exists()):
         save_roberta_tokenizer(out / "tokenizer")
-        allennlp("build-entity-vocab", str(train_dump), str(out / "entity_vocab.jsonl"), "--include-missing-pages", env=env)
+        allennlp(
+            "build-entity-vocab", str(train_dump), str(out / "entity_vocab.jsonl"), "--include-missing-pages", env=env
+        )
         allennlp("build-mention-dictionary", str(train_dump), str(out / "mentions.json"), "--include-missing-pages",
                  "--min-link-probability", "0", "--num-workers", "2", env=env)  # fmt: skip
         for name, dump, unknown in (("corpus-train", train_dump, "drop"), ("corpus-held-out", held_dump, "unk")):
@@ -140,15 +147,24 @@ def main() -> None:
     results = {}
     for inference in ("global", "local"):
         started_eval = time.time()
-        results[inference] = evaluate(archive, out / "corpus-held-out", out / f"eval_{inference}", env, {"model.inference": inference})
+        results[inference] = evaluate(
+            archive, out / "corpus-held-out", out / f"eval_{inference}", env, {"model.inference": inference}
+        )
         results[inference]["seconds"] = time.time() - started_eval
-    reader = LukeEntityDisambiguationReader(str(model), mention_dictionary=str(out / "mentions.json"), max_seq_length=args.max_seq_length)
-    subsets = {inference: subset_accuracy(out / f"eval_{inference}.jsonl", reader, out / "corpus-held-out") for inference in results}
+    reader = LukeEntityDisambiguationReader(
+        str(model), mention_dictionary=str(out / "mentions.json"), max_seq_length=args.max_seq_length
+    )
+    subsets = {
+        inference: subset_accuracy(out / f"eval_{inference}.jsonl", reader, out / "corpus-held-out")
+        for inference in results
+    }
 
     # End-to-end linking of the held-out articles, in the benchmarks' format.
     dictionary = MentionDictionary.from_file(out / "mentions.json")
     documents_stats = collections.Counter()
-    documents = list(linked_documents(str(held_dump), dictionary, page_ids=held, include_missing_pages=True, stats=documents_stats))
+    documents = list(
+        linked_documents(str(held_dump), dictionary, page_ids=held, include_missing_pages=True, stats=documents_stats)
+    )
     write_benchmark(documents, out / "held_out.csv")
     linking_overrides = {"model.inference": "global", "validation_dataset_reader.mention_detection": True,
                          "validation_dataset_reader.min_link_probability": args.min_link_probability}  # fmt: skip
@@ -161,16 +177,26 @@ def main() -> None:
         predicted = [(m["start"], m["end"], m["candidates"][0]) for m in meta["mentions"] if m["candidates"]]
         prior_linker([predicted], [[tuple(link) for link in meta["gold_links"]]])
 
-    metadata = {name: json.loads((out / name / "metadata.json").read_text()) for name in ("corpus-train", "corpus-held-out")}
+    metadata = {
+        name: json.loads((out / name / "metadata.json").read_text()) for name in ("corpus-train", "corpus-held-out")
+    }
     epochs = [json.loads((run / f"metrics_epoch_{e}.json").read_text()) for e in range(args.epochs)]
-    print(f"\nheld-out pages: {len(held)} of {len(held) * args.holdout} articles; entity vocabulary {len(vocab)} (training pages' links)")
+    print(
+        f"\nheld-out pages: {len(held)} of {len(held) * args.holdout} articles; entity vocabulary {len(vocab)} (training pages' links)"
+    )
     for name, m in metadata.items():
-        print(f"{name}: {m['pages']} pages, {m['sequences']} sequences of <= {args.max_seq_length} subwords, {m['entities']} entity mentions"
-              f" ({m.get('unk_entities', 0)} [UNK])")
+        print(
+            f"{name}: {m['pages']} pages, {m['sequences']} sequences of <= {args.max_seq_length} subwords, {m['entities']} entity mentions"
+            f" ({m.get('unk_entities', 0)} [UNK])"
+        )
     print("\nepoch  training loss  training acc. (masked)  held-out acc. (local)  held-out prior")
     for e, m in enumerate(epochs):
-        print(f"{e + 1:5d}  {m['training_loss']:13.3f}  {m['training_accuracy']:22.3f}  {m['validation_accuracy']:21.3f}  {m['validation_prior_accuracy']:14.3f}")
-    print("\nheld-out links (in-KB accuracy over every gold mention; no candidate / gold outside vocabulary or candidates = wrong)")
+        print(
+            f"{e + 1:5d}  {m['training_loss']:13.3f}  {m['training_accuracy']:22.3f}  {m['validation_accuracy']:21.3f}  {m['validation_prior_accuracy']:14.3f}"
+        )
+    print(
+        "\nheld-out links (in-KB accuracy over every gold mention; no candidate / gold outside vocabulary or candidates = wrong)"
+    )
     for inference, r in results.items():
         print(f"  {inference}: accuracy {r['accuracy']:.4f}, prior {r['prior_accuracy']:.4f}, candidate recall {r['candidate_recall']:.4f}, "
               f"mentions {int(r['mentions'])}, without candidates {int(r['mentions_without_candidates'])}, "
@@ -178,11 +204,17 @@ def main() -> None:
         for subset, a in subsets[inference].items():
             print(f"    {subset} ({a['mentions']} mentions): model {a['model']:.4f}, prior {a['prior']:.4f}")
     prior = prior_linker.get_metric()
-    print(f"\nend-to-end linking of the {len(documents)} held-out articles ({documents_stats['mentions']} gold links; names with "
-          f"link probability >= {args.min_link_probability}):")
-    print(f"  model (global): P {linking['linking_precision']:.4f} R {linking['linking_recall']:.4f} F1 {linking['linking_f1']:.4f}")
+    print(
+        f"\nend-to-end linking of the {len(documents)} held-out articles ({documents_stats['mentions']} gold links; names with "
+        f"link probability >= {args.min_link_probability}):"
+    )
+    print(
+        f"  model (global): P {linking['linking_precision']:.4f} R {linking['linking_recall']:.4f} F1 {linking['linking_f1']:.4f}"
+    )
     print(f"  prior (most probable candidate): P {prior['precision']:.4f} R {prior['recall']:.4f} F1 {prior['f1']:.4f}")
-    print(f"\ndata {prepared:.0f} s, training {training:.0f} s ({args.epochs} epochs), all {time.time() - started:.0f} s")
+    print(
+        f"\ndata {prepared:.0f} s, training {training:.0f} s ({args.epochs} epochs), all {time.time() - started:.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ Prints the median of several repetitions for each model and the ratio reference 
 is faster or smaller). Peak memory is what one training step allocates above the weights: the CUDA
 allocator's peak on a GPU; on the CPU (Linux), the peak resident memory of a first step in a fresh process.
 """
+
 import argparse
 import contextlib
 import statistics
@@ -64,7 +65,11 @@ def make_inputs(args, device):
 
 
 def step(model, inputs, autocast_dtype):
-    ctx = torch.autocast(inputs["input_ids"].device.type, dtype=autocast_dtype) if autocast_dtype else contextlib.nullcontext()
+    ctx = (
+        torch.autocast(inputs["input_ids"].device.type, dtype=autocast_dtype)
+        if autocast_dtype
+        else contextlib.nullcontext()
+    )
     with ctx:
         out = model(**inputs)
         loss = out.last_hidden_state.float().square().mean() + out.entity_last_hidden_state.float().square().mean()
@@ -185,13 +190,17 @@ def main():
         medians, all_times, peaks = measure([m for _, m in variants], inputs, repeats, warmup, dtype)
         if not on_gpu:
             progress("CPU memory of one step of each model, each in a fresh process")
-            peaks = [cpu_memory_in_subprocess("reference"), cpu_memory_in_subprocess("ours")] + [None] * (len(variants) - 2)
+            peaks = [cpu_memory_in_subprocess("reference"), cpu_memory_in_subprocess("ours")] + [None] * (
+                len(variants) - 2
+            )
         for (name, _), median, times, peak in zip(variants, medians, all_times, peaks):
             print(f"[{mode}] {name} steps (s): {' '.join(f'{t:.4f}' for t in times)}")
             rows.append((mode, name, median, peak))
 
     mib = lambda b: "n/a" if b is None else f"{b / 2**20:,.0f} MiB"  # noqa: E731
-    print(f"\n{'mode':<14} | {'model':<24} | {'median step':>11} | {'peak step memory':>16} | against transformers eager")
+    print(
+        f"\n{'mode':<14} | {'model':<24} | {'median step':>11} | {'peak step memory':>16} | against transformers eager"
+    )
     for mode, name, median, peak in rows:
         base_time, base_peak = next((m, p) for md, n, m, p in rows if md == mode and n == variants[0][0])
         compared = speed(base_time, median) + ("" if not (peak and base_peak) else f", {memory(base_peak, peak)}")

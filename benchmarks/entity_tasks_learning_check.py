@@ -5,6 +5,7 @@ fixed budget, against the majority-class baseline of each task.
 
     python benchmarks/entity_tasks_learning_check.py [--train-examples 2000] [--epochs 4]
 """
+
 import argparse
 import json
 import sys
@@ -36,7 +37,15 @@ def main() -> None:
     (work / "semeval_train.txt").write_text("\n".join(train_lines[: 4 * args.train_examples]) + "\n")
     (work / "semeval_dev.txt").write_text("\n".join(test_lines[: 4 * args.dev_examples]) + "\n")
     start = time.time()
-    rc = train_from_scratch("configs/relation_classification/semeval.jsonnet", model, work / "semeval_train.txt", work / "semeval_dev.txt", work / "rc", args.epochs, 32)
+    rc = train_from_scratch(
+        "configs/relation_classification/semeval.jsonnet",
+        model,
+        work / "semeval_train.txt",
+        work / "semeval_dev.txt",
+        work / "rc",
+        args.epochs,
+        32,
+    )
     rc_time = time.time() - start
     dev_labels = [line.strip() for line in test_lines[1 : 4 * args.dev_examples : 4]]
     majority = Counter(line.strip() for line in train_lines[1 : 4 * args.train_examples : 4]).most_common(1)[0][0]
@@ -49,7 +58,15 @@ def main() -> None:
     train_examples = json.loads((data / "open_entity" / "train.json").read_text())
     dev_examples = json.loads((data / "open_entity" / "dev.json").read_text())[: args.dev_examples]
     (work / "oe_dev.json").write_text(json.dumps(dev_examples))
-    et = train_from_scratch("configs/entity_typing/open_entity.jsonnet", model, data / "open_entity" / "train.json", work / "oe_dev.json", work / "et", args.epochs, 16)
+    et = train_from_scratch(
+        "configs/entity_typing/open_entity.jsonnet",
+        model,
+        data / "open_entity" / "train.json",
+        work / "oe_dev.json",
+        work / "et",
+        args.epochs,
+        16,
+    )
     et_time = time.time() - start
     top = Counter(label for e in train_examples for label in e["labels"]).most_common(1)[0][0]
     import torch
@@ -61,11 +78,15 @@ def main() -> None:
     et_baseline = MultiLabelF1()
     et_baseline(always, gold)
 
-    print(f"\nSemEval-2010 Task 8, {args.train_examples} training / {args.dev_examples} test examples, {args.epochs} epochs, {rc_time:.0f} s:")
+    print(
+        f"\nSemEval-2010 Task 8, {args.train_examples} training / {args.dev_examples} test examples, {args.epochs} epochs, {rc_time:.0f} s:"
+    )
     print(f"  small LUKE from scratch: macro-F1 {rc['best_validation_macro_f1']:.3f}, micro-F1 {rc['best_validation_f1']:.3f}; "
           f"majority class ({majority}): macro-F1 {rc_base['macro_f1']:.3f}, micro-F1 {rc_base['f1']:.3f}")  # fmt: skip
     print(f"Open Entity, 1998 training / {len(dev_examples)} dev examples, {args.epochs} epochs, {et_time:.0f} s:")
-    print(f"  small LUKE from scratch: loose micro-F1 {et['best_validation_f1']:.3f}; always '{top}': {et_baseline.get_metric()['f1']:.3f}")
+    print(
+        f"  small LUKE from scratch: loose micro-F1 {et['best_validation_f1']:.3f}; always '{top}': {et_baseline.get_metric()['f1']:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ dictionary baseline (every training entity string, tagged with its most frequent
 
     python benchmarks/ner_learning_check.py [--train-docs 120] [--dev-docs 30] [--epochs 6]
 """
+
 import argparse
 import sys
 import tempfile
@@ -46,7 +47,9 @@ def main() -> None:
     metrics = train_from_scratch("configs/ner/conll2003.jsonnet", model_dir, train, dev, work / "run", args.epochs, 16)
     reader = LukeConll2003Reader(str(model_dir))
     baseline = dictionary_baseline(sentences(train, reader), sentences(dev, reader))["f1"]
-    print(f"\ntrain: first {args.train_docs} documents of eng.train ({len(sentences(train, reader))} sentences); dev: first {args.dev_docs} of eng.testa")
+    print(
+        f"\ntrain: first {args.train_docs} documents of eng.train ({len(sentences(train, reader))} sentences); dev: first {args.dev_docs} of eng.testa"
+    )
     print(f"small LUKE from scratch (hidden 128, 2 layers), {args.epochs} epochs, {time.time() - start:.0f} s")
     print(f"dev span F1: model {metrics['best_validation_f1']:.3f} (precision {metrics['best_validation_precision']:.3f}, "
           f"recall {metrics['best_validation_recall']:.3f}); dictionary baseline {baseline:.3f}; trivial baseline 0.000")  # fmt: skip

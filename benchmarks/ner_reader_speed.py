@@ -4,6 +4,7 @@ same words with the same fast tokenizer in one batched call. Prints both and the
 
     python benchmarks/ner_reader_speed.py [--data ../shared/data/conll2003/eng.train] [--model DIR]
 """
+
 import argparse
 import statistics
 import sys
@@ -19,7 +20,9 @@ from luke_allennlp.testing import shared_data_dir, write_tiny_checkpoint  # noqa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=None)
-    parser.add_argument("--model", help="checkpoint directory whose tokenizer to use (default: RoBERTa's, from shared data)")
+    parser.add_argument(
+        "--model", help="checkpoint directory whose tokenizer to use (default: RoBERTa's, from shared data)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     data = args.data or shared_data_dir() / "conll2003" / "eng.train"

@@ -12,6 +12,7 @@ Pretraining on the real 206-page Wikipedia dump of the shared data, end to end w
 
     python benchmarks/pretraining_learning_check.py [--epochs 12] [--output output/pretraining_check]
 """
+
 import argparse
 import collections
 import json
@@ -38,7 +39,11 @@ def write_small_roberta(directory: Path) -> None:
     from transformers import RobertaConfig, RobertaForMaskedLM
 
     torch.manual_seed(0)
-    sizes = {k: v for k, v in SMALL.items() if k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")}
+    sizes = {
+        k: v
+        for k, v in SMALL.items()
+        if k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
+    }
     config = RobertaConfig(vocab_size=ROBERTA_VOCAB_SIZE, max_position_embeddings=514, type_vocab_size=1, **sizes)
     RobertaForMaskedLM(config).save_pretrained(str(directory))
     save_roberta_tokenizer(directory)
@@ -80,7 +85,15 @@ def main() -> None:
 
     write_small_roberta(out / "small-roberta")
     vocab, corpus = out / "entity_vocab.jsonl", out / "corpus"
-    allennlp("build-entity-vocab", str(dump), str(vocab), "--include-missing-pages", "--min-count", str(args.min_count), env=env)
+    allennlp(
+        "build-entity-vocab",
+        str(dump),
+        str(vocab),
+        "--include-missing-pages",
+        "--min-count",
+        str(args.min_count),
+        env=env,
+    )
     allennlp("build-pretraining-corpus", str(dump), str(out / "small-roberta"), str(vocab), str(corpus),
              "--max-seq-length", "128", "--num-workers", "2", env=env)  # fmt: skip
     train, held_out = out / "corpus-train", out / "corpus-held-out"
@@ -100,7 +113,10 @@ def main() -> None:
     lines = [json.loads(line) for line in vocab.read_text().splitlines()]
     print("\ntop entities:", ", ".join(f"{e['entities'][0][0]} ({e['count']})" for e in lines[3:13]))
     metadata = json.loads((corpus / "metadata.json").read_text())
-    print("corpus:", {k: metadata[k] for k in ("pages", "sentences", "sequences", "words", "entities", "entity_vocab_size")})
+    print(
+        "corpus:",
+        {k: metadata[k] for k in ("pages", "sentences", "sequences", "words", "entities", "entity_vocab_size")},
+    )
     counts, held_counts = entity_counts(train), entity_counts(held_out)
     top, top_count = counts.most_common(1)[0]
     print(f"held-out pages: {len(set(__import__('datasets').load_from_disk(str(held_out))['page_id']))}, "

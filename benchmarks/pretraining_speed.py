@@ -13,6 +13,7 @@ position, ours only at the masked ones. On a GPU the model FLOPs utilisation (MF
 FLOPs of a step (`step_flops`) by the time and the GPU's dense peak for the precision (e.g. H100 SXM: 989
 TFLOP/s bf16; 67 TFLOP/s fp32 without TF32, torch's default for matmuls); --peak-tflops overrides it.
 """
+
 import argparse
 import contextlib
 import statistics
@@ -165,8 +166,12 @@ def main():
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--mask-prob", type=float, default=0.15, help="share of words and of entities masked")
     parser.add_argument("--original-attention", action="store_true", help="plain attention (the pretraining configs')")
-    parser.add_argument("--precision", choices=["fp32", "bf16", "both"], default=None,
-                        help="bf16 = under bf16 autocast (default: fp32 on CPU, both on GPU)")
+    parser.add_argument(
+        "--precision",
+        choices=["fp32", "bf16", "both"],
+        default=None,
+        help="bf16 = under bf16 autocast (default: fp32 on CPU, both on GPU)",
+    )
     parser.add_argument("--optimizer", action="store_true", help="include an AdamW update in each step")
     parser.add_argument("--compile", action="store_true", help="also time both models under torch.compile")
     parser.add_argument("--repeats", type=int, default=None, help="timed steps (default: 5 on CPU, 20 on GPU)")
@@ -175,7 +180,13 @@ def main():
     args = parser.parse_args()
     device = torch.device(args.device)
     on_gpu = device.type == "cuda"
-    for name, cpu, gpu in (("batch", 2, 16), ("words", 256, 512), ("entities", 64, 128), ("repeats", 5, 20), ("warmup", 1, 5)):
+    for name, cpu, gpu in (
+        ("batch", 2, 16),
+        ("words", 256, 512),
+        ("entities", 64, 128),
+        ("repeats", 5, 20),
+        ("warmup", 1, 5),
+    ):
         if getattr(args, name) is None:
             setattr(args, name, gpu if on_gpu else cpu)
     precision = args.precision or ("both" if on_gpu else "fp32")
@@ -213,15 +224,21 @@ def main():
         for (name, _), median, times in zip(variants, medians, all_times):
             # Ratio to transformers' step of the same round: steadier than the medians on a shared machine.
             ratios = statistics.median(a / b for a, b in zip(all_times[0], times))
-            print(f"[{mode}] {name} steps (s): {' '.join(f'{t:.4f}' for t in times)}; median per round: {speed(1.0, 1.0 / ratios)}")
+            print(
+                f"[{mode}] {name} steps (s): {' '.join(f'{t:.4f}' for t in times)}; median per round: {speed(1.0, 1.0 / ratios)}"
+            )
             rows.append((mode, name, median))
 
-    print(f"\n{'precision':<9} | {'model':<28} | {'median step':>11} | {'tokens/s':>9} | {'MFU':>6} | against transformers eager")
+    print(
+        f"\n{'precision':<9} | {'model':<28} | {'median step':>11} | {'tokens/s':>9} | {'MFU':>6} | against transformers eager"
+    )
     for mode, name, median in rows:
         base = next(m for md, n, m in rows if md == mode and n == variants[0][0])
         peak = peak_tflops(args, device, mode)
         mfu = f"{needed / median / (peak * 1e12):6.1%}" if peak else "   n/a"
-        print(f"{mode:<9} | {name:<28} | {median * 1000:8.1f} ms | {tokens / median:9,.0f} | {mfu} | {speed(base, median)}")
+        print(
+            f"{mode:<9} | {name:<28} | {median * 1000:8.1f} ms | {tokens / median:9,.0f} | {mfu} | {speed(base, median)}"
+        )
     if on_gpu:
         print(f"MFU: {needed / 1e12:.3f} TFLOP per step / time / peak "
               + ", ".join(f"{m}: {peak_tflops(args, device, m) or 'unknown'} TFLOP/s" for m, _ in modes))  # fmt: skip

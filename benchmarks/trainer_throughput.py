@@ -13,6 +13,7 @@ that of its second epoch (the first pays for warm-up and compilation); an "epoch
 GPU the model FLOPs utilisation (MFU) of pretraining divides the analytic FLOPs of the steps by time and the GPU's
 dense bf16 peak. The last line prints the ratio of the trainer loop to the bare step (target >= 0.9).
 """
+
 import argparse
 import contextlib
 import json
@@ -99,16 +100,27 @@ def task_setup(task: str, paths: Dict[str, Path], args) -> Dict[str, Any]:
         return {
             "config": REPO / "configs" / "pretraining" / "luke_base.jsonnet",
             "env": {"MODEL_NAME": str(paths["roberta"]), "CORPUS": str(paths["corpus"])},
-            "overrides": {**steps, "distributed": None, "trainer.num_gradient_accumulation_steps": 1,
-                          "data_loader.batch_size": args.batch, "data_loader.num_workers": args.workers,
-                          "data_loader.max_instances_in_memory": args.batch * 16, "model.compile": args.compile},
+            "overrides": {
+                **steps,
+                "distributed": None,
+                "trainer.num_gradient_accumulation_steps": 1,
+                "data_loader.batch_size": args.batch,
+                "data_loader.num_workers": args.workers,
+                "data_loader.max_instances_in_memory": args.batch * 16,
+                "model.compile": args.compile,
+            },
         }
     eng_train = shared_data_dir() / "conll2003" / "eng.train"
     return {
         "config": REPO / "configs" / "ner" / "conll2003.jsonnet",
         "env": {"MODEL_NAME": str(paths["luke"]), "TRAIN_DATA_PATH": str(eng_train), "VALIDATION_DATA_PATH": ""},
-        "overrides": {**steps, "validation_data_path": None, "dataset_reader.max_seq_length": args.words,
-                      "data_loader.batch_sampler.batch_size": args.ner_batch, "model.embedder.compile": args.compile},
+        "overrides": {
+            **steps,
+            "validation_data_path": None,
+            "dataset_reader.max_seq_length": args.words,
+            "data_loader.batch_sampler.batch_size": args.ner_batch,
+            "model.embedder.compile": args.compile,
+        },
     }
 
 
@@ -134,7 +146,9 @@ def trainer_loop(setup: Dict[str, Any], out: Path) -> Dict[str, float]:
 def collect_batches(params: Params, vocab: Vocabulary, count: int):
     """The first `count` batches of the config's reader and data loader, and the pipeline's own speed over them."""
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    loader = DataLoader.from_params(params=params.pop("data_loader"), reader=reader, data_path=params["train_data_path"])
+    loader = DataLoader.from_params(
+        params=params.pop("data_loader"), reader=reader, data_path=params["train_data_path"]
+    )
     loader.index_with(vocab)
     batches, tokens, instances = [], 0, 0
     start = time.perf_counter()
@@ -148,7 +162,9 @@ def collect_batches(params: Params, vocab: Vocabulary, count: int):
     return batches, {"instances_per_second": instances / seconds, "tokens_per_second": tokens / seconds}
 
 
-def bare_steps(params: Params, vocab: Vocabulary, batches: List[Dict], device: torch.device, precision: str, warmup: int):
+def bare_steps(
+    params: Params, vocab: Vocabulary, batches: List[Dict], device: torch.device, precision: str, warmup: int
+):
     """The model and optimizer of the config, stepping over pre-collated batches already on the device: no data
     loading, metrics or progress bar. Returns real tokens per second after `warmup` steps."""
     model = Model.from_params(vocab=vocab, params=params.pop("model").duplicate()).to(device)
@@ -223,7 +239,9 @@ def pretraining_flops_per_token(model, words: int, entities: int, mask_prob: flo
     config = model.pretraining.config
     h, layers = config.hidden_size, config.num_hidden_layers
     queries = 2 if config.use_entity_aware_attention else 1
-    per_token = layers * (2 * h * h * (queries + 2 + 1) + 2 * 2 * h * config.intermediate_size + 2 * 2 * (words + entities) * h)
+    per_token = layers * (
+        2 * h * h * (queries + 2 + 1) + 2 * 2 * h * config.intermediate_size + 2 * 2 * (words + entities) * h
+    )
     heads = mask_prob * (words * 2 * (h * h + h * config.vocab_size)
                          + entities * 2 * (h * config.entity_emb_size + config.entity_emb_size * config.entity_vocab_size))  # fmt: skip
     return 3 * (per_token + heads / (words + entities))
@@ -239,7 +257,9 @@ def main() -> None:
     parser.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto")
     parser.add_argument("--compile", action="store_true", help="the configs' compile option (torch.compile)")
     parser.add_argument("--steps", type=int, default=None, help="steps per epoch (default: 12 on CPU, 100 on GPU)")
-    parser.add_argument("--batch", type=int, default=None, help="pretraining sequences per step (default 8 CPU, 32 GPU)")
+    parser.add_argument(
+        "--batch", type=int, default=None, help="pretraining sequences per step (default 8 CPU, 32 GPU)"
+    )
     parser.add_argument("--ner-batch", type=int, default=8, help="NER sentences per step (the config's 8)")
     parser.add_argument("--words", type=int, default=None, help="max_seq_length (default 128 on CPU, 512 on GPU)")
     parser.add_argument("--entity-vocab-size", type=int, default=None, help="default 20,000 on CPU, 500,000 on GPU")
@@ -253,7 +273,11 @@ def main() -> None:
                            ("entity_vocab_size", 20_000, 500_000)):  # fmt: skip
         if getattr(args, name) is None:
             setattr(args, name, gpu if on_gpu else cpu)
-    precision = args.precision if args.precision != "auto" else ("bf16" if on_gpu and torch.cuda.is_bf16_supported() else "fp32")
+    precision = (
+        args.precision
+        if args.precision != "auto"
+        else ("bf16" if on_gpu and torch.cuda.is_bf16_supported() else "fp32")
+    )
     prepare_environment(Params({}))
     import transformers
 
@@ -278,7 +302,9 @@ def main() -> None:
                    "padding": loop.get("training_padding_fraction")}  # fmt: skip
             if task == "pretraining" and on_gpu:
                 peak = next((p for k, p in BF16_PEAK_TFLOPS.items() if k in torch.cuda.get_device_name(device)), None)
-                entities = sum(int(b["entity_attention_mask"].sum()) for b in batches) / sum(len(b["word_ids"]) for b in batches)
+                entities = sum(int(b["entity_attention_mask"].sum()) for b in batches) / sum(
+                    len(b["word_ids"]) for b in batches
+                )
                 flops = pretraining_flops_per_token(model, args.words, entities)
                 row["mfu"] = loop["training_tokens_per_second"] * flops / (peak * 1e12) if peak else None
             if task == "ner":
@@ -296,7 +322,9 @@ def main() -> None:
         print(f"{task:<11} | {row['loop']:12,.0f} | {row['bare']:10,.0f} | {row['loop'] / row['bare']:9.2f} | "
               f"{row['pipeline']['tokens_per_second']:10,.0f} | {row['pipeline']['tokens_per_second'] / row['bare']:14.1f} | "
               f"{row['padding'] if row['padding'] is not None else float('nan'):7.1%} | {other}")  # fmt: skip
-    speeds = ", ".join(f"{task}: {row['pipeline']['instances_per_second']:,.0f} instances/s" for task, row in results.items())
+    speeds = ", ".join(
+        f"{task}: {row['pipeline']['instances_per_second']:,.0f} instances/s" for task, row in results.items()
+    )
     print(f"(tokens/s: real words + entities; pipeline: reader + data loader + collation alone, {speeds})")
     ratios = ", ".join(f"{task} {row['loop'] / row['bare']:.2f}x" for task, row in results.items())
     print(f"trainer loop / bare step: {ratios}")

@@ -1,5 +1,6 @@
 """How the benchmarks word a comparison: a ratio always >= 1 with the direction in words ("1.03x slower", never
 "0.97x faster"), and progress lines printed as the work happens."""
+
 import sys
 import time
 
@@ -16,12 +17,12 @@ def ratio(reference: float, value: float, smaller: str, larger: str, same: str) 
 
 
 def speed(reference_seconds: float, seconds: float) -> str:
-    """"1.42x faster", "1.03x slower" or "as fast"."""
+    """ "1.42x faster", "1.03x slower" or "as fast"."""
     return ratio(reference_seconds, seconds, "faster", "slower", "as fast")
 
 
 def memory(reference_bytes: float, used_bytes: float) -> str:
-    """"1.80x less memory", "1.10x more memory" or "as much memory"."""
+    """ "1.80x less memory", "1.10x more memory" or "as much memory"."""
     return ratio(reference_bytes, used_bytes, "less memory", "more memory", "as much memory")
 
 

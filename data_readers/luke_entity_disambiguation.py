@@ -131,7 +131,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         path = cached_path(file_path)
         if os.path.isdir(path):
             if self.mention_detection:
-                raise ValueError(f"{file_path}: mention_detection needs text (a benchmark file); a corpus has subwords only")
+                raise ValueError(
+                    f"{file_path}: mention_detection needs text (a benchmark file); a corpus has subwords only"
+                )
             yield from self._read_corpus(path)
         else:
             file_stats: Counter = collections.Counter()
@@ -150,7 +152,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         # (a LUKE checkpoint's vocabulary is RoBERTa's plus <ent> and <ent2>: a corpus tokenised with RoBERTa's fits)
         model_vocab = self.tokenizer.get_vocab()
         if any(model_vocab.get(token) != i for token, i in corpus.tokenizer().get_vocab().items()):
-            raise ValueError(f"{path}: the corpus was tokenised with another vocabulary than the model's ({corpus.tokenizer_path})")
+            raise ValueError(
+                f"{path}: the corpus was tokenised with another vocabulary than the model's ({corpus.tokenizer_path})"
+            )
         corpus_vocab = corpus.entity_vocab()
         special = {corpus_vocab.get(t) for t in EntityVocab.SPECIAL_TOKENS}
         # corpus entity id -> model entity id (-1: outside the model's vocabulary, e.g. [UNK] links)
@@ -171,15 +175,25 @@ class LukeEntityDisambiguationReader(DatasetReader):
             batch = dataset[[int(i) for i in chunk]]
             for k, row in enumerate(chunk):
                 where = f"{path} row {row}"
-                words, entities, positions = batch["word_ids"][k], batch["entity_ids"][k], batch["entity_position_ids"][k]
-                if len(positions) != len(entities) or any(not p or min(p) < 0 or max(p) >= len(words) for p in positions):
-                    raise ValueError(f"{where}: entity positions {positions} do not fit its {len(words)} words and {len(entities)} entities")
+                words, entities, positions = (
+                    batch["word_ids"][k],
+                    batch["entity_ids"][k],
+                    batch["entity_position_ids"][k],
+                )
+                if len(positions) != len(entities) or any(
+                    not p or min(p) < 0 or max(p) >= len(words) for p in positions
+                ):
+                    raise ValueError(
+                        f"{where}: entity positions {positions} do not fit its {len(words)} words and {len(entities)} entities"
+                    )
                 mentions = []
                 for entity_id, mention_positions in zip(entities, positions):
                     first, end = min(mention_positions), max(mention_positions) + 1
                     name = self.tokenizer.decode(words[first:end]).strip()
                     gold = int(to_model[entity_id]) if 0 <= entity_id < len(to_model) else -1
-                    gold_title = corpus_vocab.title(entity_id) if 0 <= entity_id < len(to_model) else None  # "[UNK]" too
+                    gold_title = (
+                        corpus_vocab.title(entity_id) if 0 <= entity_id < len(to_model) else None
+                    )  # "[UNK]" too
                     mentions.append(self._mention(first, end, gold, self._corpus_candidates(name),
                                                   {"text": name, "gold": gold_title}))  # fmt: skip
                 self.stats["documents"] += 1
@@ -207,12 +221,19 @@ class LukeEntityDisambiguationReader(DatasetReader):
         for mention in mentions:
             span = tokens.char_span_to_subwords(mention.start, mention.end)
             if span is None:
-                raise ValueError(f"{document_id}: mention {mention.start}-{mention.end} ({text[mention.start:mention.end]!r}) covers no subword")
+                raise ValueError(
+                    f"{document_id}: mention {mention.start}-{mention.end} ({text[mention.start : mention.end]!r}) covers no subword"
+                )
             candidates = mention.candidates
             if not candidates and mention.gold is None and self.dictionary is not None:
                 candidates = self._dictionary_candidates(text[mention.start : mention.end])
             gold = NO_GOLD if mention.gold is None else self.entity_vocab.get(mention.gold, -1)
-            meta = {"start": mention.start, "end": mention.end, "text": text[mention.start : mention.end], "gold": mention.gold}
+            meta = {
+                "start": mention.start,
+                "end": mention.end,
+                "text": text[mention.start : mention.end],
+                "gold": mention.gold,
+            }
             built.append(self._mention(span[0], span[1] + 1, gold, candidates, meta))
         links = None
         if gold_links is not None:
@@ -222,7 +243,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         self.stats["documents"] += 1
         return list(self._instances(tokens.ids, built, document_id, links))
 
-    def text_to_instance(self, text: str, mentions: Optional[Sequence[EdMention]] = None, document_id: str = "input") -> Instance:  # type: ignore[override]
+    def text_to_instance(
+        self, text: str, mentions: Optional[Sequence[EdMention]] = None, document_id: str = "input"
+    ) -> Instance:  # type: ignore[override]
         """One instance of a text that fits one window (see `text_to_instances`)."""
         instances = self.text_to_instances(text, mentions, document_id)
         if len(instances) != 1:
@@ -267,7 +290,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         self.stats["corpus_names_trimmed"] += bool(candidates) and trimmed != name
         return candidates
 
-    def _mention(self, first: int, end: int, gold: int, candidates: Sequence[Tuple[str, float]], meta: Dict[str, Any]) -> "_Mention":
+    def _mention(
+        self, first: int, end: int, gold: int, candidates: Sequence[Tuple[str, float]], meta: Dict[str, Any]
+    ) -> "_Mention":
         """Candidates restricted to the vocabulary and cut to `max_candidates`; counted."""
         ids, priors = [], []
         for title, prior in candidates:
@@ -296,7 +321,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
             self.stats["windows"] += 1
             self.stats["windows_split_for_max_entities"] += len(chunks) > 1
             # A gold link goes with the chunk holding the mention of its span (only that one can match it).
-            chunk_of = {(m.meta.get("start"), m.meta.get("end")): part for part, chunk in enumerate(chunks) for m in chunk}
+            chunk_of = {
+                (m.meta.get("start"), m.meta.get("end")): part for part, chunk in enumerate(chunks) for m in chunk
+            }
             chunk_links: List[List[list]] = [[] for _ in chunks]
             for (first, _), link in gold_links or ():
                 if begin <= first < end:
@@ -305,8 +332,14 @@ class LukeEntityDisambiguationReader(DatasetReader):
                 if not chunk and gold_links is None:
                     continue  # (nothing to disambiguate or score)
                 name = document_id + (f" [window {number + 1}/{len(windows)}]" if len(windows) > 1 else "")
-                name += f" [mentions {part * self.max_entities + 1}-{part * self.max_entities + len(chunk)}]" if len(chunks) > 1 else ""
-                yield self._instance(ids[begin:end], begin, chunk, name, chunk_links[part] if gold_links is not None else None)
+                name += (
+                    f" [mentions {part * self.max_entities + 1}-{part * self.max_entities + len(chunk)}]"
+                    if len(chunks) > 1
+                    else ""
+                )
+                yield self._instance(
+                    ids[begin:end], begin, chunk, name, chunk_links[part] if gold_links is not None else None
+                )
 
     def _windows(self, length: int, mentions: List["_Mention"]) -> List[Tuple[int, int]]:
         """Near-equal windows of at most `room` subwords covering `length`, their edges moved off mentions."""
@@ -356,7 +389,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
             "word_attention_mask": TensorField(torch.ones(len(word_ids), dtype=torch.bool), padding_value=False),
             "entity_position_ids": TensorField(torch.from_numpy(positions), padding_value=-1),
             "entity_attention_mask": TensorField(torch.ones(len(mentions), dtype=torch.bool), padding_value=False),
-            "gold_entity_ids": TensorField(torch.tensor([m.gold for m in mentions], dtype=torch.long), padding_value=NO_GOLD),
+            "gold_entity_ids": TensorField(
+                torch.tensor([m.gold for m in mentions], dtype=torch.long), padding_value=NO_GOLD
+            ),
             "candidate_ids": TensorField(torch.from_numpy(candidates), padding_value=-1),
             "candidate_priors": TensorField(torch.from_numpy(priors), padding_value=0.0),
             "metadata": MetadataField(metadata),

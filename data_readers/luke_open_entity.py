@@ -57,7 +57,9 @@ class LukeOpenEntityReader(MentionTaskReader):
         **kwargs,
     ) -> None:
         super().__init__(model_name, max_seq_length, **kwargs)
-        self.marker_ids = None if entity_marker_token is None else [token_id(self.tokenizer, entity_marker_token, model_name)]
+        self.marker_ids = (
+            None if entity_marker_token is None else [token_id(self.tokenizer, entity_marker_token, model_name)]
+        )
         self.label_namespace = label_namespace
 
     def read_examples(

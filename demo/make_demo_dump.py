@@ -7,6 +7,7 @@ redirects, templates, references and categories, as a real `pages-articles` dump
 states the same facts, a masked entity can be predicted from its context, which is what pretraining
 teaches. The output is deterministic; rerun this script only to change the sample.
 """
+
 import bz2
 import random
 from pathlib import Path
@@ -72,7 +73,8 @@ def org_page(name: str, f: Dict, facts: Dict) -> str:
     short = name.split()[0]
     lines = [
         f"'''{name}''' is an organisation founded in {f['founded']} and based in {link(f['city'])}.",
-        f"Its headquarters are in {link(f['city'])}." + (f" It was founded by {link(f['founder'])}." if f["founder"] else ""),
+        f"Its headquarters are in {link(f['city'])}."
+        + (f" It was founded by {link(f['founder'])}." if f["founder"] else ""),
         "",
         "== People ==",
         *[f"* {link(p)} is a {facts[p]['job']} at {link(name, short)}." for p in f["staff"]],
@@ -106,10 +108,18 @@ def main() -> None:
     pages: List[str] = []
     for title, f in facts.items():
         kind = f["kind"]
-        text = person_page(title, f, facts, rng) if kind == "person" else org_page(title, f, facts) if kind == "org" else place_page(title, f)
+        text = (
+            person_page(title, f, facts, rng)
+            if kind == "person"
+            else org_page(title, f, facts)
+            if kind == "org"
+            else place_page(title, f)
+        )
         pages.append(page_xml(len(pages) + 1, title, text))
     for nationality in ("German", "Japanese", "French", "World Cup"):
-        pages.append(page_xml(len(pages) + 1, nationality, f"'''{nationality}''' is mentioned on many pages of this sample."))
+        pages.append(
+            page_xml(len(pages) + 1, nationality, f"'''{nationality}''' is mentioned on many pages of this sample.")
+        )
     for alias, target in REDIRECTS.items():
         pages.append(page_xml(len(pages) + 1, alias, f"#REDIRECT [[{target}]]", redirect=target))
     header = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="en">\n'

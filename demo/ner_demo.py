@@ -10,6 +10,7 @@ offline, on data it ships, in a few minutes on 2 cores. Run alone, it starts fro
 4. `allennlp evaluate`, with one prediction per sentence;
 5. `allennlp predict` on a raw sentence.
 """
+
 import argparse
 import json
 import os
@@ -211,7 +212,10 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     allennlp("evaluate", str(run / "model.tar.gz"), str(dev), "--output-file", str(metrics),
              "--predictions-output-file", str(predictions), env=env)  # fmt: skip
     raw = out / "raw_input.jsonl"
-    raw.write_text(json.dumps({"sentence": "Maria Rossi , a spokesman for Toyota , said the Japanese market in Osaka grew ."}) + "\n")
+    raw.write_text(
+        json.dumps({"sentence": "Maria Rossi , a spokesman for Toyota , said the Japanese market in Osaka grew ."})
+        + "\n"
+    )
     predicted = out / "raw_prediction.jsonl"
     allennlp("predict", str(run / "model.tar.gz"), str(raw), "--output-file", str(predicted), "--silent", env=env)
 
@@ -229,7 +233,9 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     print(f"LUKE checkpoint:   {shown_path(str(model_dir))}")
     print(f"trained model:     {shown_path(str(run / 'model.tar.gz'))}")
     print(f"dev metrics:       {shown_path(str(metrics))}")
-    print(f"dev predictions:   {shown_path(str(predictions))}  (one JSON line per sentence: words, tags, gold_tags, entities)")
+    print(
+        f"dev predictions:   {shown_path(str(predictions))}  (one JSON line per sentence: words, tags, gold_tags, entities)"
+    )
     print(f"raw prediction:    {shown_path(str(predicted))}")
     print(predicted.read_text().strip())
 

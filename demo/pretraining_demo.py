@@ -11,6 +11,7 @@
 4. `allennlp export-luke`: a transformers `LukeForMaskedLM` directory;
 5. the NER demo (`ner_demo.py`) fine-tunes that checkpoint with `configs/ner/conll2003.jsonnet`.
 """
+
 import argparse
 import json
 import random
@@ -54,7 +55,9 @@ def build_tiny_roberta(directory: Path, texts: list) -> None:
 
     directory.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=800, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.train_from_iterator(
+        texts, vocab_size=800, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    )
     bpe.save_model(str(directory))
     tokenizer = RobertaTokenizerFast(str(directory / "vocab.json"), str(directory / "merges.txt"))
     tokenizer.save_pretrained(str(directory))
@@ -74,7 +77,9 @@ def main() -> None:
     ner_demo.use_logs(out / "logs")
 
     ner_train, ner_dev = ner_demo.write_corpora(out / "data")
-    ner_words = [line.split()[0] for line in ner_train.read_text().splitlines() if line and not line.startswith("-DOCSTART-")]
+    ner_words = [
+        line.split()[0] for line in ner_train.read_text().splitlines() if line and not line.startswith("-DOCSTART-")
+    ]
     build_tiny_roberta(out / "tiny-roberta", [dump_text(DUMP), " ".join(ner_words)])
 
     vocab, corpus = out / "entity_vocab.jsonl", out / "pretraining-corpus"
@@ -100,10 +105,14 @@ def main() -> None:
     print(f"\npretraining corpus: {corpus}  ({corpus_counts['sequences']} sequences, {corpus_counts['words']} subwords, "
           f"{corpus_counts['entities']} entities of {corpus_counts['entity_vocab_size']})")  # fmt: skip
     for name in ("masked_entity_accuracy", "masked_lm_accuracy"):
-        print(f"training {name}: {first['training_' + name]:.3f} (epoch 1) -> {pretraining['training_' + name]:.3f} (last)")
+        print(
+            f"training {name}: {first['training_' + name]:.3f} (epoch 1) -> {pretraining['training_' + name]:.3f} (last)"
+        )
     chance, frequent = entity_baselines(corpus)
-    print(f"  masked-entity baselines: chance {chance:.3f}, always the most frequent entity {frequent:.3f} "
-          "(accuracy on the training rows, with new masks every pass: a check that the pipeline learns)")
+    print(
+        f"  masked-entity baselines: chance {chance:.3f}, always the most frequent entity {frequent:.3f} "
+        "(accuracy on the training rows, with new masks every pass: a check that the pipeline learns)"
+    )
     print(f"exported LUKE:      {exported}\n")
     ner_demo.fine_tune(out, exported, ner_train, ner_dev, args.ner_epochs, env)
 

@@ -4,6 +4,7 @@ Tiny, randomly initialised checkpoints built offline from a config, for tests, s
 Each directory holds `config.json`, weights and the RoBERTa tokenizer files, so it works as `model_name` for
 `LukeEncoder.from_pretrained`, the `luke` embedder and allennlp's `pretrained_transformer` components.
 """
+
 import json
 import os
 from pathlib import Path
@@ -116,7 +117,9 @@ def write_tiny_checkpoint(
     return directory
 
 
-def write_tiny_luke_mlm(directory: Union[str, os.PathLike], entity_titles: Sequence[str], seed: int = 0, **config: Any) -> Path:
+def write_tiny_luke_mlm(
+    directory: Union[str, os.PathLike], entity_titles: Sequence[str], seed: int = 0, **config: Any
+) -> Path:
     """
     A tiny random LUKE with both pretraining heads (`LukeForPretraining.save_pretrained`: transformers'
     `LukeForMaskedLM` layout, the masked-entity head included), the RoBERTa tokenizer, and `entity_vocab.json`
@@ -162,7 +165,9 @@ def save_xlnet_tokenizer(directory: Union[str, os.PathLike], vocab_size: int = 2
     return len(tokenizer)
 
 
-def train_from_scratch(config: str, model_dir: Path, train: Path, dev: Path, out: Path, epochs: int, batch_size: int) -> dict:
+def train_from_scratch(
+    config: str, model_dir: Path, train: Path, dev: Path, out: Path, epochs: int, batch_size: int
+) -> dict:
     """
     Trains a repository config (e.g. `configs/ner/conll2003.jsonnet`) on `train`, validating on `dev`, with the
     settings that suit a small model without pretraining: a larger learning rate, 10% warm-up, 128-subword

@@ -113,7 +113,9 @@ def squad_slice(shared_data, tmp_path_factory) -> Path:
     squad = json.loads((shared_data / "squad1.1" / "dev-v1.1.json").read_text(encoding="utf-8"))
     article = squad["data"][0]
     path = tmp_path_factory.mktemp("squad") / "slice.json"
-    path.write_text(json.dumps({"version": squad["version"], "data": [{**article, "paragraphs": article["paragraphs"][:2]}]}))
+    path.write_text(
+        json.dumps({"version": squad["version"], "data": [{**article, "paragraphs": article["paragraphs"][:2]}]})
+    )
     return path
 
 

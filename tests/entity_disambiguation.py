@@ -4,6 +4,7 @@ Data for the entity disambiguation tests: real CoNLL-2003 documents as a benchma
 p(entity | name), pretraining corpus); tiny LUKEs with the masked-entity head (`LukeForMaskedLM` layout) whose entity
 tables are those vocabularies.
 """
+
 from pathlib import Path
 
 from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, write_benchmark
@@ -70,7 +71,9 @@ def build_wikipedia_ed_data(directory: Path, max_pages: int = 12, max_seq_length
     dump = shared_data_dir() / DUMP
     vocab, _ = build_entity_vocab(dump, max_pages=max_pages, include_missing_pages=True)
     vocab.save_jsonl(directory / "entity_vocab.jsonl")
-    dictionary = build_mention_dictionary(dump, min_link_probability=0.0, max_pages=max_pages, include_missing_pages=True)
+    dictionary = build_mention_dictionary(
+        dump, min_link_probability=0.0, max_pages=max_pages, include_missing_pages=True
+    )
     dictionary.save(directory / "mentions.json")
     save_roberta_tokenizer(directory / "tokenizer")
     # (`max_pages` counts pages of every kind there, articles here: the corpus takes the articles the dictionary read)

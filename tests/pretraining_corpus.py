@@ -4,6 +4,7 @@ dataset on disk + metadata.json + copies of the tokenizer and entity vocabulary)
 CoNLL-2003 sentences, with their named-entity spans standing in for Wikipedia links (the span's text is
 the entity's title). Independent of the Wikipedia corpus builder. And a tiny RoBERTa with its MLM head.
 """
+
 import collections
 import json
 from pathlib import Path

@@ -1,4 +1,5 @@
 """The workarounds in luke_allennlp_compat.py, and the real `allennlp` command that depends on them."""
+
 import json
 import math
 import os
@@ -115,7 +116,10 @@ def test_allennlp_trains_without_its_heavy_optional_dependencies(tiny_luke_dir, 
     "torchvision_init, expected",
     [
         # Installed but built for another torch, as PyPI's torchvision beside this machine's CPU torch.
-        ("raise RuntimeError('operator torchvision::nms does not exist')", "placeholder: torchvision could not be imported (RuntimeError: operator torchvision::nms"),
+        (
+            "raise RuntimeError('operator torchvision::nms does not exist')",
+            "placeholder: torchvision could not be imported (RuntimeError: operator torchvision::nms",
+        ),
         # A working torchvision is used as it is.
         ("class io:\n    pass\n", "real"),
     ],
@@ -137,9 +141,7 @@ def test_torchvision_that_loads_is_kept_and_one_that_breaks_is_replaced(tmp_path
 
 
 def run_allennlp(*args, env):
-    result = subprocess.run(
-        [str(ALLENNLP), *args], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600
-    )
+    result = subprocess.run([str(ALLENNLP), *args], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600)
     assert result.returncode == 0, f"allennlp {args[0]} failed:\n{result.stderr[-4000:]}"
     return result
 
@@ -161,7 +163,9 @@ def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, 
 
     inputs, predictions = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     inputs.write_text('{"sentence": "a wonderful film"}\n{"sentence": "a dull film"}\n')
-    run_allennlp("predict", str(out / "model.tar.gz"), str(inputs), "--output-file", str(predictions), "--silent", env=env)
+    run_allennlp(
+        "predict", str(out / "model.tar.gz"), str(inputs), "--output-file", str(predictions), "--silent", env=env
+    )
     rows = [json.loads(line) for line in predictions.read_text().splitlines()]
     assert len(rows) == 2 and all(r["label"] in ("pos", "neg") and len(r["probs"]) == 2 for r in rows)
 
@@ -283,7 +287,9 @@ def test_push_to_hf_uploads_with_the_current_hub_api(tmp_path):
             archive.add(run / name, arcname=name)
     record.unlink()
     shutil.rmtree(uploaded)
-    run_allennlp("push-to-hf", "-n", "tiny", "-a", str(tmp_path / "model.tar.gz"), "--include-package", "fake_hub", env=env)
+    run_allennlp(
+        "push-to-hf", "-n", "tiny", "-a", str(tmp_path / "model.tar.gz"), "--include-package", "fake_hub", env=env
+    )
     assert [call["repo_id"] for call in json.loads(record.read_text())] == ["tiny"] * 3
     assert sorted(p.relative_to(uploaded).as_posix() for p in uploaded.rglob("*")) == [
         "README.md", "bundled", "bundled/0-base", "bundled/0-base/tokenizer.json", "bundled/manifest.json",

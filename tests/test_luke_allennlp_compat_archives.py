@@ -1,6 +1,7 @@
 """Safe archive extraction (luke_allennlp_compat, repair 7): crafted archives that would write outside the
 extraction directory, and corrupted ones, refused with an error naming the archive, through `extract_archive`,
 `cached_path` and the real `allennlp predict` / `evaluate` commands."""
+
 import io
 import json
 import os
@@ -129,7 +130,9 @@ def test_corruption_is_detected(tmp_path):
     (tmp_path / "flipped.tar.gz").write_bytes(flipped(good, len(good) // 2))
     with tarfile.open(tmp_path / "flipped.tar.gz", "r:gz") as tar:  # what allennlp did: no error
         assert tar.extractfile("weights.th").read() != weights
-    with pytest.raises(ArchiveError, match=r"flipped.tar.gz is corrupted: CRC mismatch \(BadGzipFile: CRC check failed"):
+    with pytest.raises(
+        ArchiveError, match=r"flipped.tar.gz is corrupted: CRC mismatch \(BadGzipFile: CRC check failed"
+    ):
         extract_archive(tmp_path / "flipped.tar.gz", tmp_path / "out")
     (tmp_path / "truncated.tar.gz").write_bytes(good[: len(good) - 1000])
     with pytest.raises(ArchiveError, match=r"truncated.tar.gz is corrupted: truncated \(EOFError"):
@@ -158,7 +161,9 @@ def test_cached_path_extraction_is_checked(outside):
         cached_path(str(archive), cache_dir=str(cache), extract_archive=True)
     assert written_outside(outside) == (["victim.txt"], "untouched")
     good = write_tar(outside / "tmp" / "vocabulary.tar.gz", [member("tokens.txt", b"a\n")])
-    assert (Path(cached_path(str(good), cache_dir=str(cache), extract_archive=True)) / "tokens.txt").read_text() == "a\n"
+    assert (
+        Path(cached_path(str(good), cache_dir=str(cache), extract_archive=True)) / "tokens.txt"
+    ).read_text() == "a\n"
 
 
 def test_archive_surgery_extraction_defaults_to_the_data_filter(outside, monkeypatch):
@@ -237,7 +242,10 @@ def test_predict_and_evaluate_refuse_crafted_archives(trained_archive, outside, 
     # (the control's bundled files stay until the process exits: luke_allennlp.archival)
     extracted = set((outside / "tmp").rglob("config.json"))
     for attack, archive in archives.items():
-        for command in (["predict", str(archive), str(data), "--silent", "--use-dataset-reader"], ["evaluate", str(archive), str(data)]):
+        for command in (
+            ["predict", str(archive), str(data), "--silent", "--use-dataset-reader"],
+            ["evaluate", str(archive), str(data)],
+        ):
             monkeypatch.setattr(sys, "argv", ["allennlp", *command])
             expected = f"{archive} is corrupted" if attack == "corrupted" else f"{archive} is unsafe to extract"
             with pytest.raises(ArchiveError, match=expected):

@@ -12,6 +12,7 @@ train, evaluate, predict: the shape of every task's commands; about 70 s, in the
 `pretraining-data` (entity vocabulary and corpus from the real 206-page dump; about 50 s, marked slow: `make
 test-all`). The other blocks need downloads, full datasets or GPUs; the static checks above cover them.
 """
+
 import json
 import os
 import re
@@ -106,7 +107,10 @@ def test_sample_dumps_keep_missing_pages():
         for command in commands(block.code):
             assigned = re.match(r"DUMP=(\S+)$", command)
             dump = assigned.group(1) if assigned else dump
-            if re.search(r"allennlp build-(entity-vocab|mention-dictionary) \$DUMP", command) and "/shared/data/" in dump:
+            if (
+                re.search(r"allennlp build-(entity-vocab|mention-dictionary) \$DUMP", command)
+                and "/shared/data/" in dump
+            ):
                 checked += 1
                 assert "--include-missing-pages" in command, f"{where(block)}: {command}"
     assert checked == 2
@@ -161,5 +165,10 @@ def test_pretraining_data_block(scratch_checkout, hub_stand_ins):
     output = scratch_checkout / "output"
     assert len((output / "entity_vocab.jsonl").read_text().splitlines()) == 16921  # the figures the README gives
     metadata = json.loads((output / "corpus" / "metadata.json").read_text())
-    assert (metadata["pages"], metadata["sequences"], metadata["words"], metadata["entities"]) == (106, 1249, 591806, 21745)
+    assert (metadata["pages"], metadata["sequences"], metadata["words"], metadata["entities"]) == (
+        106,
+        1249,
+        591806,
+        21745,
+    )
     assert "num_rows: 1249" in out

@@ -17,6 +17,7 @@ carried either: `luke_allennlp_compat` replaces them with placeholders that expl
 the requirements of luke_allennlp are met there and that `allennlp` starts, and names what is missing if not.
 Standard library only: it runs before anything is installed.
 """
+
 import argparse
 import glob
 import os
@@ -66,13 +67,25 @@ def build(python_version: str, out: str, repo: str) -> None:
         for name in CARRY:
             requirement = f"{name}=={installed_version(name)}"
             try:  # a wheel for the target's Python and platform, as PyPI has it
-                pip("download", "-q", "--no-deps", "--only-binary=:all:", *target, "-d", out, requirement, quiet_errors=True)
+                pip(
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    *target,
+                    "-d",
+                    out,
+                    requirement,
+                    quiet_errors=True,
+                )
             except subprocess.CalledProcessError:  # a source distribution only (fairscale): build a pure wheel here
                 print(f"{requirement}: no wheel on the index for the target, building one from its source")
                 pip("wheel", "-q", "--no-deps", "--no-binary", name, "-w", sdists, requirement)
                 wheels = glob.glob(os.path.join(sdists, "*.whl"))
                 if any(not w.endswith("-none-any.whl") for w in wheels):
-                    raise SystemExit(f"{name} built a platform-specific wheel here; it would not run on the target") from None
+                    raise SystemExit(
+                        f"{name} built a platform-specific wheel here; it would not run on the target"
+                    ) from None
                 for wheel in wheels:
                     shutil.move(wheel, out)
     shutil.copy(os.path.abspath(__file__), os.path.join(out, "install.py"))
@@ -99,13 +112,18 @@ def install(folder: str) -> None:
         except PackageNotFoundError:
             missing.append(name)
     if missing:
-        print(f"warning: this environment lacks {', '.join(missing)}, which the wheelhouse does not carry", file=sys.stderr)
+        print(
+            f"warning: this environment lacks {', '.join(missing)}, which the wheelhouse does not carry",
+            file=sys.stderr,
+        )
     pip("install", "-q", "--no-index", "--no-deps", "--no-cache-dir", *wheels)
     check = subprocess.run([shutil.which("allennlp") or os.path.join(os.path.dirname(sys.executable), "allennlp"),
                             "--version"], capture_output=True, text=True)  # fmt: skip
     if check.returncode != 0:
         raise SystemExit(f"allennlp does not start after the install:\n{check.stderr[-3000:]}")
-    versions = ", ".join(f"{n} {version(n)}" for n in ("torch", "transformers", "huggingface-hub", "allennlp", "luke_allennlp"))
+    versions = ", ".join(
+        f"{n} {version(n)}" for n in ("torch", "transformers", "huggingface-hub", "allennlp", "luke_allennlp")
+    )
     print(f"Installed {len(wheels)} wheels into {sys.prefix}: {versions}. `allennlp` starts.")
 
 

@@ -10,6 +10,7 @@ its parser):
 - `import-luke-task CHECKPOINT OUT_DIR`: a transformers LUKE task checkpoint as an AllenNLP archive;
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON.
 """
+
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
 from luke_allennlp.commands.build_mention_dictionary import BuildMentionDictionary
 from luke_allennlp.commands.build_pretraining_corpus import BuildPretrainingCorpus

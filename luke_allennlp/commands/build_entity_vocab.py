@@ -1,4 +1,5 @@
 """`allennlp build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump (LUKE's JSONL or TSV)."""
+
 import argparse
 import json
 

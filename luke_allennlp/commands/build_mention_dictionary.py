@@ -1,4 +1,5 @@
 """`allennlp build-mention-dictionary DUMP OUT`: names linked on each page, their link probabilities and p(entity | name)."""
+
 import argparse
 import json
 
@@ -19,15 +20,25 @@ class BuildMentionDictionary(Subcommand):
             "the whole dump, the entities each name links to with p(entity | name), the candidates of entity "
             "disambiguation and linking."
         )
-        subparser = parser.add_parser(self.name, description=description, help="Build a mention dictionary from a dump.")
+        subparser = parser.add_parser(
+            self.name, description=description, help="Build a mention dictionary from a dump."
+        )
         subparser.add_argument("dump", help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz)")
         subparser.add_argument("output", help="the JSON file to write")
-        subparser.add_argument("--min-link-probability", type=float, default=0.01,
-                               help="drop names linked less often than this where they occur")
-        subparser.add_argument("--page-titles",
-                               help="keep only these pages' names: a file of titles, one per line, or a SQuAD JSON file")
-        subparser.add_argument("--include-missing-pages", action="store_true",
-                               help="keep names whose target is not a page of the dump (for sample dumps)")
+        subparser.add_argument(
+            "--min-link-probability",
+            type=float,
+            default=0.01,
+            help="drop names linked less often than this where they occur",
+        )
+        subparser.add_argument(
+            "--page-titles", help="keep only these pages' names: a file of titles, one per line, or a SQuAD JSON file"
+        )
+        subparser.add_argument(
+            "--include-missing-pages",
+            action="store_true",
+            help="keep names whose target is not a page of the dump (for sample dumps)",
+        )
         subparser.add_argument("--links-in", choices=LINK_SCOPES, default="page",
                                help="a page's names: from every link it shows (default: running text, infoboxes, "
                                     "tables, references, image captions) or from its running text only (as LUKE)")  # fmt: skip

@@ -1,4 +1,5 @@
 """`allennlp build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus."""
+
 import argparse
 import os
 
@@ -23,19 +24,42 @@ class BuildPretrainingCorpus(Subcommand):
         subparser.add_argument("tokenizer", help="a fast tokenizer: directory or hub name")
         subparser.add_argument("entity_vocab", help="the entity vocabulary (LUKE JSONL/TSV or transformers' JSON)")
         subparser.add_argument("output_dir", help="the corpus directory to create (must not exist or be empty)")
-        subparser.add_argument("--max-seq-length", type=int, default=defaults.max_seq_length,
-                               help="sequences get at most this minus 2 subwords (room for special tokens)")
+        subparser.add_argument(
+            "--max-seq-length",
+            type=int,
+            default=defaults.max_seq_length,
+            help="sequences get at most this minus 2 subwords (room for special tokens)",
+        )
         subparser.add_argument("--max-entities", type=int, default=defaults.max_entities, help="entities per sequence")
-        subparser.add_argument("--max-mention-length", type=int, default=defaults.max_mention_length,
-                               help="subword positions kept per entity")
-        subparser.add_argument("--min-sentence-length", type=int, default=defaults.min_sentence_length,
-                               help="skip sentences of fewer subwords (as the original LUKE)")
-        subparser.add_argument("--unknown-entities", choices=("unk", "drop"), default=defaults.unknown_entities,
-                               help="links that find no entity in the vocabulary: [UNK] or dropped")
-        subparser.add_argument("--include-sequences-without-entities", action="store_true",
-                               help="keep sequences without any entity (skipped by default, as the original LUKE)")
-        subparser.add_argument("--sentence-splitter", choices=("rules", "spacy"), default=defaults.sentence_splitter,
-                               help="punctuation rules, or spaCy's sentencizer (slower)")
+        subparser.add_argument(
+            "--max-mention-length",
+            type=int,
+            default=defaults.max_mention_length,
+            help="subword positions kept per entity",
+        )
+        subparser.add_argument(
+            "--min-sentence-length",
+            type=int,
+            default=defaults.min_sentence_length,
+            help="skip sentences of fewer subwords (as the original LUKE)",
+        )
+        subparser.add_argument(
+            "--unknown-entities",
+            choices=("unk", "drop"),
+            default=defaults.unknown_entities,
+            help="links that find no entity in the vocabulary: [UNK] or dropped",
+        )
+        subparser.add_argument(
+            "--include-sequences-without-entities",
+            action="store_true",
+            help="keep sequences without any entity (skipped by default, as the original LUKE)",
+        )
+        subparser.add_argument(
+            "--sentence-splitter",
+            choices=("rules", "spacy"),
+            default=defaults.sentence_splitter,
+            help="punctuation rules, or spaCy's sentencizer (slower)",
+        )
         subparser.add_argument("--max-pages", type=int, help="stop after N articles")
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
@@ -55,4 +79,6 @@ def _run(args: argparse.Namespace) -> None:
     )  # fmt: skip
     skipped = [(f"skipped: {name.replace('_', ' ')}", count) for name, count in metadata["skipped"].items() if count]
     print_table([(name, metadata[name]) for name in ("pages", "sequences", "words", "entities")] + skipped)
-    print(f"wrote the corpus to {args.output_dir}; the full summary to {os.path.join(args.output_dir, 'metadata.json')}")
+    print(
+        f"wrote the corpus to {args.output_dir}; the full summary to {os.path.join(args.output_dir, 'metadata.json')}"
+    )

@@ -6,6 +6,7 @@ config (`config.json`, `model.safetensors` and the tokenizer's files). `--size t
 (seconds per step on a CPU); `--size base` the paper's shape (12 layers, hidden 768). The weights are random:
 what a run with it measures is that it runs, not what LUKE learns.
 """
+
 import argparse
 from pathlib import Path
 
@@ -24,12 +25,22 @@ class BuildTinyCheckpoint(Subcommand):
             "Write a randomly initialised LUKE (or RoBERTa/BERT) checkpoint with the tokenizer of --tokenizer, "
             "for smoke runs without a pretrained model."
         )
-        subparser = parser.add_parser(self.name, description=description, help="Build a random checkpoint for smoke runs.")
+        subparser = parser.add_parser(
+            self.name, description=description, help="Build a random checkpoint for smoke runs."
+        )
         subparser.add_argument("output_dir", help="the checkpoint directory to write (must be empty or absent)")
-        subparser.add_argument("--tokenizer", required=True, help="a tokenizer directory (RoBERTa's, a LUKE checkpoint's, ...)")
-        subparser.add_argument("--kind", choices=["luke", "roberta", "bert"], default="luke", help="the model (default luke)")
-        subparser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="tiny (2 layers, hidden 32) or base")
-        subparser.add_argument("--entity-vocab", help="luke: an entity vocabulary file giving the entity table (default 40 rows)")
+        subparser.add_argument(
+            "--tokenizer", required=True, help="a tokenizer directory (RoBERTa's, a LUKE checkpoint's, ...)"
+        )
+        subparser.add_argument(
+            "--kind", choices=["luke", "roberta", "bert"], default="luke", help="the model (default luke)"
+        )
+        subparser.add_argument(
+            "--size", choices=sorted(SIZES), default="tiny", help="tiny (2 layers, hidden 32) or base"
+        )
+        subparser.add_argument(
+            "--entity-vocab", help="luke: an entity vocabulary file giving the entity table (default 40 rows)"
+        )
         subparser.add_argument("--seed", type=int, default=0, help="the random seed of the weights")
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser

@@ -1,4 +1,5 @@
 """What the Wikipedia commands share: the worker-count option and clear errors for bad input."""
+
 import argparse
 import functools
 import logging
@@ -18,7 +19,9 @@ def add_num_workers(subparser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def exit_on_bad_input(name: str, function: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+def exit_on_bad_input(
+    name: str, function: Callable[[argparse.Namespace], None]
+) -> Callable[[argparse.Namespace], None]:
     """
     Runs a command, turning an input problem (not a dump, a missing file, a malformed vocabulary, a non-empty
     output directory: errors that name the file) into a one-line error and exit status 1.

@@ -21,6 +21,7 @@ A task checkpoint's entities are the special ones (`[PAD]`, `[UNK]`, `[MASK]`, `
 readers' `[MASK]` (a relation's `[HEAD]`), `[MASK2]` a relation's `[TAIL]`. `--lite` keeps only these four
 entities of a pretrained (or `luke_squad`) model as well: a "lite" checkpoint, like `studio-ousia/luke-base-lite`.
 """
+
 import argparse
 import copy
 import json
@@ -56,7 +57,9 @@ class ExportLuke(Subcommand):
         subparser.add_argument("--entity-vocab", help="its entity vocabulary file (default: the training corpus's)")
         subparser.add_argument("--lite", action="store_true", help="keep only the special entities (a lite model)")
         subparser.set_defaults(
-            func=lambda args: export_luke(args.archive_file, args.output_dir, args.tokenizer, args.entity_vocab, args.lite)
+            func=lambda args: export_luke(
+                args.archive_file, args.output_dir, args.tokenizer, args.entity_vocab, args.lite
+            )
         )
         return subparser
 
@@ -279,7 +282,9 @@ def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: s
 
     model = archive.model
     if not isinstance(model.embedder, LukeEmbedder):
-        raise ValueError(f"{archive_file}: its {spec.model_type} has a {type(model.embedder).__name__}, not the luke embedder")
+        raise ValueError(
+            f"{archive_file}: its {spec.model_type} has a {type(model.embedder).__name__}, not the luke embedder"
+        )
     expected = spec.model_options.get("feature")
     if expected is not None and model.feature != expected:
         raise ValueError(
@@ -348,7 +353,9 @@ def _checkpoint_entities(model_name: str, size: int, lite: bool):
     special = {name: entities[name] for name in CHECKPOINT_SPECIAL_ENTITIES if name in entities}
     special.setdefault("[MASK2]", special["[MASK]"])
     if lite:
-        return {name: i for i, name in enumerate(CHECKPOINT_SPECIAL_ENTITIES)}, [special[n] for n in CHECKPOINT_SPECIAL_ENTITIES]
+        return {name: i for i, name in enumerate(CHECKPOINT_SPECIAL_ENTITIES)}, [
+            special[n] for n in CHECKPOINT_SPECIAL_ENTITIES
+        ]
     if "[MASK2]" in entities:
         return entities, None
     return {**entities, "[MASK2]": size}, list(range(size)) + [special["[MASK]"]]

@@ -187,7 +187,9 @@ def model_state(checkpoint: str, spec: TaskCheckpoint, own: Dict[str, torch.Tens
             if source not in ids:
                 raise ValueError(f"{checkpoint}: entity_vocab.json has no {source} (for the task entity {name})")
             if ids[source] >= state[table].size(0):
-                raise ValueError(f"{checkpoint}: {source} has id {ids[source]}, beyond its {state[table].size(0)} entity rows")
+                raise ValueError(
+                    f"{checkpoint}: {source} has id {ids[source]}, beyond its {state[table].size(0)} entity rows"
+                )
             rows.append(ids[source])
         state[table] = state[table][rows]
     unexpected = sorted(k for k in state if k not in own)
@@ -196,7 +198,9 @@ def model_state(checkpoint: str, spec: TaskCheckpoint, own: Dict[str, torch.Tens
     missing = sorted(k for k in own if k not in state)
     if any(".pooler." not in k for k in missing):
         raise ValueError(f"{checkpoint}: the checkpoint lacks {missing[:8]}")
-    mismatched = [f"{k}: {tuple(v.shape)} != {tuple(own[k].shape)}" for k, v in state.items() if v.shape != own[k].shape]
+    mismatched = [
+        f"{k}: {tuple(v.shape)} != {tuple(own[k].shape)}" for k, v in state.items() if v.shape != own[k].shape
+    ]
     if mismatched:
         raise ValueError(f"{checkpoint}: weights do not fit the {spec.model_type} model: {mismatched}")
     return {**{k: own[k] for k in missing}, **state}

@@ -5,6 +5,7 @@ SQuAD prediction file `{question_id: answer_text}`, which the official `evaluate
 `--dataset` (the SQuAD JSON the predictions are for), it also prints the official scores (percentages; a
 question without a prediction scores 0, as in the official script).
 """
+
 import argparse
 import json
 from typing import Dict
@@ -23,9 +24,13 @@ class SquadPredictions(Subcommand):
             "SQuAD prediction JSON {question_id: answer_text}; with --dataset, print the official EM and F1."
         )
         subparser = parser.add_parser(self.name, description=description, help="Write official SQuAD predictions.")
-        subparser.add_argument("predictions", help="the JSON lines written by allennlp evaluate --predictions-output-file")
+        subparser.add_argument(
+            "predictions", help="the JSON lines written by allennlp evaluate --predictions-output-file"
+        )
         subparser.add_argument("output", help="the JSON file to write")
-        subparser.add_argument("--dataset", help="the SQuAD JSON file the predictions are for: print the official scores")
+        subparser.add_argument(
+            "--dataset", help="the SQuAD JSON file the predictions are for: print the official scores"
+        )
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser
 
@@ -41,7 +46,9 @@ def read_predictions(path: str) -> Dict[str, str]:
                 prediction = json.loads(line)
                 question_id, answer = prediction["id"], prediction["answer"]
             except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise ValueError(f'{path}:{number}: expected a JSON object with "id" and "answer" ({type(e).__name__}: {e})') from None
+                raise ValueError(
+                    f'{path}:{number}: expected a JSON object with "id" and "answer" ({type(e).__name__}: {e})'
+                ) from None
             if not isinstance(answer, str):
                 raise ValueError(f"{path}:{number}: the answer of {question_id} is not a string: {answer!r}")
             if question_id in answers:
@@ -65,7 +72,12 @@ def official_scores(dataset_path: str, predictions: Dict[str, str]) -> Dict[str,
                 golds = [answer["text"] for answer in qa["answers"]]
                 em += max_over_golds(exact_match_score, predictions[qa["id"]], golds)
                 f1 += max_over_golds(f1_score, predictions[qa["id"]], golds)
-    return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total, "questions": int(total), "unanswered": int(missing)}
+    return {
+        "exact_match": 100.0 * em / total,
+        "f1": 100.0 * f1 / total,
+        "questions": int(total),
+        "unanswered": int(missing),
+    }
 
 
 def _run(args: argparse.Namespace) -> None:

@@ -20,6 +20,7 @@ reader does), so that they meet the entity vocabulary's. Wikipedia ids are not u
 The mentions of a document are on consecutive lines in text order; its text is put back together from their
 contexts (`_stitch`), so that all its mentions can be disambiguated together.
 """
+
 import logging
 import os
 from collections import Counter
@@ -54,7 +55,9 @@ def _title(text: str) -> str:
     return normalize_title(text.replace("&amp;", "&"))
 
 
-def _parse_line(line: str, where: str) -> Tuple[str, List[str], List[str], List[str], List[Tuple[str, float]], Optional[str]]:
+def _parse_line(
+    line: str, where: str
+) -> Tuple[str, List[str], List[str], List[str], List[Tuple[str, float]], Optional[str]]:
     """(doc id, left words, mention words, right words, candidates, gold title or None for NIL) of one line."""
     fields = line.split("\t")
     if len(fields) < 9 or fields[5] != CANDIDATES or fields[-2] != GOLD:
@@ -138,7 +141,9 @@ def _stitch(pieces: Sequence[Tuple[List[str], List[str], List[str]]]) -> Tuple[L
         start = _place(words, spans[-1][1] if spans else 0, left, mention, right)
         if start is None:
             # after the known words: the longest start of the left context that they end with is known already
-            known = next((t for t in range(min(len(left), len(words)), 0, -1) if words[len(words) - t :] == left[:t]), 0)
+            known = next(
+                (t for t in range(min(len(left), len(words)), 0, -1) if words[len(words) - t :] == left[:t]), 0
+            )
             unjoined += 1 if words and not known and left else 0
             start = len(words) + len(left) - known
             words.extend(left[known:] + mention + right)
@@ -183,9 +188,14 @@ def write_benchmark(documents: Iterable[EdDocument], path: "os.PathLike[str] | s
                 starts[position] = i
                 position += len(word) + 1
             for mention in document.mentions:
-                first, end = starts.get(mention.start), starts.get(mention.end + 1, len(words) if mention.end == len(document.text) else None)
+                first, end = (
+                    starts.get(mention.start),
+                    starts.get(mention.end + 1, len(words) if mention.end == len(document.text) else None),
+                )
                 if first is None or end is None:
-                    raise ValueError(f"document {document.id}: mention {mention.start}-{mention.end} is not on word boundaries")
+                    raise ValueError(
+                        f"document {document.id}: mention {mention.start}-{mention.end} is not on word boundaries"
+                    )
                 left = " ".join(words[max(0, first - context_words) : first])
                 right = " ".join(words[end : end + context_words])
                 candidates = [f"0,{prior!r},{title}" for title, prior in mention.candidates] or [NO_CANDIDATES]
@@ -197,5 +207,15 @@ def write_benchmark(documents: Iterable[EdDocument], path: "os.PathLike[str] | s
                     gold = f"{index + 1},0,{mention.candidates[index][1]!r},{mention.gold}"
                 else:
                     gold = f"-1,0,{mention.gold}"
-                fields = [document.id, document.id, " ".join(words[first:end]), left, right, CANDIDATES, *candidates, GOLD, gold]
+                fields = [
+                    document.id,
+                    document.id,
+                    " ".join(words[first:end]),
+                    left,
+                    right,
+                    CANDIDATES,
+                    *candidates,
+                    GOLD,
+                    gold,
+                ]
                 f.write("\t".join(fields) + "\n")

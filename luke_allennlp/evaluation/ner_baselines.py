@@ -1,4 +1,5 @@
 """Baselines that put an NER score in context: what a lookup of the training entities scores on the same data."""
+
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, Sequence, Tuple
 

@@ -27,7 +27,9 @@ class PerInstanceSerializer(Serializer):
         outputs = output_postprocess_function(output_dict) if output_postprocess_function else output_dict
         size = len(batch["metadata"]) if "metadata" in batch else len(next(iter(batch.values())))
         per_instance = {
-            key: value for key, value in outputs.items() if isinstance(value, (list, torch.Tensor)) and len(value) == size
+            key: value
+            for key, value in outputs.items()
+            if isinstance(value, (list, torch.Tensor)) and len(value) == size
         }
         return "\n".join(json.dumps(sanitize({k: v[i] for k, v in per_instance.items()})) for i in range(size))
 

@@ -1,4 +1,5 @@
 """The LUKE architecture's hyper-parameters, in the field names of `transformers.LukeConfig`."""
+
 import dataclasses
 import json
 import os

@@ -5,6 +5,7 @@ with entity-aware self-attention run as a single fused `scaled_dot_product_atten
 Parameter names equal those of `transformers.LukeModel`, so its state dicts load unchanged. Checkpoint
 conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in `loading.py`.
 """
+
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence

@@ -7,6 +7,7 @@ Sources, from a local directory or a Hugging Face Hub name (hub names need a net
   table, entity position and token-type embeddings and layer norm copied from the word side, and the three
   entity-aware query matrices initialised from the word query matrix.
 """
+
 import functools
 import json
 import logging
@@ -217,9 +218,7 @@ def load_encoder(
             state = _strip_prefix(read_state_dict(name_or_path), (model_type.replace("-", "_"), "roberta", "bert"))
             _load_word_encoder_state(model, state, position_offset, name_or_path)
     else:
-        raise ValueError(
-            f"{name_or_path}: model_type {model_type!r} is neither 'luke' nor one of {WORD_ENCODER_TYPES}"
-        )
+        raise ValueError(f"{name_or_path}: model_type {model_type!r} is neither 'luke' nor one of {WORD_ENCODER_TYPES}")
     if not load_weights:
         model.missing_from_checkpoint = [name for name, _ in model.named_parameters()]
     return model
@@ -287,7 +286,11 @@ def _load_checked(model: LukeEncoder, state: Dict[str, torch.Tensor], source: st
     unexpected = sorted(k for k in state if k not in own and not k.endswith("position_ids"))
     if unexpected:
         logger.info("%s: ignoring %d weights the encoder does not use: %s", source, len(unexpected), unexpected[:8])
-    mismatched = [f"{k}: {tuple(state[k].shape)} != {tuple(v.shape)}" for k, v in own.items() if k in state and state[k].shape != v.shape]
+    mismatched = [
+        f"{k}: {tuple(state[k].shape)} != {tuple(v.shape)}"
+        for k, v in own.items()
+        if k in state and state[k].shape != v.shape
+    ]
     if mismatched:
         raise ValueError(f"{source}: weights do not fit the configured encoder: {mismatched}")
     missing = sorted(k for k in own if k not in state)

@@ -6,6 +6,7 @@ Parameter names equal those of `transformers.LukeForMaskedLM`, so a state dict m
 Unlike transformers, the heads run only at the masked positions: with 15% masked, that skips 85% of the
 50k-word and 500k-entity logits, which are most of a pretraining step's arithmetic.
 """
+
 import json
 import logging
 import os
@@ -168,7 +169,9 @@ class LukeForPretraining(nn.Module):
             model_type = read_config(name_or_path).get("model_type")
             heads = _load_heads(model, read_state_dict(name_or_path), model_type, name_or_path)
         # What the checkpoint had no weights for (randomly initialised): stage 1 of pretraining trains it.
-        model.missing_from_checkpoint = ["luke." + name for name in getattr(luke, "missing_from_checkpoint", [])] + heads
+        model.missing_from_checkpoint = [
+            "luke." + name for name in getattr(luke, "missing_from_checkpoint", [])
+        ] + heads
         return model
 
     def save_pretrained(self, directory: str) -> None:
@@ -204,7 +207,7 @@ def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model
     state = {_rename_legacy(k): v for k, v in state.items()}
     heads: Dict[str, torch.Tensor] = {}
     for theirs, ours in HEAD_PREFIXES.get(model_type, [("lm_head.", "lm_head.")]):
-        heads.update({ours + k[len(theirs):]: v for k, v in state.items() if k.startswith(theirs)})
+        heads.update({ours + k[len(theirs) :]: v for k, v in state.items() if k.startswith(theirs)})
     if "lm_head.bias" not in heads and "lm_head.decoder.bias" in heads:  # some checkpoints keep only the tied copy
         heads["lm_head.bias"] = heads["lm_head.decoder.bias"]
     own = {k: v for k, v in model.state_dict().items() if not k.startswith("luke.")}

@@ -143,14 +143,18 @@ class LukeEntityDisambiguation(Model):
             `gold`, `candidates` titles); with end-to-end linking data, `gold_links` ([start, end, title])
         """
         candidate_mask = candidate_ids.ge(0)  # (batch, mentions, candidates)
-        inputs = EdInputs(word_ids, word_attention_mask, entity_position_ids, entity_attention_mask, candidate_ids, candidate_mask)
+        inputs = EdInputs(
+            word_ids, word_attention_mask, entity_position_ids, entity_attention_mask, candidate_ids, candidate_mask
+        )
         output: Dict[str, Any] = {"metadata": metadata}
         if entity_position_ids.size(1) == 0:  # no mention in the batch (raw text without names)
             empty = gold_entity_ids.new_zeros(gold_entity_ids.shape)
             output.update(loss=candidate_priors.new_zeros((), requires_grad=self.training),
                           predicted_candidates=empty - 1, scores=empty.float())  # fmt: skip
         elif self.training:
-            entity_ids, labels = self._training_inputs(gold_entity_ids, candidate_ids, candidate_mask, entity_attention_mask)
+            entity_ids, labels = self._training_inputs(
+                gold_entity_ids, candidate_ids, candidate_mask, entity_attention_mask
+            )
             logits = self._candidate_logits(entity_ids, inputs)  # (batch, mentions, candidates)
             labelled = labels.ne(IGNORE_INDEX)
             output["loss"] = masked_cross_entropy(logits[labelled], labels[labelled])
@@ -164,10 +168,15 @@ class LukeEntityDisambiguation(Model):
             output["loss"] = masked_cross_entropy(first_logits[labelled], labels[labelled])  # all mentions [MASK]
             output.update(predicted_candidates=predicted, scores=scores)
             evaluated = entity_attention_mask & gold_entity_ids.ne(NO_GOLD)
-            self._update_accuracy(predicted, evaluated, gold_entity_ids, candidate_ids, candidate_mask, candidate_priors)
+            self._update_accuracy(
+                predicted, evaluated, gold_entity_ids, candidate_ids, candidate_mask, candidate_priors
+            )
             if any("gold_links" in m for m in metadata):
                 self._linking_seen = True
-                self.linking(self._links(predicted, metadata), [[tuple(link) for link in m.get("gold_links", ())] for m in metadata])
+                self.linking(
+                    self._links(predicted, metadata),
+                    [[tuple(link) for link in m.get("gold_links", ())] for m in metadata],
+                )
         return output
 
     # --- scoring -------------------------------------------------------------------------------------------------
@@ -185,13 +194,19 @@ class LukeEntityDisambiguation(Model):
         logits = torch.einsum("bmd,bmcd->bmc", states, embedded) + self.entity_predictions.bias[candidates]
         return logits.float().masked_fill(~inputs.candidate_mask, torch.finfo(torch.float32).min)
 
-    def _candidate_labels(self, gold: torch.Tensor, candidate_ids: torch.Tensor, candidate_mask: torch.Tensor) -> torch.Tensor:
+    def _candidate_labels(
+        self, gold: torch.Tensor, candidate_ids: torch.Tensor, candidate_mask: torch.Tensor
+    ) -> torch.Tensor:
         """(batch, mentions): the gold entity's index among the candidates; -100 where it is none of them."""
         matches = candidate_ids.eq(gold.unsqueeze(-1)) & candidate_mask & gold.ge(0).unsqueeze(-1)
         return matches.float().argmax(-1).masked_fill(~matches.any(-1), IGNORE_INDEX)
 
     def _training_inputs(
-        self, gold: torch.Tensor, candidate_ids: torch.Tensor, candidate_mask: torch.Tensor, entity_attention_mask: torch.Tensor
+        self,
+        gold: torch.Tensor,
+        candidate_ids: torch.Tensor,
+        candidate_mask: torch.Tensor,
+        entity_attention_mask: torch.Tensor,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         """Entity inputs with `masked_entity_prob` of the known gold entities masked per instance, and their labels."""
         known = gold.ge(0) & entity_attention_mask  # (batch, mentions)
@@ -293,10 +308,17 @@ def _load_entity_head(head: EntityPredictionHead, model_name: str) -> None:
     prefix = "entity_predictions."
     weights = {k[len(prefix) :]: v for k, v in read_state_dict(model_name).items() if k.startswith(prefix)}
     if not weights:
-        logger.warning("%s has no entity prediction head (not a LukeForMaskedLM checkpoint): it is randomly initialised", model_name)
+        logger.warning(
+            "%s has no entity prediction head (not a LukeForMaskedLM checkpoint): it is randomly initialised",
+            model_name,
+        )
         return
     own = head.state_dict()
-    mismatched = [f"{k}: {tuple(weights[k].shape)} != {tuple(v.shape)}" for k, v in own.items() if k in weights and weights[k].shape != v.shape]
+    mismatched = [
+        f"{k}: {tuple(weights[k].shape)} != {tuple(v.shape)}"
+        for k, v in own.items()
+        if k in weights and weights[k].shape != v.shape
+    ]
     missing = [k for k in own if k not in weights]
     if mismatched or missing:
         raise ValueError(f"{model_name}: the entity prediction head does not fit: {mismatched or missing}")

@@ -47,7 +47,9 @@ class LukeEntityDisambiguationPredictor(Predictor):
             for span in json_dict["mentions"]:
                 if not (isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(x, int) for x in span)
                         and 0 <= span[0] < span[1] <= len(text)):  # fmt: skip
-                    raise ValueError(f"mention {span!r} is not [start, end] with 0 <= start < end <= {len(text)} (the text's length)")
+                    raise ValueError(
+                        f"mention {span!r} is not [start, end] with 0 <= start < end <= {len(text)} (the text's length)"
+                    )
                 mentions.append(EdMention(span[0], span[1]))
         return self._dataset_reader.text_to_instances(text, mentions, str(json_dict.get("id", "input")))
 

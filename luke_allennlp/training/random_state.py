@@ -3,6 +3,7 @@ The state of every random number generator a training step may draw from (Python
 generator, torch's CPU generator and the current CUDA device's), as plain values that `torch.load(...,
 weights_only=True)` reads back, so that a checkpoint can restore them exactly.
 """
+
 import random
 from typing import Any, Dict
 
@@ -14,8 +15,13 @@ def get_random_state() -> Dict[str, Any]:
     name, keys, position, has_gauss, cached_gaussian = np.random.get_state()
     state = {
         "python": random.getstate(),
-        "numpy": {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "position": int(position),
-                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached_gaussian)},
+        "numpy": {
+            "name": name,
+            "keys": torch.from_numpy(keys.astype(np.int64)),
+            "position": int(position),
+            "has_gauss": int(has_gauss),
+            "cached_gaussian": float(cached_gaussian),
+        },
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available() and torch.cuda.is_initialized():

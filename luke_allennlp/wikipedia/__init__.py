@@ -6,6 +6,7 @@ process pool (`parallel`), the entity vocabulary (`entity_vocab_builder`), the p
 and the mention dictionary used for SQuAD's entity inputs (`mention_dictionary`). The `allennlp build-*`
 commands in `luke_allennlp.commands` wrap them.
 """
+
 from luke_allennlp.wikipedia.titles import normalize_title
 
 __all__ = ["normalize_title"]

@@ -32,6 +32,7 @@ dataset with `save_to_disk`. Rows: `word_ids`, `entity_ids`, `entity_position_id
 `word_ids` per entity), `page_id` (MediaWiki's page id, not an entity id as in the original: it identifies the
 source page whether or not it is in the vocabulary).
 """
+
 import bisect
 import itertools
 import json
@@ -59,7 +60,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Why a link found no entity.
-_NO_ENTITY = {ARTICLE: "links_outside_vocabulary", LOOP: "links_through_redirect_loops", MISSING: "links_to_missing_pages"}
+_NO_ENTITY = {
+    ARTICLE: "links_outside_vocabulary",
+    LOOP: "links_through_redirect_loops",
+    MISSING: "links_to_missing_pages",
+}
 # Links outside the running text, by place (markup.PLACES).
 _PLACE_SKIPS = {"heading": "links_in_headings", "template": "links_in_templates", "table": "links_in_tables",
                 "reference": "links_in_references", "media": "links_in_image_captions", "comment": "links_in_comments",
@@ -83,7 +88,12 @@ class CorpusOptions:
             raise ValueError(f"unknown_entities must be 'unk' or 'drop', not {self.unknown_entities!r}")
         if self.sentence_splitter not in ("rules", "spacy"):
             raise ValueError(f"sentence_splitter must be 'rules' or 'spacy', not {self.sentence_splitter!r}")
-        if self.max_seq_length < 3 or self.max_entities < 1 or self.max_mention_length < 1 or self.min_sentence_length < 0:
+        if (
+            self.max_seq_length < 3
+            or self.max_entities < 1
+            or self.max_mention_length < 1
+            or self.min_sentence_length < 0
+        ):
             raise ValueError(f"invalid limits: {self}")
 
     @property
@@ -268,7 +278,9 @@ class PageProcessor:
 _processor: Optional[PageProcessor] = None
 
 
-def _init_worker(tokenizer_dir: str, vocab: EntityVocab, index: WikiIndex, namespaces: Namespaces, options: CorpusOptions):
+def _init_worker(
+    tokenizer_dir: str, vocab: EntityVocab, index: WikiIndex, namespaces: Namespaces, options: CorpusOptions
+):
     global _processor
     # Each worker is one core's worth: the tokenizer's own thread pool would only compete with the others.
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
@@ -444,8 +456,12 @@ def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, op
     }  # fmt: skip
     return {
         "dump": os.fspath(dump_path),
-        "tokenizer": {"name": str(tokenizer_name), "name_or_path": tokenizer.name_or_path,
-                      "class": type(tokenizer).__name__, "path": TOKENIZER_DIR},
+        "tokenizer": {
+            "name": str(tokenizer_name),
+            "name_or_path": tokenizer.name_or_path,
+            "class": type(tokenizer).__name__,
+            "path": TOKENIZER_DIR,
+        },
         "entity_vocab": ENTITY_VOCAB_FILE,
         "entity_vocab_source": os.fspath(entity_vocab_path),
         "entity_vocab_size": len(vocab),

@@ -6,6 +6,7 @@ stays flat whatever the dump's size. Any export schema version works (the `{...e
 ignored). A dump cut mid-page (a truncated download) yields the complete pages before the cut and records the
 error in `DumpStats.errors`; a file that is not a MediaWiki export at all raises `DumpError` naming the file.
 """
+
 import bz2
 import gzip
 import logging

@@ -7,6 +7,7 @@ existing articles are kept, ranked by how often they are linked (ties by title, 
 deterministic), after `[PAD]`=0, `[UNK]`=1, `[MASK]`=2. By default only the links of the running text count, as
 in LUKE (`links_in`); the summary accounts for every other link of the articles by kind or place.
 """
+
 import logging
 import os
 from collections import Counter
@@ -79,7 +80,9 @@ def build_entity_vocab(
     if links_in not in LINK_SCOPES:
         raise ValueError(f"links_in must be {' or '.join(map(repr, LINK_SCOPES))}, not {links_in!r}")
     if vocab_size <= len(EntityVocab.SPECIAL_TOKENS):
-        raise ValueError(f"vocab_size must exceed the {len(EntityVocab.SPECIAL_TOKENS)} special entities, got {vocab_size}")
+        raise ValueError(
+            f"vocab_size must exceed the {len(EntityVocab.SPECIAL_TOKENS)} special entities, got {vocab_size}"
+        )
     dump = WikiDump(dump_path, max_pages=max_pages)
     collector = TitleCollector()
 

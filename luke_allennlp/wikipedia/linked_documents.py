@@ -8,6 +8,7 @@ The benchmark format holds words separated by single spaces: a page's text is sp
 is also split where a link begins or ends inside it (`(Plato),` -> `( Plato ),`), so that every link is a run of
 words; paragraphs are joined by a space.
 """
+
 import re
 from collections import Counter
 from typing import Iterable, Iterator, List, Optional, Tuple

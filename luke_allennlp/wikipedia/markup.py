@@ -33,6 +33,7 @@ The places (`PLACES`): "template", "table", "reference", "media" (captions of `[
 A link inside another is counted on its own ("media" inside an image's caption; "invalid" inside a link that
 is not an image, as such nesting is malformed).
 """
+
 import bisect
 import html
 import re
@@ -144,10 +145,18 @@ _DROPPED = (
     "maplink|templatedata|templatestyles|inputbox|categorytree|hiero|includeonly|table"
 )
 _DROPPED_ELEMENT = re.compile(rf"<({_DROPPED})(?:\s[^<>]*)?(?<!/)>.*?</\1\s*>", re.S | re.I)
-_ELEMENT_PLACES = {"ref": "reference", "references": "reference", "gallery": "media", "imagemap": "media", "table": "table"}
+_ELEMENT_PLACES = {
+    "ref": "reference",
+    "references": "reference",
+    "gallery": "media",
+    "imagemap": "media",
+    "table": "table",
+}
 _SELF_CLOSING = re.compile(rf"<(?:{_DROPPED})(?:\s[^<>]*)?/>", re.I)
 _BREAK_TAG = re.compile(r"<br\s*/?\s*>|</?br\s*/?>", re.I)
-_BLOCK_TAG = re.compile(r"</?(?:p|div|li|ul|ol|dl|dt|dd|blockquote|center|h[1-6]|tr|td|th|caption)(?:\s[^<>]*)?/?>", re.I)
+_BLOCK_TAG = re.compile(
+    r"</?(?:p|div|li|ul|ol|dl|dt|dd|blockquote|center|h[1-6]|tr|td|th|caption)(?:\s[^<>]*)?/?>", re.I
+)
 _HTML_TAG = re.compile(
     r"</?(?:[a-z][a-z0-9]*)(?:\s[^<>]*)?/?>", re.I
 )  # any other tag: formatting (b, i, span, sup, small, ...) keeps its text

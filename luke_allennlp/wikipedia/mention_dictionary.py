@@ -29,6 +29,7 @@ The result is one JSON file, read back by `MentionDictionary.from_file`:
 {name: p}, "entities": {name: [[entity, links], ...]}, "stats": {...}}`. Version 1 (no "entities") is still
 read, for the names of pages; asking it for candidates is an error that says to rebuild it.
 """
+
 import json
 import logging
 import os
@@ -177,7 +178,9 @@ def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
         raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
     articles = data.get("data") if isinstance(data, dict) else None
     if not isinstance(articles, list) or not all(isinstance(a, dict) and "title" in a for a in articles):
-        raise ValueError(f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}')
+        raise ValueError(
+            f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}'
+        )
     return [article["title"] for article in articles]
 
 

@@ -6,6 +6,7 @@ up in memory whenever the workers are slower than the reader. `ordered_map` keep
 `2 * num_workers` batches in flight and yields results in input order, so the output does not depend on the
 number of workers.
 """
+
 import collections
 import multiprocessing
 import os
@@ -71,7 +72,9 @@ def _start_worker(initializer: Optional[Callable[..., None]], initargs: Tuple[An
         initializer(*initargs)
 
 
-def page_batches(pages: Iterable[WikiPage], max_pages: int = 64, max_chars: int = 1_000_000) -> Iterator[List[WikiPage]]:
+def page_batches(
+    pages: Iterable[WikiPage], max_pages: int = 64, max_chars: int = 1_000_000
+) -> Iterator[List[WikiPage]]:
     """Consecutive pages in batches of at most `max_pages` pages or about `max_chars` characters of markup."""
     batch: List[WikiPage] = []
     chars = 0

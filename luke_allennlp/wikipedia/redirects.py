@@ -1,6 +1,7 @@
 """
 The dump's article titles and redirects, with redirects resolved transitively and loops detected.
 """
+
 import logging
 from dataclasses import dataclass
 from typing import Dict, Iterable, Optional, Set, Tuple

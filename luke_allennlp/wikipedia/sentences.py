@@ -11,6 +11,7 @@ Two splitters give the character spans of the sentences of one paragraph:
   first, which doubles the corpus builder's time per page (benchmarks/corpus_speed.py), and its vocabulary grows
   with every new word form, so it is rebuilt every `refresh_every` paragraphs to keep memory flat over a dump.
 """
+
 import re
 from typing import List, Tuple
 
@@ -55,7 +56,9 @@ class RuleSentenceSplitter:
     @staticmethod
     def _abbreviation(text: str, start: int, end: int) -> bool:
         """Whether the word ending at `end` (before a period) is an initial or an abbreviation."""
-        word = text[max(text.rfind(" ", start, end), text.rfind("\n", start, end), start - 1) + 1 : end].lstrip(_OPENERS)
+        word = text[max(text.rfind(" ", start, end), text.rfind("\n", start, end), start - 1) + 1 : end].lstrip(
+            _OPENERS
+        )
         if not word:
             return False
         if len(word) == 1 and word.isalpha():  # an initial

@@ -5,6 +5,7 @@ MediaWiki shows `[[new_York]]`, `[[New  York]]` and `[[New York#History]]` as li
 "New York": underscores and runs of whitespace are one space, the first letter is upper-cased (on wikis with
 `<case>first-letter</case>`, Wikipedia's default) and the `#section` is not part of the title.
 """
+
 import re
 from typing import Dict, Optional, Tuple
 from urllib.parse import unquote
@@ -52,7 +53,9 @@ SISTER_PROJECTS = frozenset(
 )  # fmt: skip
 # Wikipedia language codes are 2-3 letters, optionally with subtags (zh-yue, be-tarask); a few are longer.
 _LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z]{2,8})*")
-_LONG_LANGUAGE_CODES = frozenset("simple bat-smg fiu-vro roa-rup zh-classical zh-min-nan nds-nl map-bms cbk-zam".split())
+_LONG_LANGUAGE_CODES = frozenset(
+    "simple bat-smg fiu-vro roa-rup zh-classical zh-min-nan nds-nl map-bms cbk-zam".split()
+)
 
 
 def is_language_prefix(prefix: str) -> bool:

@@ -7,7 +7,9 @@ from tests.wikipedia.crafted import write_crafted_dump
 
 def test_build_mention_dictionary_command(tmp_path):
     dump = write_crafted_dump(tmp_path / "crafted.xml")
-    (tmp_path / "squad.json").write_text(json.dumps({"version": "1.1", "data": [{"title": "Candle", "paragraphs": []}]}))
+    (tmp_path / "squad.json").write_text(
+        json.dumps({"version": "1.1", "data": [{"title": "Candle", "paragraphs": []}]})
+    )
     out = tmp_path / "mentions.json"
     result = run("build-mention-dictionary", str(dump), str(out), "--min-link-probability", "0.7", "--page-titles",
                  str(tmp_path / "squad.json"), "--num-workers", "1")  # fmt: skip

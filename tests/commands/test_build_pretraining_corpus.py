@@ -15,7 +15,9 @@ def test_build_pretraining_corpus_command(tmp_path):
     vocab.save_jsonl(tmp_path / "vocab.jsonl")
     out = tmp_path / "corpus"
     args = [str(dump), str(tmp_path / "tokenizer"), str(tmp_path / "vocab.jsonl"), str(out)]
-    result = run("build-pretraining-corpus", *args, "--max-seq-length", "64", "--unknown-entities", "unk", "--num-workers", "2")
+    result = run(
+        "build-pretraining-corpus", *args, "--max-seq-length", "64", "--unknown-entities", "unk", "--num-workers", "2"
+    )
     assert result.returncode == 0, result.stderr
     corpus = datasets.load_from_disk(str(out))
     metadata = json.loads((out / "metadata.json").read_text())

@@ -14,7 +14,9 @@ def run_command(*args, monkeypatch):
     main(prog="allennlp")
 
 
-def test_luke_checkpoint_from_the_roberta_tokenizer_and_an_entity_vocabulary(shared_data, tmp_path, monkeypatch, capsys):
+def test_luke_checkpoint_from_the_roberta_tokenizer_and_an_entity_vocabulary(
+    shared_data, tmp_path, monkeypatch, capsys
+):
     out = tmp_path / "tiny"
     vocab = shared_data / "entity_vocab" / "enwiki_20181220_entvocab_100.tsv"
     run_command("build-tiny-checkpoint", str(out), "--tokenizer", str(shared_data / "tokenizers" / "roberta-base"),
@@ -39,6 +41,14 @@ def test_refuses_a_non_empty_directory_and_a_missing_tokenizer(tmp_path, monkeyp
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "x").write_text("")
     with pytest.raises(SystemExit, match="is not empty"):
-        run_command("build-tiny-checkpoint", str(tmp_path / "out"), "--tokenizer", str(tmp_path), monkeypatch=monkeypatch)
+        run_command(
+            "build-tiny-checkpoint", str(tmp_path / "out"), "--tokenizer", str(tmp_path), monkeypatch=monkeypatch
+        )
     with pytest.raises(SystemExit, match="not a tokenizer directory"):
-        run_command("build-tiny-checkpoint", str(tmp_path / "new"), "--tokenizer", str(tmp_path / "missing"), monkeypatch=monkeypatch)
+        run_command(
+            "build-tiny-checkpoint",
+            str(tmp_path / "new"),
+            "--tokenizer",
+            str(tmp_path / "missing"),
+            monkeypatch=monkeypatch,
+        )

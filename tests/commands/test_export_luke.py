@@ -1,5 +1,6 @@
 """`allennlp export-luke` through the real command: what it writes loads in transformers, in LukeEncoder and in
 the fine-tuning configs, and computes what the archived model computes."""
+
 import json
 import os
 import subprocess
@@ -56,7 +57,14 @@ def exported(archive, tmp_path_factory):
 def test_files_and_transformers_loading(exported):
     names = {p.name for p in exported.iterdir()}
     # What LukeTokenizer reads in transformers 4 (5 also writes tokenizer.json).
-    assert {"config.json", "model.safetensors", "vocab.json", "merges.txt", "entity_vocab.json", "tokenizer_config.json"} <= names
+    assert {
+        "config.json",
+        "model.safetensors",
+        "vocab.json",
+        "merges.txt",
+        "entity_vocab.json",
+        "tokenizer_config.json",
+    } <= names
     config = json.loads((exported / "config.json").read_text())
     assert config["architectures"] == ["LukeForMaskedLM"] and config["model_type"] == "luke"
     assert config["use_entity_aware_attention"] and config["entity_vocab_size"] == 61
@@ -109,7 +117,11 @@ def test_computes_what_the_archive_computes(archive, exported, pretraining_corpu
 
 def test_fine_tuning_config_trains_from_the_export(exported, conll_slice, tmp_path, monkeypatch):
     set_config_env(monkeypatch, exported, conll_slice)
-    overrides = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64}
+    overrides = {
+        "trainer.num_epochs": 1,
+        "data_loader.batch_sampler.batch_size": 8,
+        "dataset_reader.max_seq_length": 64,
+    }
     train_model_from_file(str(REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"), str(tmp_path / "ner"),
                           overrides=json.dumps(overrides))  # fmt: skip
     assert "validation_f1" in json.loads((tmp_path / "ner" / "metrics.json").read_text())
@@ -122,10 +134,14 @@ def test_pretrained_transformer_tokenizer_reads_the_export(exported):
 
     text = "Peter Blackburn visited Brussels ."
     tokens = PretrainedTransformerTokenizer(str(exported)).tokenize(text)  # LukeTokenizer, no prefix space
-    assert [t.text_id for t in tokens] == transformers.RobertaTokenizerFast.from_pretrained(str(exported))(text)["input_ids"]
+    assert [t.text_id for t in tokens] == transformers.RobertaTokenizerFast.from_pretrained(str(exported))(text)[
+        "input_ids"
+    ]
     fast = load_fast_tokenizer(str(exported))  # for pre-split words: a prefix space before each
     assert isinstance(fast, transformers.RobertaTokenizerFast)
-    assert fast(text.split(), is_split_into_words=True)["input_ids"][1:3] == fast.convert_tokens_to_ids(["ĠPeter", "ĠBlackburn"])
+    assert fast(text.split(), is_split_into_words=True)["input_ids"][1:3] == fast.convert_tokens_to_ids(
+        ["ĠPeter", "ĠBlackburn"]
+    )
 
 
 def test_errors_name_the_problem(archive, tmp_path):
@@ -151,7 +167,9 @@ def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatc
         crafted = crafted_archive(archive, outside, attack)
         before = written_outside(outside)
         monkeypatch.setattr(sys, "argv", ["allennlp", "export-luke", str(crafted), str(outside / "tmp" / "out")])
-        with pytest.raises(ArchiveError, match=f"{crafted} is {'corrupted' if attack == 'corrupted' else 'unsafe to extract'}"):
+        with pytest.raises(
+            ArchiveError, match=f"{crafted} is {'corrupted' if attack == 'corrupted' else 'unsafe to extract'}"
+        ):
             main(prog="allennlp")
         assert written_outside(outside) == before, attack
     assert not list((outside / "tmp").rglob("*.json")), "an extraction directory or an export was left behind"
@@ -160,7 +178,9 @@ def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatc
     result = subprocess.run([str(ALLENNLP), "export-luke", str(crafted), str(outside / "tmp" / "out")], capture_output=True,
                             text=True, cwd=REPO_ROOT, timeout=600, env={**os.environ, "TMPDIR": str(outside / "tmp")})  # fmt: skip
     assert result.returncode != 0
-    assert f"ArchiveError: {crafted} is unsafe to extract: member 'link' is a symbolic link" in result.stderr, result.stderr[-3000:]
+    assert f"ArchiveError: {crafted} is unsafe to extract: member 'link' is a symbolic link" in result.stderr, (
+        result.stderr[-3000:]
+    )
     assert written_outside(outside) == before and not list((outside / "tmp").rglob("*.json"))
 
 
@@ -176,7 +196,9 @@ def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
     words = json.loads((shared_data / "tokenizers" / "roberta-base" / "vocab.json").read_text())
     words.update({f"madeupword{i}": 50261 + i for i in range(3)})  # fill the ids the shared vocabulary leaves free
     (tmp_path / "vocab.json").write_text(json.dumps(words))
-    word_tokenizer = RobertaTokenizerFast(str(tmp_path / "vocab.json"), str(shared_data / "tokenizers" / "roberta-base" / "merges.txt"))
+    word_tokenizer = RobertaTokenizerFast(
+        str(tmp_path / "vocab.json"), str(shared_data / "tokenizers" / "roberta-base" / "merges.txt")
+    )
     config = LukeConfig(vocab_size=50265, entity_vocab_size=5, hidden_size=32, entity_emb_size=16, num_hidden_layers=1,
                         num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, use_entity_aware_attention=False)  # fmt: skip
     model = LukeForPretraining(config)
@@ -189,7 +211,10 @@ def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
     for index, source in ((50265, "@"), (50266, "#")):
         source_index = word_tokenizer.convert_tokens_to_ids(source)
         assert torch.equal(table[index], table[source_index]) and bias[index] == bias[source_index]
-    assert torch.equal(state["luke.entity_embeddings.entity_embeddings.weight"][5], model.state_dict()["luke.entity_embeddings.entity_embeddings.weight"][2])
+    assert torch.equal(
+        state["luke.entity_embeddings.entity_embeddings.weight"][5],
+        model.state_dict()["luke.entity_embeddings.entity_embeddings.weight"][2],
+    )
     layer = "luke.encoder.layer.0.attention.self."
     assert torch.equal(state[layer + "w2e_query.weight"], state[layer + "query.weight"])
     LukeForPretraining(released).load_state_dict(state)  # strict: the release is complete

@@ -28,7 +28,9 @@ TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dat
 def train(config: str, model_dir: Path, data: Path, out: Path, **overrides) -> Path:
     with pytest.MonkeyPatch.context() as monkeypatch:
         set_config_env(monkeypatch, model_dir, data)
-        train_model_from_file(str(REPO_ROOT / "configs" / config), str(out), overrides=json.dumps({**TINY, **overrides}))
+        train_model_from_file(
+            str(REPO_ROOT / "configs" / config), str(out), overrides=json.dumps({**TINY, **overrides})
+        )
     return out / "model.tar.gz"
 
 
@@ -60,7 +62,9 @@ def test_trained_ner_archive(tiny_luke_dir, conll_slice, tmp_path):
     for row, instance in enumerate(instances):
         words, spans = instance["metadata"]["words"], instance["metadata"]["spans"].tolist()
         starts = [sum(len(w) + 1 for w in words[:i]) for i in range(len(words) + 1)]
-        inputs = tokenizer(" ".join(words), entity_spans=[(starts[s], starts[e] - 1) for s, e in spans], return_tensors="pt")
+        inputs = tokenizer(
+            " ".join(words), entity_spans=[(starts[s], starts[e] - 1) for s, e in spans], return_tensors="pt"
+        )
         assert tensors["word_ids"][row][: inputs["input_ids"].size(1)].tolist() == inputs["input_ids"][0].tolist()
         with torch.no_grad():
             theirs = model(**inputs).logits[0]
@@ -72,7 +76,9 @@ def test_trained_ner_archive(tiny_luke_dir, conll_slice, tmp_path):
 def test_trained_relation_archive_with_luke_markers(tacred_train, tmp_path):
     """Fine-tuned from a LUKE checkpoint that has <ent>/<ent2>, with the markers: the export's tokenizer is in
     entity_pair_classification mode; [MASK]/[MASK2] are the archive's [HEAD]/[TAIL]."""
-    base = write_tiny_task_checkpoint(tmp_path / "base", "LukeModel", entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "[MASK2]": 3})
+    base = write_tiny_task_checkpoint(
+        tmp_path / "base", "LukeModel", entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "[MASK2]": 3}
+    )
     archive_file = train("relation_classification/tacred.jsonnet", base, tacred_train, tmp_path / "run",
                          **{"dataset_reader.entity_marker_tokens": ["<ent>", "<ent2>"]})  # fmt: skip
     out = tmp_path / "exported"
@@ -100,11 +106,16 @@ def test_round_trip_typing_and_squad(tmp_path, squad_slice):
     typing = write_tiny_task_checkpoint(tmp_path / "typing", "LukeForEntityClassification", ["person", "place"],
                                         task="entity_classification", seed=3)  # fmt: skip
     export_luke(import_luke_task(str(typing), str(tmp_path / "typing-archive")), str(tmp_path / "typing-out"))
-    original, again = loaded(typing, "LukeForEntityClassification"), loaded(tmp_path / "typing-out", "LukeForEntityClassification")
+    original, again = (
+        loaded(typing, "LukeForEntityClassification"),
+        loaded(tmp_path / "typing-out", "LukeForEntityClassification"),
+    )
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "typing-out"))
     assert tokenizer.task == "entity_classification"
     inputs = tokenizer(TEXT, entity_spans=[TAIL], return_tensors="pt")  # [MASK] = 2 here, 0 in the original's
-    original_inputs = transformers.AutoTokenizer.from_pretrained(str(typing))(TEXT, entity_spans=[TAIL], return_tensors="pt")
+    original_inputs = transformers.AutoTokenizer.from_pretrained(str(typing))(
+        TEXT, entity_spans=[TAIL], return_tensors="pt"
+    )
     assert torch.equal(inputs["input_ids"], original_inputs["input_ids"])
     with torch.no_grad():
         assert (original(**original_inputs).logits - again(**inputs).logits).abs().max() < TOLERANCE

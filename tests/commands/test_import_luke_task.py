@@ -72,7 +72,11 @@ def test_relation_checkpoint_through_the_command(relation_checkpoint, tmp_path):
     assert "luke_relation_classifier from LukeForEntityPairClassification" in result.stdout
     archive = load_archive(str(out / "model.tar.gz"))
     assert archive.config["dataset_reader"]["entity_marker_tokens"] == ["<ent>", "<ent2>"]
-    assert archive.model.vocab.get_index_to_token_vocabulary("labels") == {0: "no_relation", 1: "per:city_of_residence", 2: "org:members"}
+    assert archive.model.vocab.get_index_to_token_vocabulary("labels") == {
+        0: "no_relation",
+        1: "per:city_of_residence",
+        2: "org:members",
+    }
     instance = archive.dataset_reader.text_to_instance(TEXT, HEAD, TAIL)
     ours, tensors = forward(archive, [instance])
     inputs = transformers_inputs(relation_checkpoint, "entity_pair_classification", TEXT, [HEAD, TAIL])
@@ -87,7 +91,9 @@ def test_relation_checkpoint_through_the_command(relation_checkpoint, tmp_path):
     assert difference < TOLERANCE and theirs.abs().max() > 1e-2
     # The task entities are the checkpoint's [MASK] (id 0 of the lite order), [MASK] and [MASK2].
     table = archive.model.embedder.luke.entity_embeddings.entity_embeddings.weight
-    theirs_table = model_of(relation_checkpoint, "LukeForEntityPairClassification").luke.entity_embeddings.entity_embeddings.weight
+    theirs_table = model_of(
+        relation_checkpoint, "LukeForEntityPairClassification"
+    ).luke.entity_embeddings.entity_embeddings.weight
     assert torch.equal(table[2], theirs_table[0]) and torch.equal(table[3], theirs_table[3])
     assert torch.equal(table[0], theirs_table[2])
 
@@ -114,7 +120,9 @@ def test_ner_checkpoint_nil_label_and_spans(tmp_path):
         with torch.no_grad():
             theirs = theirs_model(**inputs).logits[0]
         worst = max(worst, (ours["span_logits"][row, : len(spans)] - theirs).abs().max().item())
-    print(f"NER import: max |logit difference| {worst:.2e} over {sum(len(i['metadata']['spans']) for i in instances)} spans")
+    print(
+        f"NER import: max |logit difference| {worst:.2e} over {sum(len(i['metadata']['spans']) for i in instances)} spans"
+    )
     assert worst < TOLERANCE
     metrics = archive.model.get_metrics(reset=True)
     assert set(metrics) >= {"f1", "precision", "recall"}

@@ -16,7 +16,9 @@ ALLENNLP = Path(sys.executable).with_name("allennlp")
 
 
 def run_allennlp(*args):
-    result = subprocess.run([str(ALLENNLP), *args], capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=600)
+    result = subprocess.run(
+        [str(ALLENNLP), *args], capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=600
+    )
     assert result.returncode == 0, f"allennlp {args[0]} failed:\n{result.stderr[-4000:]}"
     return result
 
@@ -29,7 +31,11 @@ def run_command(*args, monkeypatch):
 
 def test_evaluate_then_official_predictions(tiny_luke_dir, squad_slice, tmp_path, monkeypatch, capsys):
     set_config_env(monkeypatch, tiny_luke_dir, squad_slice)
-    overrides = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 16, "dataset_reader.max_seq_length": 96}
+    overrides = {
+        "trainer.num_epochs": 1,
+        "data_loader.batch_sampler.batch_size": 16,
+        "dataset_reader.max_seq_length": 96,
+    }
     config = REPO_ROOT / "configs" / "reading_comprehension" / "squad_without_entities.jsonnet"
     train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(overrides))
 
@@ -54,7 +60,9 @@ def test_evaluate_then_official_predictions(tiny_luke_dir, squad_slice, tmp_path
     scores = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     evaluated = json.loads(metrics.read_text())
     assert scores["questions"] == 55 and scores["unanswered"] == 0
-    assert scores["exact_match"] == pytest.approx(100 * evaluated["em"]) and scores["f1"] == pytest.approx(100 * evaluated["f1"])
+    assert scores["exact_match"] == pytest.approx(100 * evaluated["em"]) and scores["f1"] == pytest.approx(
+        100 * evaluated["f1"]
+    )
     em = sum(max_over_golds(exact_match_score, predictions[q], golds) for q, (_, golds) in questions.items())
     assert scores["exact_match"] == pytest.approx(100 * em / 55)
 

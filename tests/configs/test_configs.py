@@ -10,7 +10,11 @@ from tests.conftest import REPO_ROOT, set_config_env
 
 # Pretraining and entity disambiguation configs have their own smoke tests (tests/configs/test_pretraining_configs.py,
 # tests/configs/test_entity_disambiguation_configs.py).
-CONFIGS = sorted(p for p in (REPO_ROOT / "configs").rglob("*.jsonnet") if p.parent.name not in ("pretraining", "entity_disambiguation"))
+CONFIGS = sorted(
+    p
+    for p in (REPO_ROOT / "configs").rglob("*.jsonnet")
+    if p.parent.name not in ("pretraining", "entity_disambiguation")
+)
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder, or per config name prefix.
 HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5),
                     "squad": (15e-6, 48, 2), "record": (1e-5, 32, 2)}  # fmt: skip
@@ -47,7 +51,11 @@ def test_config_trains(config, tmp_path, monkeypatch, request):
     loader, trainer = params["data_loader"], params["trainer"]
     keys = ["entity_attention_mask", "word_ids"] if config.parent.name == "ner" else ["word_ids"]  # spans, then words
     assert loader["batch_sampler"].as_dict() == {"type": "luke_bucket", "batch_size": batch_size, "sorting_keys": keys}
-    assert trainer["num_epochs"] == epochs and trainer["type"] == "luke_gradient_descent" and trainer["precision"] == "auto"
+    assert (
+        trainer["num_epochs"] == epochs
+        and trainer["type"] == "luke_gradient_descent"
+        and trainer["precision"] == "auto"
+    )
     assert params["trainer"]["learning_rate_scheduler"] == {"type": "linear_with_warmup_ratio", "warmup_ratio": 0.06}
     model = train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(TINY))
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())

@@ -1,5 +1,6 @@
 """The entity disambiguation configs: the released fine-tuning settings, and one epoch of each on tiny data (the
 Wikipedia config with its held-out pages, then the predictor from its archive on raw text)."""
+
 import json
 
 import pytest
@@ -32,14 +33,26 @@ def test_config_trains(config, tmp_path, monkeypatch, request):
     # examples/entity_disambiguation/train.py of the released code
     assert (optimizer["type"], optimizer["lr"], optimizer["eps"], optimizer["weight_decay"], optimizer["betas"], optimizer["correct_bias"]) == (
         "huggingface_adamw", 2e-5, 1e-6, 0.01, [0.9, 0.999], False)  # fmt: skip
-    assert (params["data_loader"]["batch_sampler"]["batch_size"], trainer["num_epochs"], trainer["grad_norm"]) == (16, 2, 1.0)
+    assert (params["data_loader"]["batch_sampler"]["batch_size"], trainer["num_epochs"], trainer["grad_norm"]) == (
+        16,
+        2,
+        1.0,
+    )
     assert trainer["learning_rate_scheduler"] == {"type": "linear_with_warmup_ratio", "warmup_ratio": 0.1}
     assert (model["masked_entity_prob"], model["inference"], model["freeze_entity_embeddings"]) == (0.9, "global", True)
     assert model["embedder"]["entity_vocab"] == "checkpoint" and trainer["validation_metric"] == "+accuracy"
     for reader in (params["dataset_reader"], params["validation_dataset_reader"]):
-        assert (reader["max_seq_length"], reader["max_entities"], reader["max_mention_length"], reader["max_candidates"]) == (512, 128, 30, 30)
+        assert (
+            reader["max_seq_length"],
+            reader["max_entities"],
+            reader["max_mention_length"],
+            reader["max_candidates"],
+        ) == (512, 128, 30, 30)
     if config.stem == "wikipedia":
-        assert (params["dataset_reader"]["pages"], params["validation_dataset_reader"]["pages"]) == ("train", "held_out")
+        assert (params["dataset_reader"]["pages"], params["validation_dataset_reader"]["pages"]) == (
+            "train",
+            "held_out",
+        )
     train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(TINY))
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["training_loss"] > 0 and metrics["validation_mentions"] > 0

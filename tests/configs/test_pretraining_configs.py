@@ -1,5 +1,6 @@
 """The pretraining configs: Table 9's hyper-parameters, a few CPU steps of each (stage 2 from stage 1's
 archive), and distributed pretraining with two CPU processes through the `allennlp` command."""
+
 import json
 import os
 import subprocess
@@ -81,7 +82,10 @@ def test_stage1_then_stage2(tiny_roberta_mlm_dir, pretraining_corpus, tmp_path, 
     overrides = {**TINY, "trainer.optimizer.lr": 1e-2, "trainer.num_epochs": 2}
     train_model_from_file(str(CONFIGS[1]), str(tmp_path / "stage1"), overrides=json.dumps(overrides))
     start = roberta_start(tiny_roberta_mlm_dir)
-    epoch1, epoch2 = weights(tmp_path / "stage1" / "model_state_e1_b0.th"), weights(tmp_path / "stage1" / "model_state_e2_b0.th")
+    epoch1, epoch2 = (
+        weights(tmp_path / "stage1" / "model_state_e1_b0.th"),
+        weights(tmp_path / "stage1" / "model_state_e2_b0.th"),
+    )
     for name, value in epoch2.items():
         if name.startswith(WORD_SIDE):
             assert torch.equal(value, start[name]) and torch.equal(value, epoch1[name]), name  # RoBERTa's, frozen
@@ -92,7 +96,9 @@ def test_stage1_then_stage2(tiny_roberta_mlm_dir, pretraining_corpus, tmp_path, 
 
     archive = tmp_path / "stage1" / "model.tar.gz"
     set_env(monkeypatch, tiny_roberta_mlm_dir, pretraining_corpus, archive)
-    loaded = Model.from_params(vocab=Vocabulary.empty(), params=Params({"type": "from_archive", "archive_file": str(archive)}))
+    loaded = Model.from_params(
+        vocab=Vocabulary.empty(), params=Params({"type": "from_archive", "archive_file": str(archive)})
+    )
     stage1 = weights(tmp_path / "stage1" / "best.th")
     assert all(torch.equal(v, stage1[k]) for k, v in loaded.state_dict().items())  # stage 2 starts from stage 1
     train_model_from_file(str(CONFIGS[2]), str(tmp_path / "stage2"), overrides=json.dumps(overrides))

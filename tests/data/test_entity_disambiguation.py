@@ -30,7 +30,12 @@ def test_reads_the_documented_layout(tmp_path):
     assert (china.gold, china.candidates) == ("China, national team", [("China", 0.9)])
     assert (defeat.gold, defeat.candidates) == ("Defeat (film)", [])
     assert (second.text, second.mentions) == ("AT&amp;T", [EdMention(0, 8, "AT&T", [("AT&T", 1.0)])])
-    assert (stats["documents"], stats["mentions"], stats["nil_mentions"], stats["contexts_not_overlapping"]) == (2, 4, 1, 0)
+    assert (stats["documents"], stats["mentions"], stats["nil_mentions"], stats["contexts_not_overlapping"]) == (
+        2,
+        4,
+        1,
+        0,
+    )
 
 
 @pytest.mark.parametrize(
@@ -67,7 +72,9 @@ def test_round_trip_on_real_documents(shared_data, tmp_path):
         end = len(original.text[: last.end].split(" ")) + 100
         assert back.text == " ".join(words[max(0, begin - 100) : end])
         shift = len(" ".join(words[: max(0, begin - 100)])) + (1 if begin > 100 else 0)
-        expected = [EdMention(m.start - shift, m.end - shift, m.gold, m.candidates) for m in original.mentions if m.gold]
+        expected = [
+            EdMention(m.start - shift, m.end - shift, m.gold, m.candidates) for m in original.mentions if m.gold
+        ]
         assert back.mentions == expected
     # Narrow contexts leave gaps between distant mentions: the text is shorter, but every mention keeps its words.
     write_benchmark(documents, tmp_path / "narrow.csv", context_words=3)

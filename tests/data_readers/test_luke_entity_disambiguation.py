@@ -40,7 +40,11 @@ def test_reads_the_corpus_links_as_gold_mentions(ed_wikipedia):
     assert stats["mentions"] == metadata["entities"] == 964
     # The dictionary was built from the same pages: every gold entity is a candidate; 5 names end in a subword
     # that goes past the anchor ("Scott, James C.,") and are found once trimmed.
-    assert (stats["mentions_without_candidates"], stats["gold_outside_candidates"], stats["corpus_names_trimmed"]) == (0, 0, 5)
+    assert (stats["mentions_without_candidates"], stats["gold_outside_candidates"], stats["corpus_names_trimmed"]) == (
+        0,
+        0,
+        5,
+    )
     found = {}
     for instance in instances:
         golds = instance["gold_entity_ids"].tensor.tolist()
@@ -94,7 +98,11 @@ def test_long_documents_are_windowed_without_losing_mentions(ed_wikipedia):
             assert text == meta["text"] == document.text[meta["start"] : meta["end"]]  # not cut by a window edge
     assert seen == Counter((m.start, m.end) for m in document.mentions) and len(seen) == 299
     stats = ed_reader.stats
-    assert stats["documents_split_into_windows"] == 1 and stats["windows"] > 100 and stats["windows_split_for_max_entities"] > 0
+    assert (
+        stats["documents_split_into_windows"] == 1
+        and stats["windows"] > 100
+        and stats["windows_split_for_max_entities"] > 0
+    )
     assert stats["mentions_cut_at_window_end"] == 0 and stats["instances"] == len(instances)
 
 

@@ -12,11 +12,17 @@ from tests.conftest import REPO_ROOT
 
 
 def test_evaluate_writes_one_line_per_sentence(tiny_luke_dir, conll_slice, tmp_path, monkeypatch):
-    env = {"MODEL_NAME": str(tiny_luke_dir), "TRAIN_DATA_PATH": str(conll_slice), "VALIDATION_DATA_PATH": str(conll_slice)}
+    env = {
+        "MODEL_NAME": str(tiny_luke_dir),
+        "TRAIN_DATA_PATH": str(conll_slice),
+        "VALIDATION_DATA_PATH": str(conll_slice),
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
-    train_model_from_file(str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(tmp_path / "run"), overrides=json.dumps(overrides))
+    train_model_from_file(
+        str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(tmp_path / "run"), overrides=json.dumps(overrides)
+    )
     predictions = tmp_path / "predictions.jsonl"
     command = [str(Path(sys.executable).with_name("allennlp")), "evaluate", str(tmp_path / "run" / "model.tar.gz"),
                str(conll_slice), "--predictions-output-file", str(predictions), "--batch-size", "3"]  # fmt: skip

@@ -1,4 +1,5 @@
 """LukeEncoder against transformers' reference LukeModel, with the same weights."""
+
 import pytest
 import torch
 import transformers
@@ -71,7 +72,9 @@ def test_outputs_equal_transformers(aware, device):
     real_words = inputs["attention_mask"].bool()
     real_entities = inputs["entity_attention_mask"].bool()
     assert max_diff(actual.last_hidden_state[real_words], expected.last_hidden_state[real_words]) < TOL
-    assert max_diff(actual.entity_last_hidden_state[real_entities], expected.entity_last_hidden_state[real_entities]) < TOL
+    assert (
+        max_diff(actual.entity_last_hidden_state[real_entities], expected.entity_last_hidden_state[real_entities]) < TOL
+    )
     # Padded positions too: both attend to the same keys.
     assert max_diff(actual.last_hidden_state, expected.last_hidden_state) < TOL
     assert max_diff(actual.pooler_output, expected.pooler_output) < TOL
@@ -92,7 +95,9 @@ def test_words_only_equals_transformers(aware):
 @pytest.mark.parametrize("padded_values", [True, False])
 def test_gradients_equal_transformers(padded_values, device, monkeypatch):
     reference, ours = reference_pair(True)
-    monkeypatch.setattr(type(ours.encoder.layer[0].attention.self), "_fused_kernel_needs_equal_head_dims", lambda self, v: padded_values)
+    monkeypatch.setattr(
+        type(ours.encoder.layer[0].attention.self), "_fused_kernel_needs_equal_head_dims", lambda self, v: padded_values
+    )
     reference.train().to(device), ours.train().to(device)  # dropout is 0: train mode must still be deterministic
     inputs = {k: v.to(device) for k, v in batch_inputs().items()}
     for model in (reference, ours):
@@ -207,7 +212,10 @@ def test_compile_pads_to_static_shapes_and_gives_the_same_outputs():
             (out.last_hidden_state.sum() + out.entity_last_hidden_state.pow(2).sum()).backward()
             outputs.append((out, model.encoder.layer[0].attention.self.e2w_query.weight.grad.clone()))
         (ours, grad), (theirs, compiled_grad) = outputs
-        assert theirs.last_hidden_state.shape == (batch, words, 32) and theirs.entity_last_hidden_state.shape[1] == entities
+        assert (
+            theirs.last_hidden_state.shape == (batch, words, 32)
+            and theirs.entity_last_hidden_state.shape[1] == entities
+        )
         assert max_diff(ours.last_hidden_state, theirs.last_hidden_state) < TOL
         assert max_diff(ours.entity_last_hidden_state, theirs.entity_last_hidden_state) < TOL
         assert max_diff(grad, compiled_grad) < TOL

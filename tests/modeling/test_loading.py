@@ -1,4 +1,5 @@
 """LukeEncoder.from_pretrained / save_pretrained against transformers checkpoints built offline."""
+
 import json
 
 import pytest
@@ -122,7 +123,9 @@ def test_load_weights_false_reads_only_the_architecture(tiny_luke_dir):
     loaded = LukeEncoder.from_pretrained(str(tiny_luke_dir))
     fresh = LukeEncoder.from_pretrained(str(tiny_luke_dir), load_weights=False)
     assert fresh.config == loaded.config
-    assert not torch.equal(fresh.encoder.layer[0].attention.self.query.weight, loaded.encoder.layer[0].attention.self.query.weight)
+    assert not torch.equal(
+        fresh.encoder.layer[0].attention.self.query.weight, loaded.encoder.layer[0].attention.self.query.weight
+    )
 
 
 def test_config_overrides_apply(tiny_luke_dir):
@@ -140,7 +143,10 @@ def test_errors_name_the_problem(tmp_path, tiny_roberta_dir, tiny_luke_dir):
     with pytest.raises(ValueError, match="gpt2"):
         LukeEncoder.from_pretrained(str(tmp_path))
     # The suite runs with HF_HUB_OFFLINE=1 (conftest): a hub name fails at once, with one line that says what to do.
-    with pytest.raises(HubUnavailableError, match=r"^'no-such-user/no-such-model' is not a local directory.*HF_HUB_OFFLINE=1.*go online$"):
+    with pytest.raises(
+        HubUnavailableError,
+        match=r"^'no-such-user/no-such-model' is not a local directory.*HF_HUB_OFFLINE=1.*go online$",
+    ):
         LukeEncoder.from_pretrained("no-such-user/no-such-model")
     empty = tmp_path / "empty"
     empty.mkdir()

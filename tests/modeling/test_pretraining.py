@@ -1,4 +1,5 @@
 """LukeForPretraining against transformers' LukeForMaskedLM, with the same weights."""
+
 import logging
 
 import pytest

@@ -21,7 +21,9 @@ def build_model(model_dir, **kwargs) -> LukeEntityDisambiguation:
 
 
 def tensors(ed, count=6, **reader_kwargs):
-    ed_reader = LukeEntityDisambiguationReader(str(ed["model"]), mention_dictionary=str(ed["dictionary"]), **reader_kwargs)
+    ed_reader = LukeEntityDisambiguationReader(
+        str(ed["model"]), mention_dictionary=str(ed["dictionary"]), **reader_kwargs
+    )
     instances = [i for i, _ in zip(ed_reader.read(str(ed["corpus"])), range(count))]
     return Batch(instances).as_tensor_dict()
 
@@ -36,8 +38,13 @@ class TestLukeEntityDisambiguation(ModelTestCase):
 
     def test_train_save_and_load(self):
         # The frozen entity table and head bias get no gradient and are not checked.
-        overrides = {"trainer.optimizer.lr": 1e-3, "trainer.num_epochs": 1, "dataset_reader.max_seq_length": 128,
-                     "validation_dataset_reader.max_seq_length": 128, **SAME_BATCHES}
+        overrides = {
+            "trainer.optimizer.lr": 1e-3,
+            "trainer.num_epochs": 1,
+            "dataset_reader.max_seq_length": 128,
+            "validation_dataset_reader.max_seq_length": 128,
+            **SAME_BATCHES,
+        }
         self.ensure_model_can_train_save_and_load(self.param_file, gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
                                                   overrides=json.dumps(overrides))  # fmt: skip
 
@@ -68,7 +75,9 @@ class TestLukeEntityDisambiguation(ModelTestCase):
         mentions = [m for i in self.instances[:8] for m in i["metadata"]["mentions"]]
         assert metrics["mentions"] == len(mentions)
         assert metrics["mentions_without_candidates"] == sum(1 for m in mentions if not m["candidates"]) > 0
-        vocabulary = {t for i in self.instances for m in i["metadata"]["mentions"] for t in m["candidates"]}  # (the checkpoint's)
+        vocabulary = {
+            t for i in self.instances for m in i["metadata"]["mentions"] for t in m["candidates"]
+        }  # (the checkpoint's)
         assert metrics["gold_outside_vocabulary"] == sum(1 for m in mentions if m["gold"] not in vocabulary) > 0
         assert metrics["candidate_recall"] == sum(1 for m in mentions if m["gold"] in m["candidates"]) / len(mentions)
         assert metrics["prior_accuracy"] == metrics["candidate_recall"]  # the gold is always the first candidate here
@@ -81,7 +90,9 @@ def test_candidate_logits_are_the_entity_heads(ed_wikipedia):
     batch = tensors(ed_wikipedia)
     candidate_ids = batch["candidate_ids"]
     mask = candidate_ids.ge(0)
-    entity_ids = torch.full_like(batch["gold_entity_ids"], model.mask_entity_id).masked_fill(~batch["entity_attention_mask"], 0)
+    entity_ids = torch.full_like(batch["gold_entity_ids"], model.mask_entity_id).masked_fill(
+        ~batch["entity_attention_mask"], 0
+    )
     with torch.no_grad():
         inputs = EdInputs(batch["word_ids"], batch["word_attention_mask"], batch["entity_position_ids"], batch["entity_attention_mask"],
                           candidate_ids, mask)  # fmt: skip
@@ -91,7 +102,9 @@ def test_candidate_logits_are_the_entity_heads(ed_wikipedia):
     expected = full.gather(-1, candidate_ids.clamp(min=0))
     assert torch.allclose(ours[mask], expected[mask], atol=1e-5)
     assert (ours[~mask] == torch.finfo(torch.float32).min).all()
-    assert torch.equal(model.entity_predictions.transform.dense.weight, reference.entity_predictions.transform.dense.weight)
+    assert torch.equal(
+        model.entity_predictions.transform.dense.weight, reference.entity_predictions.transform.dense.weight
+    )
 
 
 class StubScores:
@@ -105,7 +118,9 @@ class StubScores:
         logits = torch.zeros(entity_ids.size(0), 2, 2)
         logits[:, 0] = torch.tensor([0.0, 2.0])  # Paris: p(person) = 0.88, the most confident
         person = entity_ids[:, 0].eq(self.PARIS_PERSON)
-        logits[:, 1] = torch.where(person[:, None], torch.tensor([0.0, 3.0]), torch.tensor([1.0, 0.0]))  # p(hotel) = 0.73
+        logits[:, 1] = torch.where(
+            person[:, None], torch.tensor([0.0, 3.0]), torch.tensor([1.0, 0.0])
+        )  # p(hotel) = 0.73
         return logits
 
 
@@ -118,7 +133,9 @@ def test_the_confidence_order_changes_the_answer(ed_wikipedia, inference, expect
     mask = torch.ones(1, 2, dtype=torch.bool)
     words = torch.zeros(1, 3, dtype=torch.long)  # (the stub reads only the entity inputs)
     positions = torch.tensor([[[1], [2]]])
-    predicted, scores, _ = model._infer(EdInputs(words, words.bool(), positions, mask, candidate_ids, candidate_ids.ge(0)))
+    predicted, scores, _ = model._infer(
+        EdInputs(words, words.bool(), positions, mask, candidate_ids, candidate_ids.ge(0))
+    )
     assert predicted.tolist() == [expected]
     # Global: Paris first (0.88 > 0.73), then Hilton given Paris Hilton (p = 0.95); local: both from [MASK] inputs.
     second = torch.tensor([0.0, 3.0]).softmax(0)[1] if inference == "global" else torch.tensor([1.0, 0.0]).softmax(0)[0]
@@ -151,7 +168,9 @@ def test_global_inference_is_the_papers_procedure_instance_by_instance(ed_wikipe
                 resolved[target] = (int(index[target]), float(best[target]))
                 entity_ids[0, target] = one.candidate_ids[0, target, index[target]]
             assert [resolved.get(i, (-1, 0.0))[0] for i in range(count)] == predicted[row, :count].tolist()
-            assert [resolved.get(i, (-1, 0.0))[1] for i in range(count)] == pytest.approx(scores[row, :count].tolist(), abs=1e-5)
+            assert [resolved.get(i, (-1, 0.0))[1] for i in range(count)] == pytest.approx(
+                scores[row, :count].tolist(), abs=1e-5
+            )
 
 
 def test_training_masks_ninety_percent_and_predicts_the_masked(ed_wikipedia):
@@ -184,7 +203,10 @@ def test_a_checkpoint_without_the_entity_head(tiny_luke_dir, tmp_path, caplog):
     model = build_model(model_dir)
     assert "has no entity prediction head" in caplog.text
     assert not model.embedder.luke.entity_embeddings.entity_embeddings.weight.requires_grad
-    assert not model.entity_predictions.bias.requires_grad and model.entity_predictions.transform.dense.weight.requires_grad
+    assert (
+        not model.entity_predictions.bias.requires_grad
+        and model.entity_predictions.transform.dense.weight.requires_grad
+    )
     with pytest.raises(ValueError, match="keep the checkpoint's"):
         LukeEntityDisambiguation(Vocabulary.empty(), LukeEmbedder(str(model_dir), entity_vocab="task"), str(model_dir))
 
@@ -237,7 +259,10 @@ def test_linking_metrics_from_detected_mentions(ed_wikipedia):
                 right, predicted, gold = right + len(links & golds), predicted + len(links), gold + len(golds)
     metrics = model.get_metrics()
     assert gold == 299 and 0 < right < predicted
-    assert (metrics["linking_precision"], metrics["linking_recall"]) == (pytest.approx(right / predicted), pytest.approx(right / gold))
+    assert (metrics["linking_precision"], metrics["linking_recall"]) == (
+        pytest.approx(right / predicted),
+        pytest.approx(right / gold),
+    )
     assert metrics["mentions"] == 0  # no gold mentions to disambiguate: only links
 
 
@@ -267,9 +292,13 @@ def test_learns_beyond_the_prior(tmp_path, shared_data):
             EdMention(s, e, f"{name} ({kind})", [(f"{name} ({t})", 0.25) for t in ("PER", "ORG", "LOC", "MISC")])
             for s, e, name, kind in names]))  # fmt: skip
     write_benchmark(documents, tmp_path / "typed.csv")
-    titles = sorted({t for d in read_benchmark(tmp_path / "typed.csv") for m in d.mentions for t, _ in m.candidates})  # normalised
+    titles = sorted(
+        {t for d in read_benchmark(tmp_path / "typed.csv") for m in d.mentions for t, _ in m.candidates}
+    )  # normalised
     model_dir = write_tiny_luke_mlm(tmp_path / "model", ["[PAD]", "[UNK]", "[MASK]"] + titles)
-    instances = list(LukeEntityDisambiguationReader(str(model_dir), max_seq_length=64).read(str(tmp_path / "typed.csv")))
+    instances = list(
+        LukeEntityDisambiguationReader(str(model_dir), max_seq_length=64).read(str(tmp_path / "typed.csv"))
+    )
     torch.manual_seed(0)
     model = build_model(model_dir, inference="local", freeze_entity_embeddings=False)
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=3e-3)

@@ -93,7 +93,9 @@ def test_needs_the_entity_vocabulary_of_a_new_entity_side(tiny_roberta_mlm_dir, 
         )
 
 
-def test_stage1_trains_what_the_checkpoint_has_no_weights_for(tiny_roberta_dir, tiny_roberta_mlm_dir, pretraining_corpus, caplog):
+def test_stage1_trains_what_the_checkpoint_has_no_weights_for(
+    tiny_roberta_dir, tiny_roberta_mlm_dir, pretraining_corpus, caplog
+):
     """Stage 1 freezes the word side the checkpoint gives; an MLM head it lacks (RobertaModel) is trained."""
     from allennlp.data import Vocabulary
 
@@ -104,8 +106,18 @@ def test_stage1_trains_what_the_checkpoint_has_no_weights_for(tiny_roberta_dir, 
                                 freeze_checkpoint_weights=True)  # fmt: skip
         return {name for name, p in model.pretraining.named_parameters() if p.requires_grad}
 
-    entity_side = {"luke.entity_embeddings.entity_embeddings.weight", "entity_predictions.bias", "entity_predictions.transform.dense.weight"}
-    head = {"lm_head.dense.weight", "lm_head.dense.bias", "lm_head.layer_norm.weight", "lm_head.layer_norm.bias", "lm_head.bias"}
+    entity_side = {
+        "luke.entity_embeddings.entity_embeddings.weight",
+        "entity_predictions.bias",
+        "entity_predictions.transform.dense.weight",
+    }
+    head = {
+        "lm_head.dense.weight",
+        "lm_head.dense.bias",
+        "lm_head.layer_norm.weight",
+        "lm_head.layer_norm.bias",
+        "lm_head.bias",
+    }
     with_head = trainable(tiny_roberta_mlm_dir)
     assert entity_side <= with_head and not head & with_head  # RobertaForMaskedLM's head is frozen
     assert not any(n.startswith(("luke.embeddings.", "luke.encoder.")) for n in with_head)
@@ -123,7 +135,9 @@ def test_stage1_trains_what_the_checkpoint_has_no_weights_for(tiny_roberta_dir, 
     ]  # fmt: skip
 
 
-def test_stage1_from_a_checkpoint_without_mlm_head_learns_masked_words(tiny_roberta_dir, pretraining_corpus, tmp_path, monkeypatch):
+def test_stage1_from_a_checkpoint_without_mlm_head_learns_masked_words(
+    tiny_roberta_dir, pretraining_corpus, tmp_path, monkeypatch
+):
     from allennlp.commands.train import train_model_from_file
 
     set_env(monkeypatch, tiny_roberta_dir, pretraining_corpus)

@@ -22,7 +22,9 @@ def test_links_raw_text(predictor, ed_wikipedia):
     for m in mentions:
         assert set(m) == {"start", "end", "text", "entity", "score"} and TEXT[m["start"] : m["end"]] == m["text"]
         assert m["entity"] in [title for title, _ in dictionary.candidates(m["text"])] and 0 < m["score"] <= 1
-    assert mentions[0]["entity"] == "Pierre-Joseph Proudhon" and mentions[0]["score"] == pytest.approx(1.0)  # one candidate
+    assert mentions[0]["entity"] == "Pierre-Joseph Proudhon" and mentions[0]["score"] == pytest.approx(
+        1.0
+    )  # one candidate
 
 
 def test_given_mentions_and_long_texts(predictor):
@@ -41,7 +43,10 @@ def test_given_mentions_and_long_texts(predictor):
 
 @pytest.mark.parametrize(
     "inputs, message",
-    [({"sentence": "x"}, 'needs "text"'), ({"text": "abc", "mentions": [[2, 9]]}, r"not \[start, end\] with 0 <= start < end <= 3")],
+    [
+        ({"sentence": "x"}, 'needs "text"'),
+        ({"text": "abc", "mentions": [[2, 9]]}, r"not \[start, end\] with 0 <= start < end <= 3"),
+    ],
 )
 def test_bad_input(predictor, inputs, message):
     with pytest.raises(ValueError, match=message):

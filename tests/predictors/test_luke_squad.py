@@ -19,7 +19,11 @@ def predictor(tiny_luke_squad_dir, squad_slice, squad_mention_dictionary, tmp_pa
         mp.setenv("VALIDATION_DATA_PATH", str(squad_slice))
         mp.setenv("MENTION_DICTIONARY", str(squad_mention_dictionary))
         out = tmp_path_factory.mktemp("squad")
-        overrides = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 16, "dataset_reader.max_seq_length": 96}
+        overrides = {
+            "trainer.num_epochs": 1,
+            "data_loader.batch_sampler.batch_size": 16,
+            "dataset_reader.max_seq_length": 96,
+        }
         train_model_from_file(
             str(REPO_ROOT / "configs/reading_comprehension/squad.jsonnet"), str(out), overrides=json.dumps(overrides)
         )

@@ -2,6 +2,7 @@
 Two processes (gloo, CPU): every task metric equals its one-process value on the same data, and the trainer
 all-reduces gradients once per optimizer step under gradient accumulation.
 """
+
 import random
 from typing import Any, Callable, Dict, List
 
@@ -62,7 +63,9 @@ def disambiguation_batches() -> List[tuple]:
     for _ in range(12):
         gold = torch.randint(-1, 6, (8,), generator=g)  # -1: outside the vocabulary
         predictions, prior = torch.randint(-1, 6, (8,), generator=g), torch.randint(-1, 6, (8,), generator=g)
-        batches.append((predictions, gold, prior, torch.randint(0, 3, (8,), generator=g), torch.rand(8, generator=g) > 0.2))
+        batches.append(
+            (predictions, gold, prior, torch.randint(0, 3, (8,), generator=g), torch.rand(8, generator=g) > 0.2)
+        )
     return batches
 
 
@@ -105,7 +108,9 @@ def worker(rank: int, world_size: int, init_file: str, task: Callable, queue) ->
 def in_two_processes(task: Callable, tmp_path) -> List[Any]:
     context = mp.get_context("spawn")
     queue = context.Queue()
-    processes = [context.Process(target=worker, args=(rank, 2, str(tmp_path / "init"), task, queue)) for rank in range(2)]
+    processes = [
+        context.Process(target=worker, args=(rank, 2, str(tmp_path / "init"), task, queue)) for rank in range(2)
+    ]
     for process in processes:
         process.start()
     results = dict(queue.get(timeout=300) for _ in processes)  # plain values: tensors would not outlive the processes
@@ -152,10 +157,23 @@ def count_all_reduces(rank: int, world_size: int) -> Dict[str, Any]:
     instances = [Instance({"x": TensorField(torch.randn(2, generator=g)), "y": TensorField(torch.randn(1, generator=g))})
                  for _ in range(12)]  # fmt: skip
     trainer = Trainer.from_params(
-        Params({"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "checkpointer": None,
-                "num_gradient_accumulation_steps": 4, "optimizer": {"type": "luke_adamw", "lr": 0.1}}),
-        model=model, serialization_dir=None, data_loader=SimpleDataLoader(instances, batch_size=1),
-        distributed=True, local_rank=rank, world_size=world_size, ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
+        Params(
+            {
+                "type": "luke_gradient_descent",
+                "num_epochs": 1,
+                "cuda_device": -1,
+                "checkpointer": None,
+                "num_gradient_accumulation_steps": 4,
+                "optimizer": {"type": "luke_adamw", "lr": 0.1},
+            }
+        ),
+        model=model,
+        serialization_dir=None,
+        data_loader=SimpleDataLoader(instances, batch_size=1),
+        distributed=True,
+        local_rank=rank,
+        world_size=world_size,
+        ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
     )
     calls = []
 

@@ -10,6 +10,7 @@ Links, by page (17 counted; the one in the infobox is not):
 - China: China, lanterns -> Lantern light -> Lamp -> Lantern, Rome, wick -> Wick, Rome -> Rome (band) (missing)
 Article counts: China 3, Candle 2, Lantern 2, Rome 2, Wick 2, Paper lantern 1; 4 links to missing pages, 1 to a loop.
 """
+
 from pathlib import Path
 
 from luke_allennlp.wikipedia.dump import WikiPage, write_dump

@@ -40,14 +40,18 @@ def build(tmp_path, inputs, name="corpus", num_workers=1, **options):
 
 
 def mention_texts(row, tokenizer):
-    return [tokenizer.decode([row["word_ids"][p] for p in positions]).strip() for positions in row["entity_position_ids"]]
+    return [
+        tokenizer.decode([row["word_ids"][p] for p in positions]).strip() for positions in row["entity_position_ids"]
+    ]
 
 
 def accounted(metadata):
     """Every link is an entity of a row or counted where it went."""
-    return metadata["entities"] + sum(metadata["skipped"][k] for k in LINK_SKIPS) - metadata["adjusted"][
-        "mentions_split_at_sequence_boundary"
-    ]
+    return (
+        metadata["entities"]
+        + sum(metadata["skipped"][k] for k in LINK_SKIPS)
+        - metadata["adjusted"]["mentions_split_at_sequence_boundary"]
+    )
 
 
 def test_rows_hold_the_linked_entities_at_their_subwords(tmp_path, inputs):
@@ -70,7 +74,11 @@ def test_rows_hold_the_linked_entities_at_their_subwords(tmp_path, inputs):
     assert (metadata["pages"], metadata["sequences"], metadata["entities"], metadata["links"]) == (5, 3, 11, 19)
     assert metadata["words"] == sum(len(row["word_ids"]) for row in corpus)
     skipped = metadata["skipped"]
-    assert (skipped["links_to_missing_pages"], skipped["links_through_redirect_loops"], skipped["links_in_short_sentences"]) == (4, 1, 1)
+    assert (
+        skipped["links_to_missing_pages"],
+        skipped["links_through_redirect_loops"],
+        skipped["links_in_short_sentences"],
+    ) == (4, 1, 1)
     assert (skipped["pages_without_text"], skipped["redirect_pages"], skipped["non_article_pages"]) == (1, 4, 1)
     assert (skipped["sequences_without_entities"], skipped["short_sentences"], skipped["headings"]) == (2, 2, 1)
     assert accounted(metadata) == metadata["links"]
@@ -128,7 +136,10 @@ def test_bad_input_is_counted_not_fatal(tmp_path, inputs):
     (tmp_path / "cut.xml").write_text(text[: text.index("Rome is the capital")])
     dump, tokenizer, vocab = tmp_path / "cut.xml", inputs[1], inputs[2]
     metadata = build_pretraining_corpus(dump, tokenizer, vocab, tmp_path / "out", CorpusOptions())
-    assert metadata["skipped"]["dump_errors"] == 1 and "dump ends early" in metadata["dump_stats"]["dump_error_messages"][0]
+    assert (
+        metadata["skipped"]["dump_errors"] == 1
+        and "dump ends early" in metadata["dump_stats"]["dump_error_messages"][0]
+    )
     assert metadata["pages"] == 4 and metadata["sequences"] == 3
     with pytest.raises(ValueError, match="unknown_entities must be"):
         CorpusOptions(unknown_entities="keep")
@@ -154,7 +165,9 @@ def test_output_is_the_same_with_two_workers(tmp_path, shared_data, inputs):
     corpora = []
     for workers in (1, 2):
         out = tmp_path / f"workers-{workers}"
-        metadata = build_pretraining_corpus(dump, inputs[1], tmp_path / "vocab.jsonl", out, CorpusOptions(), workers, max_pages=12)
+        metadata = build_pretraining_corpus(
+            dump, inputs[1], tmp_path / "vocab.jsonl", out, CorpusOptions(), workers, max_pages=12
+        )
         corpora.append(datasets.load_from_disk(str(out)))
         assert metadata["pages"] == 12 and metadata["skipped"]["pages_after_max_pages"] == 106 - 12
         # Every `[[` of the 12 articles, tables, infoboxes, references and captions included.

@@ -27,7 +27,11 @@ def test_pages_stream_from_plain_and_compressed_dumps(tmp_path, name):
 def test_the_real_dumps(shared_data):
     sample = list(WikiDump(shared_data / "wikipedia" / "enwiki-pages-articles-sample.xml.bz2"))
     assert len(sample) == 3
-    assert (sample[0].title, sample[0].page_id, sample[0].redirect) == ("AccessibleComputing", 10, "Computer accessibility")
+    assert (sample[0].title, sample[0].page_id, sample[0].redirect) == (
+        "AccessibleComputing",
+        10,
+        "Computer accessibility",
+    )
     dump = WikiDump(shared_data / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2")
     titles = [page.title for page in dump]
     assert len(titles) == 206 and titles[1] == "Anarchism"
@@ -44,7 +48,9 @@ def test_a_dump_cut_mid_page_keeps_the_pages_before(tmp_path):
     (tmp_path / "cut.xml").write_text(text[:cut])
     dump = WikiDump(tmp_path / "cut.xml")
     assert [page.title for page in dump] == ["Lantern", "Lamp"]
-    assert len(dump.stats.errors) == 1 and "cut.xml: dump ends early or is malformed after 2 pages" in dump.stats.errors[0]
+    assert (
+        len(dump.stats.errors) == 1 and "cut.xml: dump ends early or is malformed after 2 pages" in dump.stats.errors[0]
+    )
     assert dump.stats.as_dict()["dump_errors"] == 1
 
 
@@ -104,7 +110,10 @@ def test_streaming_keeps_memory_flat(shared_data):
 
     tracemalloc.start()
     try:
-        largest = max(len(page.text) for page in WikiDump(shared_data / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2"))
+        largest = max(
+            len(page.text)
+            for page in WikiDump(shared_data / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2")
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -34,9 +34,17 @@ def test_names_per_page_and_link_probabilities(crafted_dump):
     assert dictionary.link_probability("never linked") == 0.0
     stats = dictionary.stats
     assert (stats["pages"], stats["names"], stats["pages_with_names"], stats["page_names"]) == (5, 11, 3, 10)
-    assert (stats["ambiguous_names_dropped"], stats["low_probability_names_dropped"], stats["low_probability_page_names_dropped"]) == (1, 1, 1)
+    assert (
+        stats["ambiguous_names_dropped"],
+        stats["low_probability_names_dropped"],
+        stats["low_probability_page_names_dropped"],
+    ) == (1, 1, 1)
     # The infobox's "Ignored" is a name of Lantern too (links_in="page"), to a missing page.
-    assert (stats["names_to_missing_pages"], stats["names_through_redirect_loops"], stats["page_names_outside_text"]) == (4, 1, 1)
+    assert (
+        stats["names_to_missing_pages"],
+        stats["names_through_redirect_loops"],
+        stats["page_names_outside_text"],
+    ) == (4, 1, 1)
     # Every link: 18 to articles (17 of the running text, one in the infobox), and the category.
     assert (stats["links"], stats["links_counted"], stats["text_links"]) == (19, 18, 17)
     assert stats["other_links"] == {"category": 1} and stats["links_not_counted"] == {}
@@ -64,7 +72,9 @@ def test_names_outside_the_running_text(tmp_path):
     assert dictionary.link_probability("France") == pytest.approx(1 / 3, abs=1e-6)
     assert dictionary.stats["page_names_never_linked_in_text"] == 1  # "Grégory Doucet"
     assert build_mention_dictionary(tmp_path / "dump.xml", min_link_probability=0.0, links_in="text").pages["Lyon"] == {
-        "Lyon": "Lyon", "Rhône": "Rhône"}
+        "Lyon": "Lyon",
+        "Rhône": "Rhône",
+    }
 
 
 def test_save_load_and_lookup_by_any_title_form(crafted_dump, tmp_path):
@@ -91,7 +101,11 @@ def test_candidates_by_hand_count(crafted_dump):
     }  # fmt: skip
     assert dictionary.candidates("Rome") == [("Rome", 1.0)] and dictionary.candidates("Latin") == []
     stats = dictionary.stats  # 12 + 4 to missing pages (oil, Nowhere land, Latin, Rome (band)) + 1 loop = 17 links
-    assert (stats["entity_links"], stats["entity_links_to_missing_pages"], stats["entity_links_through_redirect_loops"]) == (12, 4, 1)
+    assert (
+        stats["entity_links"],
+        stats["entity_links_to_missing_pages"],
+        stats["entity_links_through_redirect_loops"],
+    ) == (12, 4, 1)
     with_missing = build_mention_dictionary(crafted_dump, include_missing_pages=True)
     assert with_missing.candidates("Rome") == [("Rome", 2 / 3), ("Rome (band)", 1 / 3)]
     assert with_missing.candidates("oil") == [("Oil lamp", 1.0)] and with_missing.stats["entity_links"] == 16
@@ -103,7 +117,9 @@ def test_candidates_by_hand_count(crafted_dump):
 
 
 def test_version_1_files_are_read_but_have_no_candidates(tmp_path):
-    (tmp_path / "old.json").write_text(json.dumps({"version": 1, "pages": {"A": {"a": "A"}}, "link_probability": {"a": 0.5}}))
+    (tmp_path / "old.json").write_text(
+        json.dumps({"version": 1, "pages": {"A": {"a": "A"}}, "link_probability": {"a": 0.5}})
+    )
     old = MentionDictionary.from_file(tmp_path / "old.json")
     assert old.names_for_page("A") == {"a": "A"} and old.link_probability("a") == 0.5
     with pytest.raises(ValueError, match=r"old\.json is a version-1 mention dictionary.*rebuild it"):
@@ -111,7 +127,9 @@ def test_version_1_files_are_read_but_have_no_candidates(tmp_path):
 
 
 def test_page_titles_keep_only_those_pages(crafted_dump, tmp_path):
-    (tmp_path / "squad.json").write_text(json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]}))
+    (tmp_path / "squad.json").write_text(
+        json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]})
+    )
     assert read_page_titles(tmp_path / "squad.json") == ["China", "Atlantis"]
     (tmp_path / "titles.txt").write_text("China\n\nAtlantis\n")
     assert read_page_titles(tmp_path / "titles.txt") == ["China", "Atlantis"]
@@ -132,7 +150,10 @@ def test_occurrences_are_counted_at_word_boundaries_case_sensitively():
     "content, message",
     [
         ("{not json", r"bad\.json, line 1: not JSON"),
-        ('{"version": 3, "pages": {}, "link_probability": {}}', r"not a mention dictionary of version 1 or 2 \(version: 3\)"),
+        (
+            '{"version": 3, "pages": {}, "link_probability": {}}',
+            r"not a mention dictionary of version 1 or 2 \(version: 3\)",
+        ),
         ('{"version": 1, "pages": [], "link_probability": {}}', r"the 'pages' entry is missing or not a dict"),
         ('{"version": 2, "pages": {}, "link_probability": {}}', r"the 'entities' entry is missing or not a dict"),
     ],
@@ -148,5 +169,9 @@ def test_the_206_page_dump(shared_data):
     dictionary = build_mention_dictionary(dump, page_titles=["Aristotle", "Angola"], include_missing_pages=True)
     aristotle = dictionary.names_for_page("Aristotle")
     assert aristotle["Plato"] == "Plato" and aristotle["Alexander the Great"] == "Alexander the Great"
-    assert (dictionary.stats["links"], dictionary.stats["text_links"], dictionary.stats["links_counted"]) == (32374, 22605, 30203)
+    assert (dictionary.stats["links"], dictionary.stats["text_links"], dictionary.stats["links_counted"]) == (
+        32374,
+        22605,
+        30203,
+    )
     assert 0 < dictionary.link_probability("Plato") <= 1

@@ -20,7 +20,12 @@ def test_redirects_resolve_transitively_and_loops_are_caught():
     assert index.lookup("Nowhere") == ("Nowhere", MISSING)
     assert index.lookup("Talk page") == ("Talk page", MISSING)  # only main-namespace pages count
     stats = index.stats
-    assert (stats.redirects, stats.chained_redirects, stats.redirect_loops, stats.redirects_to_missing_pages) == (7, 5, 4, 1)
+    assert (stats.redirects, stats.chained_redirects, stats.redirect_loops, stats.redirects_to_missing_pages) == (
+        7,
+        5,
+        4,
+        1,
+    )
 
 
 def test_a_title_read_twice_keeps_the_later_page():

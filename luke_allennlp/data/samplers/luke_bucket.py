@@ -30,7 +30,9 @@ class LukeBucketBatchSampler(BucketBatchSampler):
             size = []
             for key in self.sorting_keys:
                 if key not in instance.fields:
-                    raise ConfigurationError(f'sorting key "{key}" is not a field of the instances ({list(instance.fields)})')
+                    raise ConfigurationError(
+                        f'sorting key "{key}" is not a field of the instances ({list(instance.fields)})'
+                    )
                 field = instance.fields[key]
                 if isinstance(field, TensorField):
                     tensor = field.tensor

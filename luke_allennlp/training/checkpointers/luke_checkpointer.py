@@ -57,7 +57,11 @@ class LukeCheckpointer(Checkpointer):
         if not self._is_primary or (self._keep_most_recent_by_count is None and self._keep_most_recent_by_age is None):
             return
         checkpoints = sorted(self._find_all_checkpoints(), reverse=True)
-        keep = set(checkpoints[: self._keep_most_recent_by_count]) if self._keep_most_recent_by_count is not None else set()
+        keep = (
+            set(checkpoints[: self._keep_most_recent_by_count])
+            if self._keep_most_recent_by_count is not None
+            else set()
+        )
         if self._keep_most_recent_by_age is not None:
             now = time.time()
             for point in checkpoints:
@@ -79,7 +83,13 @@ class LukeCheckpointer(Checkpointer):
                 model_state = torch.load(model_path, map_location=nn_util.device_mapping(-1), weights_only=True)
                 training_state = torch.load(training_path, map_location=nn_util.device_mapping(-1), weights_only=True)
             except Exception as e:  # truncated, corrupted or not a checkpoint at all
-                logger.warning("Skipping the unreadable checkpoint %s / %s (%s: %s)", model_path, training_path, type(e).__name__, e)
+                logger.warning(
+                    "Skipping the unreadable checkpoint %s / %s (%s: %s)",
+                    model_path,
+                    training_path,
+                    type(e).__name__,
+                    e,
+                )
                 continue
             return TrainerCheckpoint(model_state, training_state)
         return None

@@ -6,4 +6,12 @@ from luke_allennlp.training.metrics.relation_f1 import RelationF1
 from luke_allennlp.training.metrics.span_f1 import SpanF1
 from luke_allennlp.training.metrics.squad_em_and_f1 import SquadEmAndF1
 
-__all__ = ["EntityDisambiguationAccuracy", "EntityLinkingF1", "MaskedPrediction", "MultiLabelF1", "RelationF1", "SpanF1", "SquadEmAndF1"]
+__all__ = [
+    "EntityDisambiguationAccuracy",
+    "EntityLinkingF1",
+    "MaskedPrediction",
+    "MultiLabelF1",
+    "RelationF1",
+    "SpanF1",
+    "SquadEmAndF1",
+]

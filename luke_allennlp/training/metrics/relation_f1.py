@@ -63,7 +63,8 @@ class RelationF1(CountingMetric):
                 by_type[name][relation_type(label)] += count
         key_types = sorted(by_type["gold"])
         per_type = [
-            precision_recall_f1(by_type["correct"][t], by_type["predicted"][t], by_type["gold"][t])["f1"] for t in key_types
+            precision_recall_f1(by_type["correct"][t], by_type["predicted"][t], by_type["gold"][t])["f1"]
+            for t in key_types
         ]
         metrics["macro_f1"] = sum(per_type) / len(per_type) if per_type else 0.0
         if reset:

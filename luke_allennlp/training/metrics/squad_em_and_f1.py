@@ -5,6 +5,7 @@ collapsed), EM = normalised strings equal, F1 = harmonic mean of precision and r
 white-space tokens (counted with multiplicity); each prediction scored against the best of its gold answers.
 The official script reports percentages; these functions and `SquadEmAndF1` give fractions in [0, 1].
 """
+
 import re
 import string
 from collections import Counter

@@ -37,7 +37,11 @@ def count_tokens(batch: Any) -> Optional[torch.Tensor]:
     totals = []
     if isinstance(batch, dict):
         for key, value in batch.items():
-            if isinstance(value, torch.Tensor) and key.endswith("mask") and value.dtype in (torch.bool, torch.long, torch.int):
+            if (
+                isinstance(value, torch.Tensor)
+                and key.endswith("mask")
+                and value.dtype in (torch.bool, torch.long, torch.int)
+            ):
                 totals.append(torch.stack([value.sum(), torch.tensor(value.numel(), device=value.device)]))
             elif isinstance(value, dict):
                 nested = count_tokens(value)
@@ -199,7 +203,9 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if epoch >= len(self._epoch_start_random_states):
             self._epoch_start_random_states.append(get_random_state())
         self._pytorch_model.train()
-        ddp = self._pytorch_model if isinstance(self._pytorch_model, torch.nn.parallel.DistributedDataParallel) else None
+        ddp = (
+            self._pytorch_model if isinstance(self._pytorch_model, torch.nn.parallel.DistributedDataParallel) else None
+        )
         accumulation = self._num_gradient_accumulation_steps
         try:
             steps: Union[int, float] = math.ceil(len(self.data_loader) / accumulation)

@@ -104,7 +104,9 @@ class AutocastProbe(torch.nn.Module):
         return None
 
 
-@pytest.mark.parametrize("precision, dtype", [("bf16", torch.bfloat16), ("fp32", torch.float32), ("auto", torch.float32)])
+@pytest.mark.parametrize(
+    "precision, dtype", [("bf16", torch.bfloat16), ("fp32", torch.float32), ("auto", torch.float32)]
+)
 def test_precision_sets_the_autocast_dtype_of_the_forward_pass(tmp_path, precision, dtype):
     from allennlp.data import Instance
     from allennlp.data.data_loaders import SimpleDataLoader
@@ -114,9 +116,19 @@ def test_precision_sets_the_autocast_dtype_of_the_forward_pass(tmp_path, precisi
     instances = [Instance({"x": TensorField(torch.randn(2)), "y": TensorField(torch.randn(1))}) for _ in range(4)]
     loader = SimpleDataLoader(instances, batch_size=2)
     trainer = Trainer.from_params(
-        Params({"type": "luke_gradient_descent", "precision": precision, "num_epochs": 1, "cuda_device": -1, "optimizer": {"type": "luke_adamw"},
-                "checkpointer": None}),
-        model=model, serialization_dir=str(tmp_path), data_loader=loader,
+        Params(
+            {
+                "type": "luke_gradient_descent",
+                "precision": precision,
+                "num_epochs": 1,
+                "cuda_device": -1,
+                "optimizer": {"type": "luke_adamw"},
+                "checkpointer": None,
+            }
+        ),
+        model=model,
+        serialization_dir=str(tmp_path),
+        data_loader=loader,
     )
     trainer.train()
     assert model.seen == [dtype, dtype]
@@ -127,8 +139,12 @@ def test_fp16_needs_a_gpu_and_use_amp_must_agree(tmp_path):
 
     def build(**params):
         return Trainer.from_params(
-            Params({"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "checkpointer": None, **params}),
-            model=AutocastProbe(), serialization_dir=str(tmp_path), data_loader=SimpleDataLoader([], batch_size=1),
+            Params(
+                {"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "checkpointer": None, **params}
+            ),
+            model=AutocastProbe(),
+            serialization_dir=str(tmp_path),
+            data_loader=SimpleDataLoader([], batch_size=1),
         )
 
     with pytest.raises(ValueError, match="AMP requires a cuda device"):
