@@ -97,7 +97,8 @@ def test_commands_write_under_output():
 def test_pretraining_reads_the_corpus_that_was_built():
     built = {shlex.split(c)[5] for b in BLOCKS for c in commands(b.code) if "allennlp build-pretraining-corpus" in c}
     read = {m for b in BLOCKS for m in re.findall(r"\bCORPUS=(\S+)", b.code)}
-    assert built == {"output/corpus"} and read == built
+    assert "output/corpus" in built and all(path.startswith("output/") for path in built), built
+    assert read == {"output/corpus"}  # CORPUS= (the pretraining configs) reads the corpus the README builds
 
 
 def test_sample_dumps_keep_missing_pages():
