@@ -38,6 +38,7 @@ from allennlp.nn.util import move_to_device  # noqa: E402
 from allennlp.training.optimizers import Optimizer  # noqa: E402
 
 import data_readers  # noqa: E402,F401  (registers the readers and, through luke_allennlp, every component)
+from luke_allennlp.modeling.encoder import span_position_ids  # noqa: E402
 from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
 from luke_allennlp.training.trainers.luke_gradient_descent import count_tokens  # noqa: E402
 
@@ -209,8 +210,6 @@ def transformers_ner_steps(model, batches: List[Dict], device: torch.device, pre
         rows = batch["entity_attention_mask"].any(-1).nonzero()
         sentence, chunk = rows[:, 0], rows[:, 1]
         starts, ends = batch["entity_start_positions"][sentence, chunk], batch["entity_end_positions"][sentence, chunk]
-        from luke_allennlp.modeling.encoder import span_position_ids
-
         passes.append(dict(
             input_ids=batch["word_ids"][sentence], attention_mask=batch["word_attention_mask"][sentence].long(),
             entity_ids=batch["entity_ids"][sentence, chunk], entity_attention_mask=batch["entity_attention_mask"][sentence, chunk].long(),
