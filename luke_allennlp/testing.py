@@ -165,6 +165,43 @@ def save_xlnet_tokenizer(directory: Union[str, os.PathLike], vocab_size: int = 2
     return len(tokenizer)
 
 
+def save_xlmr_tokenizer(
+    directory: Union[str, os.PathLike], texts: Optional[Sequence[str]] = None, vocab_size: int = 2000
+) -> int:
+    """
+    Trains a small sentencepiece unigram model offline, as XLM-R's (and mLUKE's) word tokenizer is, and saves it as
+    an `XLMRobertaTokenizer` with XLM-R's special ids (`<s>` 0, `<pad>` 1, `</s>` 2, `<unk>` 3, `<mask>` last: the
+    sentencepiece pieces are shifted by one, as fairseq's dictionary does) plus its `sentencepiece.bpe.model`.
+    `texts` defaults to the SQuAD dev passages of the shared data with the multilingual sentences of
+    `tests/fixtures/data/multilingual/sentences.txt` (German, Spanish, Dutch, Japanese, Russian, ...), so that
+    non-Latin scripts get pieces of their own. Returns the tokenizer's size.
+    """
+    import shutil
+    import tempfile
+
+    import sentencepiece as spm
+    from transformers import XLMRobertaTokenizer
+
+    if texts is None:
+        squad = json.loads((shared_data_dir() / "squad1.1" / "dev-v1.1.json").read_text(encoding="utf-8"))
+        texts = [p["context"] for article in squad["data"][:12] for p in article["paragraphs"]]
+        multilingual = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "data" / "multilingual"
+        if (multilingual / "sentences.txt").is_file():
+            texts += (multilingual / "sentences.txt").read_text(encoding="utf-8").splitlines()
+    with tempfile.TemporaryDirectory() as work:
+        corpus = Path(work) / "corpus.txt"
+        corpus.write_text("\n".join(texts), encoding="utf-8")
+        spm.SentencePieceTrainer.train(
+            input=str(corpus), model_prefix=str(Path(work) / "sentencepiece.bpe"), vocab_size=vocab_size,
+            model_type="unigram", character_coverage=1.0, minloglevel=2,
+        )  # fmt: skip
+        tokenizer = XLMRobertaTokenizer.from_pretrained(work)  # converts sentencepiece.bpe.model, fairseq's ids
+        tokenizer.save_pretrained(str(directory))
+        # transformers 5 saves tokenizer.json alone; transformers 4 and MLukeTokenizer's export read the model file.
+        shutil.copyfile(Path(work) / "sentencepiece.bpe.model", Path(directory) / "sentencepiece.bpe.model")
+    return len(tokenizer)
+
+
 def train_from_scratch(
     config: str, model_dir: Path, train: Path, dev: Path, out: Path, epochs: int, batch_size: int
 ) -> dict:
