@@ -110,34 +110,41 @@ def read_wikidata_sitelinks(
     """
     Streams a Wikidata JSON dump (a JSON array, one entity per line; plain, `.bz2` or `.gz`) and yields, for each
     item with sitelinks to at least two of `sites` (site -> language, `{"jawiki": "ja"}`), its number and
-    `{language: title}`. Counts go to `stats`.
+    `{language: title}`. Only lines naming two of the sites are parsed (most items have no Wikipedia article in
+    any of them). A dump cut short keeps the items read (the error is logged and counted). Counts go to `stats`.
     """
     path = os.fspath(path)
     stats = stats if stats is not None else Counter()
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such Wikidata dump")
+    needles = [f'"{site}":'.encode() for site in sites]
     with open_dump(path) as stream:
-        for line_number, raw in enumerate(stream, 1):
-            line = raw.strip().rstrip(b",")
-            if line in (b"", b"[", b"]"):
-                continue
-            if b'"sitelinks"' not in line:  # properties, lexemes, items without any sitelink
-                stats["wikidata_entities_without_sitelinks"] += 1
-                continue
-            try:
-                item = json.loads(line)
-                number = int(str(item["id"]).lstrip("QPL"))
-                sitelinks = item["sitelinks"]
-                titles = {sites[site]: link["title"] for site, link in sitelinks.items() if site in sites}
-            except (ValueError, KeyError, TypeError, AttributeError) as error:
-                raise ValueError(
-                    f"{path}, line {line_number}: not a Wikidata entity with sitelinks ({type(error).__name__}: "
-                    f"{error})"
-                ) from None
-            stats["wikidata_items"] += 1
-            if len(titles) >= 2:
-                stats["wikidata_items_in_two_or_more_languages"] += 1
-                yield number, titles
+        line_number = 0
+        try:
+            for line_number, raw in enumerate(stream, 1):
+                line = raw.strip().rstrip(b",")
+                if line in (b"", b"[", b"]"):
+                    continue
+                stats["wikidata_entities"] += 1
+                if sum(1 for needle in needles if needle in line) < 2:
+                    continue
+                try:
+                    item = json.loads(line)
+                    number = int(str(item["id"]).lstrip("QPL"))
+                    titles = {sites[site]: link["title"] for site, link in item["sitelinks"].items() if site in sites}
+                except (ValueError, KeyError, TypeError, AttributeError) as error:
+                    raise ValueError(
+                        f"{path}, line {line_number}: not a Wikidata entity with sitelinks ({type(error).__name__}: "
+                        f"{error})"
+                    ) from None
+                if len(titles) >= 2:
+                    stats["wikidata_items_in_two_or_more_languages"] += 1
+                    yield number, titles
+        except (EOFError, OSError) as error:  # a truncated .bz2 / .gz
+            logger.warning(
+                "%s: ends early after line %d (%s); the items read so far are kept", path, line_number, error
+            )
+            stats["wikidata_errors"] += 1
 
 
 class _Groups:

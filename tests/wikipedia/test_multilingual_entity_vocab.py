@@ -1,3 +1,5 @@
+import bz2
+import gzip
 import json
 
 import pytest
@@ -46,7 +48,7 @@ def test_entities_are_merged_across_languages(dumps, tmp_path):
     merge = summary["merge"]
     # Wikidata: Q17, Q1490, Q39231 join 6 pairs (en "Fujisan" through its redirect, Q2000000's de "Tokyo" too);
     # Q2000000 would give Tokio a second English title: a conflict, left out. Q1726's en "Munich" is not linked.
-    assert (merge["wikidata_items"], merge["wikidata_items_in_two_or_more_languages"]) == (6, 5)
+    assert (merge["wikidata_entities"], merge["wikidata_items_in_two_or_more_languages"]) == (7, 5)
     assert (merge["wikidata_links_joined"], merge["wikidata_links_conflict"]) == (6, 1)
     assert (merge["wikidata_titles_through_redirects"], merge["wikidata_titles_not_linked"]) == (2, 1)
     assert merge["conflicts"] == 1 and merge["conflict_examples"] == [[["en", "Tokyo Tower"], ["de", "Tokio"]]]
@@ -116,7 +118,14 @@ def test_merging_vocabularies_built_per_language(dumps, tmp_path):
 def test_a_malformed_wikidata_line_is_named(dumps, tmp_path):
     paths, _ = dumps
     (tmp_path / "wd.json").write_text(
-        '[\n{"type": "item", "id": "Q1", "sitelinks": {"enwiki": {"site": "enwiki"}}},\n]\n'
+        '[\n{"type": "item", "id": "Q1", "sitelinks": {"enwiki": {"site": "enwiki"}, "jawiki": {}}},\n]\n'
     )
     with pytest.raises(ValueError, match=r"wd\.json, line 2: not a Wikidata entity with sitelinks \(KeyError"):
         build_multilingual_entity_vocab(paths, tmp_path / "wd.json")
+    # a .gz cut short (a download stopped): the items before the cut count, here all but the last (Q2000000)
+    _, wikidata = dumps
+    data = gzip.compress(bz2.decompress(wikidata.read_bytes()))
+    (tmp_path / "cut.json.gz").write_bytes(data[: len(data) - 30])
+    vocab, summary = build_multilingual_entity_vocab(paths, tmp_path / "cut.json.gz")
+    assert entities(vocab) == MULTILINGUAL_ENTITIES
+    assert summary["merge"]["wikidata_errors"] == 1 and summary["merge"]["conflicts"] == 0
