@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> None:
     if args.interlanguage_links or args.min_languages > 1 or args.dump[0].endswith((".jsonl", ".tsv")):
         raise ValueError("--interlanguage-links, --min-languages and vocabulary inputs need two or more languages")
     vocab, summary = build_entity_vocab(
-        args.dump[0], vocab_size=args.vocab_size or 500_000, min_count=args.min_count, num_workers=args.num_workers,
+        args.dump[0], vocab_size=_or(args.vocab_size, 500_000), min_count=args.min_count, num_workers=args.num_workers,
         max_pages=args.max_pages, language=languages[0] if languages else None,
         include_missing_pages=args.include_missing_pages, links_in=args.links_in,
     )  # fmt: skip
@@ -107,7 +107,7 @@ def _run_multilingual(args: argparse.Namespace, languages: Optional[List[str]]) 
             f"{args.output}: a multilingual vocabulary is written as JSONL (.jsonl), one id with several titles"
         )
     vocab, summary = build_multilingual_entity_vocab(
-        args.dump, wikidata=args.interlanguage_links, languages=languages, vocab_size=args.vocab_size or 1_200_000,
+        args.dump, wikidata=args.interlanguage_links, languages=languages, vocab_size=_or(args.vocab_size, 1_200_000),
         min_count=args.min_count, min_languages=args.min_languages, inline_links=not args.no_inline_links,
         num_workers=args.num_workers, max_pages=args.max_pages, include_missing_pages=args.include_missing_pages,
         links_in=args.links_in,
@@ -135,3 +135,8 @@ def summary_file(output: str) -> str:
     """`entity_vocab.jsonl` -> `entity_vocab.summary.json`."""
     stem, _, _ = output.rpartition(".")
     return f"{stem}.summary.json"
+
+
+def _or(value: Optional[int], default: int) -> int:
+    """An option's value, or its default when not given (0 is given: it is an error, not the default)."""
+    return default if value is None else value
