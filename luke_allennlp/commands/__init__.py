@@ -2,7 +2,8 @@
 `allennlp` subcommands of the plugin (registered on import; `allennlp` imports the plugin before it builds
 its parser):
 
-- `build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump;
+- `build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump (of several, merged across languages:
+  mLUKE's);
 - `build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus;
 - `build-mention-dictionary DUMP OUT`: the names linked on each page, for SQuAD's entity inputs;
 - `build-tiny-checkpoint OUT_DIR --tokenizer DIR`: a randomly initialised checkpoint for smoke runs;

@@ -1,13 +1,20 @@
-"""`allennlp build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump (LUKE's JSONL or TSV)."""
+"""
+`allennlp build-entity-vocab DUMP OUT`: the entity vocabulary of a Wikipedia dump (LUKE's JSONL or TSV);
+`allennlp build-entity-vocab DUMP_1 DUMP_2 ... OUT.jsonl [--interlanguage-links WIKIDATA]`: mLUKE's multilingual
+one, entities merged across languages.
+"""
 
 import argparse
 import json
+from typing import List, Optional
 
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, print_table
+from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
+from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab
 
 
 @Subcommand.register("build-entity-vocab")
@@ -15,16 +22,32 @@ class BuildEntityVocab(Subcommand):
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = (
             "Count the links of a Wikipedia XML dump (through redirects) and write the most linked articles, after "
-            "[PAD]=0, [UNK]=1, [MASK]=2, as LUKE's entity vocabulary: JSONL if OUT ends with .jsonl, TSV if .tsv."
+            "[PAD]=0, [UNK]=1, [MASK]=2, as LUKE's entity vocabulary: JSONL if OUT ends with .jsonl, TSV if .tsv. "
+            "Given dumps of several languages (or vocabularies built from them), write mLUKE's multilingual "
+            "vocabulary (JSONL): articles about one thing in different languages merged into one entity by "
+            "inter-language links (a Wikidata JSON dump's sitelinks, and the dumps' own [[de:Tokio]] links)."
         )
-        summary = "Build LUKE's entity vocabulary from a dump."
+        summary = "Build LUKE's (or mLUKE's multilingual) entity vocabulary from dumps."
         subparser = parser.add_parser(self.name, description=description, help=summary)
-        subparser.add_argument("dump", help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz)")
+        subparser.add_argument("dump", nargs="+",
+                               help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz); several for a multilingual "
+                                    "vocabulary, one per language, or per-language vocabularies (.jsonl, .tsv)")  # fmt: skip
         subparser.add_argument("output", help="the vocabulary file to write (.jsonl or .tsv)")
-        subparser.add_argument("--vocab-size", type=int, default=500_000,
-                               help="entities kept, the 3 special ones included (the paper's 500K)")  # fmt: skip
+        subparser.add_argument("--vocab-size", type=int,
+                               help="entities kept, the 3 special ones included (default: the paper's 500K; "
+                                    "mLUKE's 1.2M for several languages)")  # fmt: skip
         subparser.add_argument("--min-count", type=int, default=1, help="keep entities linked at least this often")
-        subparser.add_argument("--language", default="en", help="the language written with each title in JSONL")
+        subparser.add_argument("--language",
+                               help="the language of each input, comma-separated (en,de,ja), written with each title "
+                                    "in JSONL; default: the dump's <dbname> (jawiki), else its file name (jawiki-...), "
+                                    "else en for a single dump")  # fmt: skip
+        subparser.add_argument("--interlanguage-links", metavar="WIKIDATA_JSON",
+                               help="a Wikidata JSON dump (latest-all.json.bz2): its sitelinks merge the languages' "
+                                    "articles")  # fmt: skip
+        subparser.add_argument("--min-languages", type=int, default=1,
+                               help="keep only entities with an article in at least N of the languages")  # fmt: skip
+        subparser.add_argument("--no-inline-links", action="store_true",
+                               help="do not merge by the dumps' own inter-language links ([[de:Tokio]])")  # fmt: skip
         subparser.add_argument("--include-missing-pages", action="store_true",
                                help="also keep linked titles the dump has no page for (for sample dumps)")  # fmt: skip
         subparser.add_argument("--links-in", choices=LINK_SCOPES, default="text",
@@ -40,15 +63,20 @@ class BuildEntityVocab(Subcommand):
 def _run(args: argparse.Namespace) -> None:
     if not args.output.endswith((".jsonl", ".tsv")):
         raise ValueError(f"{args.output}: the output must end with .jsonl or .tsv")
+    languages = args.language.split(",") if args.language else None
+    if languages is not None and len(languages) != len(args.dump):
+        raise ValueError(f"--language names {len(languages)} languages for {len(args.dump)} inputs")
+    if len(args.dump) > 1:
+        _run_multilingual(args, languages)
+        return
+    if args.interlanguage_links or args.min_languages > 1 or args.dump[0].endswith((".jsonl", ".tsv")):
+        raise ValueError("--interlanguage-links, --min-languages and vocabulary inputs need two or more languages")
     vocab, summary = build_entity_vocab(
-        args.dump, vocab_size=args.vocab_size, min_count=args.min_count, num_workers=args.num_workers,
-        max_pages=args.max_pages, language=args.language, include_missing_pages=args.include_missing_pages,
-        links_in=args.links_in,
+        args.dump[0], vocab_size=_or(args.vocab_size, 500_000), min_count=args.min_count, num_workers=args.num_workers,
+        max_pages=args.max_pages, language=languages[0] if languages else None,
+        include_missing_pages=args.include_missing_pages, links_in=args.links_in,
     )  # fmt: skip
-    vocab.save(args.output)
-    summary_path = summary_file(args.output)
-    with open(summary_path, "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=2, ensure_ascii=False)
+    summary_path = _write(vocab, summary, args.output)
     pages, links = summary["pages"], summary["links"]
     top = ", ".join(f"{title} ({count})" for title, count in summary["top_entities"][:5])
     print_table([
@@ -65,7 +93,50 @@ def _run(args: argparse.Namespace) -> None:
     print(f"wrote {len(vocab):,} entities to {args.output}; the full summary to {summary_path}")
 
 
+def _write(vocab: EntityVocab, summary: dict, output: str) -> str:
+    vocab.save(output)
+    summary_path = summary_file(output)
+    with open(summary_path, "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2, ensure_ascii=False)
+    return summary_path
+
+
+def _run_multilingual(args: argparse.Namespace, languages: Optional[List[str]]) -> None:
+    if not args.output.endswith(".jsonl"):
+        raise ValueError(
+            f"{args.output}: a multilingual vocabulary is written as JSONL (.jsonl), one id with several titles"
+        )
+    vocab, summary = build_multilingual_entity_vocab(
+        args.dump, wikidata=args.interlanguage_links, languages=languages, vocab_size=_or(args.vocab_size, 1_200_000),
+        min_count=args.min_count, min_languages=args.min_languages, inline_links=not args.no_inline_links,
+        num_workers=args.num_workers, max_pages=args.max_pages, include_missing_pages=args.include_missing_pages,
+        links_in=args.links_in,
+    )  # fmt: skip
+    summary_path = _write(vocab, summary, args.output)
+    merge = summary["merge"]
+    top = ", ".join(" / ".join(f"{lang}:{title}" for title, lang in pairs) + f" ({count})"
+                    for pairs, count in summary["top_entities"][:3])  # fmt: skip
+    print_table([
+        ("languages", ", ".join(summary["languages"])),
+        ("linked titles per language", ", ".join(f"{c['language']} {c['linked_titles']:,}" for c in summary["inputs"])),
+        ("merged by Wikidata / inline links", f"{merge.get('wikidata_links_joined', 0):,} / {merge.get('inline_links_joined', 0):,}"),
+        ("merge conflicts (links left out)", merge["conflicts"]),
+        ("entities by languages", ", ".join(f"{n}: {count:,}" for n, count in summary["entities_by_languages"].items())),
+        ("cut by --min-languages / --min-count / --vocab-size",
+         f"{summary['entities_below_min_languages']:,} / {summary['entities_below_min_count']:,} / "
+         f"{summary['entities_over_vocab_size']:,}"),
+        ("entities (with [PAD], [UNK], [MASK])", len(vocab)),
+        ("most linked", top or "-"),
+    ])  # fmt: skip
+    print(f"wrote {len(vocab):,} ids to {args.output}; the full summary to {summary_path}")
+
+
 def summary_file(output: str) -> str:
     """`entity_vocab.jsonl` -> `entity_vocab.summary.json`."""
     stem, _, _ = output.rpartition(".")
     return f"{stem}.summary.json"
+
+
+def _or(value: Optional[int], default: int) -> int:
+    """An option's value, or its default when not given (0 is given: it is an error, not the default)."""
+    return default if value is None else value

@@ -2,7 +2,8 @@
 Wikipedia dump processing for LUKE, in plain Python (no AllenNLP): streaming a MediaWiki XML dump
 (`dump`, which also writes small dumps: `write_dump`), wiki markup to text with link annotations (`markup`),
 titles and namespaces (`titles`), redirects (`redirects`), sentence splitting (`sentences`), the ordered
-process pool (`parallel`), the entity vocabulary (`entity_vocab_builder`), the pretraining corpus (`corpus`)
+process pool (`parallel`), the entity vocabulary (`entity_vocab_builder`; mLUKE's
+multilingual one, `multilingual_entity_vocab`), the pretraining corpus (`corpus`)
 and the mention dictionary used for SQuAD's entity inputs (`mention_dictionary`). The `allennlp build-*`
 commands in `luke_allennlp.commands` wrap them.
 """

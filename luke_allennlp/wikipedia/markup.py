@@ -11,7 +11,10 @@ What happens to each construct:
 - `[[T]]`, `[[T|anchor]]`, `[[T#section|anchor]]`, `[[:T]]`: the anchor (or `T` as written) is kept and
   annotated with `normalize_title(T)`; a link trail joins the anchor (`[[bus]]es` -> "buses"); the pipe trick
   `[[T (x)|]]` shows "T".
-- `[[File:...]]`, `[[Image:...]]`, `[[Category:...]]`, interlanguage links `[[fr:...]]`: dropped entirely.
+- `[[File:...]]`, `[[Image:...]]`, `[[Category:...]]`, interlanguage links `[[fr:...]]`: dropped entirely
+  (the interlanguage links of the running text are kept aside, `interlanguage_links`, for merging the entity
+  vocabularies of several languages). Namespace names are the dump's (`[[Kategorie:...]]`, `[[ファイル:...]]`)
+  and titles follow its case rule (`Namespaces`).
   Links to other namespaces and sister projects (`[[Help:X|help]]`, `[[wikt:word]]`, `[[:Category:X]]`)
   keep their text but are no entity.
 - `{{templates}}` (nested), `{| tables |}`, `<ref>...</ref>` and `<ref/>`, `<!-- comments -->`, `<math>`,
@@ -47,7 +50,6 @@ from luke_allennlp.wikipedia.titles import (
     FILE_NAMESPACE,
     Namespaces,
     is_language_prefix,
-    normalize_title,
 )
 
 _DEFAULT_NAMESPACES = Namespaces()
@@ -89,6 +91,8 @@ class CleanText:
     # Links inside what was dropped: (place, kind) -> count, and those to articles (kind "entity").
     outside_counts: Counter = field(default_factory=Counter)
     outside_links: List[PageLink] = field(default_factory=list)
+    # The page's `[[de:Tokio]]` inter-language links: (language prefix, title as written).
+    interlanguage_links: List[Tuple[str, str]] = field(default_factory=list)
 
     @property
     def total_links(self) -> int:
@@ -277,6 +281,7 @@ class _Builder:
         self.pieces: List[str] = []
         self.length = 0
         self.links: List[WikiLink] = []
+        self.interlanguage: List[Tuple[str, str]] = []
 
     def add(self, text: str) -> None:
         """Appends plain text, replacing external links by their labels and decoding HTML entities."""
@@ -333,6 +338,7 @@ def _add_link(out: _Builder, content: str, trail: str, namespaces: Namespaces) -
     namespace, interwiki, rest = namespaces.split(target)
     if interwiki is not None:
         if not colon and is_language_prefix(interwiki):
+            out.interlanguage.append((interwiki, rest.strip()))
             return False, "interlanguage"  # [[fr:Paris]] goes to the sidebar, not the text
         out.add(shown + trail)  # [[wikt:word]] is shown, but is no entity of this wiki
         return True, "interwiki"
@@ -343,7 +349,7 @@ def _add_link(out: _Builder, content: str, trail: str, namespaces: Namespaces) -
     if namespace != 0:
         out.add((shown if not pipe or anchor.strip() else rest) + trail)
         return True, "other_namespace"
-    title = normalize_title(target)
+    title = namespaces.normalize(target)
     if pipe and not anchor.strip():  # pipe trick: [[Paris (band)|]] shows "Paris"
         shown = _PIPE_TRICK.sub("", target.split("#", 1)[0])
     start = out.length
@@ -456,6 +462,7 @@ def clean_wikitext(text: str, namespaces: Optional[Namespaces] = None, headings:
                 counts["invalid"] += 1
     out.add(text[position:])
     result.text, result.links = _normalize_space(out.text(), out.links)
+    result.interlanguage_links = out.interlanguage
     lost = counts["entity"] - len(result.links)
     if lost:  # anchors that were only whitespace
         counts["entity"] -= lost

@@ -3,7 +3,9 @@ Page titles as MediaWiki stores them, namespaces, and interwiki prefixes.
 
 MediaWiki shows `[[new_York]]`, `[[New  York]]` and `[[New York#History]]` as links to the same page
 "New York": underscores and runs of whitespace are one space, the first letter is upper-cased (on wikis with
-`<case>first-letter</case>`, Wikipedia's default) and the `#section` is not part of the title.
+`<case>first-letter</case>`, Wikipedia's default; not on `case-sensitive` ones, and with a dotted `İ` for `i`
+on the Turkic-language wikis) and the `#section` is not part of the title. Each dump's `<siteinfo>` gives its
+case rule and localised namespace names (`Kategorie:`, `ファイル:`), kept in its `Namespaces`.
 """
 
 import re
@@ -16,18 +18,25 @@ _DIRECTION_MARKS = re.compile(r"[\u200e\u200f\u202a-\u202e]")
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")  # never part of a MediaWiki title, so always URL-encoding
 
 
-def normalize_title(title: str) -> str:
+FIRST_LETTER, CASE_SENSITIVE = "first-letter", "case-sensitive"  # siteinfo's <case>
+# Wikis whose language upper-cases "i" to "İ" (MediaWiki's Turkish, Azerbaijani, Crimean Tatar, Karakalpak,
+# Tatar and Gagauz language classes).
+_DOTTED_I_LANGUAGES = frozenset("tr az crh kaa tt gag".split())
+
+
+def normalize_title(title: str, case: str = FIRST_LETTER, language: str = "") -> str:
     """
     The canonical form of a page title: URL-encoding decoded (`Beyonc%C3%A9`), underscores and whitespace runs
     -> one space, trimmed, `#section` stripped, first character upper-cased as MediaWiki does
-    (`"super_Bowl_50"` -> `"Super Bowl 50"`).
+    (`"super_Bowl_50"` -> `"Super Bowl 50"`) unless `case` is `"case-sensitive"`; `language` (a wiki's
+    language code) only matters for the Turkic wikis' `i` -> `İ`.
     """
     if "%" in title and _PERCENT_ESCAPE.search(title):
         title = unquote(title)
     title = title.split("#", 1)[0]
     title = _SPACES.sub(" ", _DIRECTION_MARKS.sub("", title)).strip()
-    if title:
-        first = title[0].upper()
+    if title and case != CASE_SENSITIVE:
+        first = "İ" if title[0] == "i" and language in _DOTTED_I_LANGUAGES else title[0].upper()
         # MediaWiki keeps a first letter whose upper case is several characters (ß -> SS).
         if len(first) == 1:
             title = first + title[1:]
@@ -44,6 +53,12 @@ DEFAULT_NAMESPACES: Dict[str, int] = {
 }  # fmt: skip
 FILE_NAMESPACE = 6  # [[File:x.jpg|...]] embeds a file
 CATEGORY_NAMESPACE = 14
+# Localised aliases that siteinfo does not list (it gives each namespace's one local name): the old "Image"
+# namespace of the larger wikis, still common in their pages' markup.
+NAMESPACE_ALIASES: Dict[str, Dict[str, int]] = {
+    "de": {"bild": 6}, "ja": {"画像": 6}, "ru": {"изображение": 6}, "es": {"imagen": 6}, "it": {"immagine": 6},
+    "pt": {"imagem": 6}, "nl": {"afbeelding": 6}, "ar": {"صورة": 6}, "zh": {"图像": 6, "圖像": 6, "文件": 6, "檔案": 6},
+}  # fmt: skip
 
 # Interwiki prefixes to sister projects (a link to another wiki is never an entity of this one).
 SISTER_PROJECTS = frozenset(
@@ -65,14 +80,28 @@ def is_language_prefix(prefix: str) -> bool:
 
 class Namespaces:
     """
-    Which namespace a link target belongs to, from the dump's `<siteinfo>` (plus the English defaults), and
-    whether its prefix is an interwiki one (`fr:Paris`, `wikt:word`). Prefixes are case-insensitive.
+    Which namespace a link target belongs to, from the dump's `<siteinfo>` (plus the English defaults, which
+    every wiki accepts), and whether its prefix is an interwiki one (`fr:Paris`, `wikt:word`). Prefixes are
+    case-insensitive. Also the wiki's title rule (`normalize`): its `case` and `language`.
     """
 
-    def __init__(self, names: Optional[Dict[str, int]] = None) -> None:
+    def __init__(self, names: Optional[Dict[str, int]] = None, case: str = FIRST_LETTER, language: str = "") -> None:
         self.names = dict(DEFAULT_NAMESPACES)
+        self.case = case
+        self.language = ""
+        self.set_language(language)
         for name, key in (names or {}).items():
             self.add(name, key)
+
+    def set_language(self, language: str) -> None:
+        """The wiki's language: its namespace aliases are added, its title rule used."""
+        self.language = language
+        for name, key in NAMESPACE_ALIASES.get(language, {}).items():
+            self.names.setdefault(name, key)
+
+    def normalize(self, title: str) -> str:
+        """`normalize_title` with this wiki's case rule."""
+        return normalize_title(title, self.case, self.language)
 
     def add(self, name: str, key: int) -> None:
         name = _SPACES.sub(" ", name).strip().lower()

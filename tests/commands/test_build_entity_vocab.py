@@ -40,6 +40,12 @@ def test_bad_input_is_a_one_line_error(tmp_path, monkeypatch):
          f"{tmp_path / 'notes.txt'}: not a MediaWiki XML export"),
         (["build-entity-vocab", str(tmp_path / "missing.xml"), str(tmp_path / "v.jsonl")], "missing.xml: no such dump file"),
         (["build-entity-vocab", str(tmp_path / "notes.txt"), str(tmp_path / "v.json")], "the output must end with .jsonl or .tsv"),
+        (["build-entity-vocab", str(tmp_path / "notes.txt"), str(tmp_path / "notes.txt"), str(tmp_path / "v.tsv")],
+         "a multilingual vocabulary is written as JSONL"),
+        (["build-entity-vocab", str(tmp_path / "notes.txt"), str(tmp_path / "v.jsonl"), "--min-languages", "2"],
+         "need two or more languages"),
+        (["build-entity-vocab", str(tmp_path / "notes.txt"), str(tmp_path / "notes.txt"), str(tmp_path / "v.jsonl"),
+          "--language", "en"], "--language names 1 languages for 2 inputs"),
         (["build-pretraining-corpus", str(tmp_path / "notes.txt"), "tok", str(tmp_path / "notes.txt"), str(tmp_path)],
          "exists and is not empty"),
         (["build-mention-dictionary", str(tmp_path / "notes.txt"), str(tmp_path / "m.json"), "--min-link-probability", "2"],
@@ -54,3 +60,25 @@ def test_bad_input_is_a_one_line_error(tmp_path, monkeypatch):
         else:
             raise AssertionError(f"{argv} did not fail")
     assert not (tmp_path / "v.jsonl").exists()
+
+
+def test_build_a_multilingual_entity_vocab_command(tmp_path):
+    from tests.wikipedia.crafted import MULTILINGUAL_ENTITIES, write_multilingual_dumps
+
+    dumps, wikidata = write_multilingual_dumps(tmp_path)
+    out = tmp_path / "mluke_entity_vocab.jsonl"
+    result = run("build-entity-vocab", *map(str, dumps), str(out), "--interlanguage-links", str(wikidata),
+                 "--min-languages", "2", "--num-workers", "1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert lines[:3] == [
+        {"id": i, "entities": [[name, None]], "count": 0} for i, name in enumerate(["[PAD]", "[UNK]", "[MASK]"])
+    ]
+    assert lines[3:] == [{"id": 3 + i, "entities": [list(pair) for pair in pairs], "count": count}
+                         for i, (pairs, count) in enumerate(MULTILINGUAL_ENTITIES[:4])]  # fmt: skip
+    assert re.search(r"languages +en, de, ja\n", result.stdout) and re.search(r"merge conflicts.* +1\n", result.stdout)
+    assert "wrote 7 ids" in result.stdout
+    summary = json.loads((tmp_path / "mluke_entity_vocab.summary.json").read_text(encoding="utf-8"))
+    assert summary["entities_below_min_languages"] == 2 and summary["merge"]["conflicts"] == 1
+    mapping = EntityVocab.from_file(out).to_transformers_json()
+    assert mapping["en:Tokyo"] == mapping["ja:東京都"] == mapping["de:Tokio"] == 3 and mapping["[MASK]"] == 2

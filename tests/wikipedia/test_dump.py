@@ -119,3 +119,50 @@ def test_streaming_keeps_memory_flat(shared_data):
         tracemalloc.stop()
     # the dump is 6.1 MB of XML; its largest page 0.18 MB of text: only about one page is held at a time
     assert peak < 10 * largest < 2_000_000
+
+
+NON_LATIN = [
+    WikiPage("Москва", 1, 0, "Москва — столица [[Россия|России]]."),
+    WikiPage("القاهرة", 2, 0, "القاهرة عاصمة [[مصر]]."),
+    WikiPage("北京市", 3, 0, "北京市是[[中华人民共和国]]的首都。"),
+    WikiPage("東京", 4, 0, "#転送 [[東京都]]", redirect="東京都"),
+]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "UTF-16", "ISO-8859-5", "Shift_JIS", "GB18030", "Big5"])
+def test_a_dump_is_read_in_the_encoding_it_declares(tmp_path, encoding):
+    # expat reads UTF-8, UTF-16 (byte order mark) and one-byte encodings; multi-byte ones are decoded by Python.
+    # Characters an encoding lacks are written as character references, which any encoding reads back.
+    write_dump(tmp_path / "dump.xml.bz2", NON_LATIN, encoding=encoding)
+    data = bz2.decompress((tmp_path / "dump.xml.bz2").read_bytes())
+    if encoding != "utf-8":
+        assert data.decode(encoding).startswith(f'<?xml version="1.0" encoding="{encoding}"?>')
+    assert data.startswith(b"\xff\xfe") == (encoding == "UTF-16")
+    assert list(WikiDump(tmp_path / "dump.xml.bz2")) == NON_LATIN
+
+
+def test_bytes_not_in_the_declared_encoding_are_a_dump_error(tmp_path):
+    (tmp_path / "bad.xml").write_bytes('<?xml version="1.0" encoding="Shift_JIS"?>\n<mediawiki><page><title>'.encode()
+                                       + b"\x81\xff</title></page></mediawiki>")  # fmt: skip
+    with pytest.raises(DumpError, match=r"bad\.xml: .*UnicodeDecodeError: 'shift_jis' codec can't decode byte 0x81"):
+        list(WikiDump(tmp_path / "bad.xml"))
+    (tmp_path / "unknown.xml").write_bytes(b'<?xml version="1.0" encoding="x-klingon"?>\n<mediawiki/>')
+    with pytest.raises(DumpError, match=r"unknown\.xml: declares the encoding 'x-klingon', which Python does not know"):
+        list(WikiDump(tmp_path / "unknown.xml"))
+
+
+def test_siteinfo_gives_the_language_case_rule_and_namespaces(tmp_path):
+    pages = [WikiPage("iPhone", 1, 0, "x"), WikiPage("Kategorie:Städte", 2, 14, "y"), WikiPage("istanbul", 3, 0, "z")]
+    write_dump(tmp_path / "wiktionary.xml", pages, namespaces={14: "Kategorie"}, dbname="dewiki", case="case-sensitive")
+    dump = WikiDump(tmp_path / "wiktionary.xml")
+    assert [page.title for page in dump] == ["iPhone", "Kategorie:Städte", "istanbul"]  # case-sensitive: as written
+    assert dump.language == "de" and dump.namespaces.case == "case-sensitive"
+    assert dump.namespaces.split("Kategorie:Städte")[0] == 14 and dump.namespaces.split("Bild:x.png")[0] == 6
+    write_dump(tmp_path / "trwiki-20240101-pages-articles.xml", pages)  # no dbname: the file name says tr
+    dump = WikiDump(tmp_path / "trwiki-20240101-pages-articles.xml")
+    assert [page.title for page in dump] == ["İPhone", "Kategorie:Städte", "İstanbul"] and dump.language == "tr"
+    assert WikiDump(tmp_path / "trwiki-20240101-pages-articles.xml", language="az").language == "az"
+    write_dump(tmp_path / "plain.xml", pages, lang="fr")  # only xml:lang
+    dump = WikiDump(tmp_path / "plain.xml")
+    list(dump)
+    assert dump.language == "fr"

@@ -177,3 +177,15 @@ def test_every_link_of_the_206_page_dump_is_accounted_for(shared_data):
                 assert clean.links_by_place() == {"table": 2095, "template": 75, "text": 6, "comment": 1}
                 assert clean.link_counts == {"entity": 3, "category": 3} and len(clean.outside_links) == 2170
     assert places == {"text": 24497, "table": 3361, "template": 2002, "media": 1240, "reference": 1180, "comment": 94}
+
+
+def test_interlanguage_links_are_kept_aside_not_in_the_text():
+    clean = clean_wikitext(
+        "Tokyo is in [[Japan]].<!-- [[ko:도쿄]] --> [[:de:Tokio|German]]\n\n[[de:Tokio]]\n[[ja:東京都]]\n[[zh-yue: 東京 ]]",
+        Namespaces(case="case-sensitive"),
+    )
+    assert clean.text == "Tokyo is in Japan. German" and [link.target for link in clean.links] == ["Japan"]
+    # [[:de:Tokio]] is a link shown in the text (interwiki), not the page's inter-language link
+    assert clean.interlanguage_links == [("de", "Tokio"), ("ja", "東京都"), ("zh-yue", "東京")]
+    assert clean.link_counts == {"entity": 1, "interwiki": 1, "interlanguage": 3}
+    assert clean_wikitext("[[iPod]]", Namespaces(case="case-sensitive")).links[0].target == "iPod"

@@ -34,3 +34,10 @@ def test_namespaces_and_interwiki_prefixes():
     assert namespaces.split("Star Wars: Episode IV") == (0, None, "Star Wars: Episode IV")
     assert namespaces.namespace_of("File:x.jpg") == 6
     assert is_language_prefix("zh-yue") and is_language_prefix("simple") and not is_language_prefix("wikt")
+
+
+def test_case_rules():
+    assert normalize_title("iPhone_X", case="case-sensitive") == "iPhone X"
+    assert normalize_title("istanbul", language="tr") == "İstanbul" and normalize_title("istanbul") == "Istanbul"
+    assert Namespaces(case="case-sensitive").normalize("élan") == "élan"
+    assert Namespaces(language="ja").split("画像:x.png")[0] == 6 and Namespaces().split("画像:x.png")[0] == 0
