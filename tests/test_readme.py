@@ -6,7 +6,8 @@ files written outside `output/`, a pretraining corpus read from another path tha
 without `--include-missing-pages`). The blocks marked `<!-- readme-test: NAME -->` (the line before the fence) are
 run by bash (`set -euo pipefail`; a marked ```python block by Python) in a scratch directory that looks like the
 checkout (`configs/`, `tests/`, `demo/`, `.allennlp_plugins`, and `../shared` beside it), a block's prerequisites
-first. Hub names (`studio-ousia/luke-base`, `roberta-base`) are replaced by tiny random checkpoints built offline;
+first. Hub names (`studio-ousia/luke-base`, `roberta-base`) are replaced by tiny random checkpoints built offline
+(the LUKE one with an `entity_vocab.json`, as luke-base has);
 files the README names as the user's downloads are stand-ins in the same formats (`train-v1.1.json`: two
 paragraphs of SQuAD dev; `kbp37/*.txt`: the KBP37 fixture; `record/*.json`: the ReCoRD sample;
 `enwiki-pages-articles.xml.bz2`: the 3-page sample dump). `smoke` and `pretraining-data` run exactly as written
@@ -174,8 +175,10 @@ def scratch_checkout(tmp_path_factory, shared_data, squad_slice, kbp37_sample, r
 
 
 @pytest.fixture(scope="module")
-def hub_stand_ins(tiny_luke_dir, tiny_roberta_dir) -> Dict[str, str]:
-    return {name: str({"luke": tiny_luke_dir, "roberta": tiny_roberta_dir}[kind]) for name, kind in HUB_NAMES.items()}
+def hub_stand_ins(tiny_luke_squad_dir, tiny_roberta_dir) -> Dict[str, str]:
+    """A tiny LUKE with an entity_vocab.json (as luke-base has: SQuAD's entity inputs read it) and a tiny RoBERTa."""
+    stand_ins = {"luke": tiny_luke_squad_dir, "roberta": tiny_roberta_dir}
+    return {name: str(stand_ins[kind]) for name, kind in HUB_NAMES.items()}
 
 
 def with_overrides(command: str, overrides: Dict[str, object]) -> str:
