@@ -19,10 +19,10 @@ last line is printed as JSON for the test to check.
 
 Each `allennlp` process spends ~15 s importing on a loaded 2-core machine, so the default suite runs:
 - `ner` (NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file, print the
-  F1, predict; 70-130 s),
-- `predictor` (Everyday use: `Predictor.from_path` in Python on the `ner` archive; ~25 s);
+  F1, predict; 133 s on the loaded 2-core machine),
+- `predictor` (Everyday use: `Predictor.from_path` in Python on the `ner` archive; 27 s);
 and `make test-all` (marked slow) the rest:
-- `smoke` (build-tiny-checkpoint, then the NER commands as `ner` runs them; 70-100 s),
+- `smoke` (build-tiny-checkpoint, then the NER commands as `ner` runs them; ~100 s),
 - `recover` (Everyday use: `--recover` of the `ner` run, a TensorBoard run),
 - `kbp37` (relation classification: train, evaluate), `squad` (without and with entity inputs: titles, mention
   dictionary, train, evaluate, squad-predictions, predict), `record` (train, evaluate, squad-predictions, predict),
