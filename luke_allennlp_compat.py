@@ -45,6 +45,11 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
    lines: the `allennlp` command prints its one-line message instead (`_repair_commands`).
 9. An archive needed the files its config names (the base checkpoint, the stage-1 archive, ...) where they were at
    training time: archives now bundle them (`_repair_self_contained_archives`, `luke_allennlp.archival`).
+10. allennlp finds plugins only in `.allennlp_plugins` of the working directory (or `~/.allennlp/plugins`), so
+   `allennlp train/predict/export-luke ...` run from anywhere but the repository root knew none of this project's
+   components. Plugin discovery (`allennlp.common.plugins.discover_plugins`) also yields this project's installed
+   plugin package, `luke_allennlp_readers` (which imports `luke_allennlp`), where it is importable and not yet
+   listed: installing the package is enough, whatever the directory (`_repair_plugins`).
 
 `install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
 run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
@@ -773,6 +778,34 @@ def _repair_archives(module: types.ModuleType) -> None:
 
 
 _MODULE_REPAIRS["allennlp.models.archival"] = (None, _repair_archives)
+
+
+# --- 10. plugins found from any directory -------------------------------------------------------------------
+# allennlp imports the plugins named in `.allennlp_plugins` of the working directory and in `~/.allennlp/plugins`;
+# run elsewhere, `allennlp` knew no `luke_*` component. Discovery now also yields the installed plugin package
+# (after those files' plugins, so that in the repository its `data_readers` comes first and the installed name
+# becomes an alias of it: nothing is registered twice). Where the package is not installed nothing changes.
+
+PLUGIN = "luke_allennlp_readers"
+
+
+def _repair_plugins(module: types.ModuleType) -> None:
+    discover_plugins = module.discover_plugins
+    if getattr(discover_plugins, "__luke_allennlp_compat__", False):
+        return
+
+    def patched_discover_plugins() -> Any:
+        found = set()
+        for plugin in discover_plugins():  # lazily: allennlp imports each while "." is on the path for the local file
+            found.add(plugin)
+            yield plugin
+        if PLUGIN not in found and importlib.util.find_spec(PLUGIN) is not None:
+            yield PLUGIN
+
+    _replace(module, "discover_plugins", patched_discover_plugins)
+
+
+_MODULE_REPAIRS["allennlp.common.plugins"] = (None, _repair_plugins)
 
 
 # --- the import hook --------------------------------------------------------------------------------

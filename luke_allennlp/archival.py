@@ -94,7 +94,11 @@ def _is_weights(name: str) -> bool:
 
 
 def _is_corpus(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "metadata.json")) and os.path.isfile(os.path.join(path, "state.json"))
+    """A corpus directory, or the skeleton of one that an archive bundles (stage 1's, seen when stage 2 is archived:
+    metadata.json and tokenizer/, no rows)."""
+    if not os.path.isfile(os.path.join(path, "metadata.json")):
+        return False
+    return os.path.isfile(os.path.join(path, "state.json")) or os.path.isdir(os.path.join(path, "tokenizer"))
 
 
 def _copy_corpus_skeleton(corpus: Path, destination: Path) -> None:

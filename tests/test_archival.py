@@ -103,6 +103,9 @@ def test_stage2_archive_exports_without_stage1_corpus_or_base(
     # from_archive is replaced by stage 1's model, its checkpoint files and corpus skeleton bundled.
     assert config["model"]["type"] == "luke_pretraining" and config["model"]["load_weights"] is False
     assert config["model"]["model_name"].startswith("bundled/") and config["train_data_path"].startswith("bundled/")
+    # stage 1's entity vocabulary (its corpus's skeleton, bundled in the stage-1 archive) too, not the temporary
+    # directory stage 1's archive was extracted to while stage 2 was archived
+    assert config["model"]["entity_vocab"].startswith("bundled/"), config["model"]["entity_vocab"]
     stage2_weights = torch.load("stage2/best.th", map_location="cpu", weights_only=True)
 
     elsewhere = tmp_path / "elsewhere"
