@@ -160,15 +160,17 @@ def write_tiny_mluke_checkpoint(
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if entity_vocab is None:
-        special = [[(name, None)] for name in EntityVocab.SPECIAL_TOKENS]
-        entries = special + [list(pairs) for pairs in MLUKE_SAMPLE_ENTITIES]
-        vocab = EntityVocab._from_entries(entries, [0] * len(entries), None, source="MLUKE_SAMPLE_ENTITIES")
-    elif os.fspath(entity_vocab).endswith(".json"):
-        vocab = EntityVocab.from_language_prefixed_json(entity_vocab)
+        entities = {name: i for i, name in enumerate(EntityVocab.SPECIAL_TOKENS)}
+        for entity_id, pairs in enumerate(MLUKE_SAMPLE_ENTITIES, start=len(entities)):
+            entities.update({f"{language}:{title}": entity_id for title, language in pairs})
     else:
-        vocab = EntityVocab.from_file(entity_vocab)
-    entities = vocab.to_transformers_json(language_prefixed=True)
-    entities.setdefault("[MASK2]", len(vocab))
+        read = (
+            EntityVocab.from_language_prefixed_json
+            if os.fspath(entity_vocab).endswith(".json")
+            else EntityVocab.from_file
+        )
+        entities = read(entity_vocab).to_transformers_json(language_prefixed=True)
+    entities.setdefault("[MASK2]", max(entities.values()) + 1)  # transformers' conversion of mLUKE appends it
     with tempfile.TemporaryDirectory() as work:
         if tokenizer is None:
             save_xlmr_tokenizer(work)
