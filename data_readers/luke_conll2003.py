@@ -1,3 +1,4 @@
+import codecs
 import logging
 import re
 from dataclasses import dataclass, field
@@ -71,8 +72,13 @@ class LukeConll2003Reader(DatasetReader):
     """
     CoNLL-2003 NER for span classification with LUKE (paper §4.3).
 
-    Reads the original four-column files (`word POS chunk NER`, `-DOCSTART-` lines between documents, blank
-    lines between sentences). Each sentence becomes one instance: its subwords with the most surrounding
+    Reads CoNLL-format files: one word a line with its tag in the last column, blank lines between sentences,
+    `-DOCSTART-` lines (any columns after it) between documents. That is English CoNLL-2003 as distributed (`word
+    POS chunk NER`), German CoNLL-2003 (`word lemma POS chunk NER`, ISO-8859-1 in the original distribution:
+    `file_encoding="latin-1"`), Dutch CoNLL-2002 (`word POS NER`, `-DOCSTART- -DOCSTART- O` lines) and Spanish
+    CoNLL-2002 (`word NER`, no `-DOCSTART-`: the whole file is one document, each sentence's context taken from its
+    neighbours). The CoNLL-2002 files are IOB2, which the default `"iob1"` reading decodes the same (a `B-X` always
+    starts an entity). Each sentence becomes one instance: its subwords with the most surrounding
     document context that fits `max_seq_length`, and every span of up to `max_mention_length` words as a
     `[MASK]` entity whose positions are the span's subwords, labelled with its gold type or `O`. The spans
     are grouped into chunks of at most `max_entities` (one encoder pass each, see `luke_span_ner`), so no
@@ -91,6 +97,9 @@ class LukeConll2003Reader(DatasetReader):
     encoding : `str`, optional (default = `"iob1"`)
         The tag encoding of the files: `"iob1"` (CoNLL-2003 as shipped) or `"iob2"`.
     label_namespace : `str`, optional (default = `"labels"`)
+    file_encoding : `str`, optional (default = `"utf-8"`)
+        The files' character encoding, any Python codec name: `"latin-1"` for the original German CoNLL-2003 and
+        CoNLL-2002 files. Bytes that do not decode raise an error naming the file and the line.
     """
 
     def __init__(
@@ -101,11 +110,21 @@ class LukeConll2003Reader(DatasetReader):
         max_entities: int = 128,
         encoding: str = "iob1",
         label_namespace: str = "labels",
+        file_encoding: str = "utf-8",
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         if encoding not in ("iob1", "iob2"):
-            raise ValueError(f"encoding must be iob1 or iob2, not {encoding!r}")
+            raise ValueError(
+                f"encoding must be iob1 or iob2 (the tags; file_encoding is the characters'), not {encoding!r}"
+            )
+        try:
+            codecs.lookup(file_encoding)
+        except LookupError:
+            raise ValueError(
+                f"file_encoding {file_encoding!r} is not a known character encoding (e.g. utf-8, latin-1)"
+            ) from None
+        self.file_encoding = file_encoding
         self.tokenizer = load_fast_tokenizer(model_name)
         self.inputs = MentionInputs(self.tokenizer, max_seq_length)
         self.max_words = self.inputs.room  # subwords for text
@@ -150,7 +169,11 @@ class LukeConll2003Reader(DatasetReader):
                 words.clear()
                 tags.clear()
 
-        for number, line in enumerate(read_lines(path), start=1):
+        hint = (
+            f"set the reader's file_encoding (now {self.file_encoding!r}) to the file's, e.g. latin-1 for the original "
+            "German CoNLL-2003 and CoNLL-2002 files, or convert the file"
+        )
+        for number, line in enumerate(read_lines(path, encoding=self.file_encoding, hint=hint), start=1):
             columns = COLUMNS.split(line.strip(" \t"))
             if columns == [""]:
                 close_sentence()
@@ -162,7 +185,8 @@ class LukeConll2003Reader(DatasetReader):
             else:
                 if len(columns) < 2 or not TAG.match(columns[-1]):
                     raise ValueError(
-                        f"{path}:{number}: expected 'word POS chunk NER' with an O/B-X/I-X tag last, got {line!r}"
+                        f"{path}:{number}: expected 'word ... NER' columns (e.g. 'word POS chunk NER') with an "
+                        f"O/B-X/I-X tag last, got {line!r}"
                     )
                 if not words:
                     first_line = number

@@ -12,12 +12,12 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
+from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
 from luke_allennlp.data.entity_disambiguation import EdMention, read_benchmark
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.tokenization import load_fast_tokenizer, special_token_layout
 from luke_allennlp.data.windows import tokenize
-from luke_allennlp.modeling.loading import checkpoint_file
 from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
@@ -67,7 +67,8 @@ class LukeEntityDisambiguationReader(DatasetReader):
         The LUKE checkpoint (its fast word tokenizer, and its `entity_vocab.json` by default).
     entity_vocab : `str`, optional (default = `None`)
         The vocabulary of the checkpoint's entity table (any format `EntityVocab.from_file` reads); `None`: the
-        checkpoint's `entity_vocab.json` (or LUKE's `entity_vocab.jsonl`).
+        checkpoint's `entity_vocab.json` (or LUKE's `entity_vocab.jsonl`; an mLUKE checkpoint's `language:title`
+        keys are read as titles of their languages).
     mention_dictionary : `str`, optional (default = `None`)
         The JSON of `allennlp build-mention-dictionary` (version 2): candidates for corpus mentions and raw text,
         names for mention detection. Benchmark files bring their own candidates.
@@ -112,7 +113,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         self.room = max_seq_length - len(self.prefix) - len(self.suffix)
         if self.room < 1:
             raise ValueError(f"max_seq_length {max_seq_length} leaves no room for words")
-        self.entity_vocab = EntityVocab.from_file(_entity_vocab_path(model_name, entity_vocab))
+        self.entity_vocab = checkpoint_entity_vocab(
+            model_name, entity_vocab, ("entity_vocab.json", "entity_vocab.jsonl")
+        )
         self.dictionary = MentionDictionary.from_file(cached_path(mention_dictionary)) if mention_dictionary else None
         self.max_candidates = max_candidates
         self.max_entities = max_entities
@@ -407,13 +410,3 @@ class _Mention:
     candidates: List[int]  # entity ids, most probable first
     priors: List[float]  # their p(entity | mention)
     meta: Dict[str, Any]  # what the output reports: characters, text, gold title, candidate titles
-
-
-def _entity_vocab_path(model_name: str, entity_vocab: Optional[str]) -> str:
-    if entity_vocab is not None:
-        return cached_path(entity_vocab)
-    for name in ("entity_vocab.json", "entity_vocab.jsonl"):
-        path = checkpoint_file(model_name, name)
-        if path is not None:
-            return path
-    raise ValueError(f"{model_name} has no entity_vocab.json: pass entity_vocab, the vocabulary of its entity table")

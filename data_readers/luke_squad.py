@@ -19,7 +19,7 @@ from luke_allennlp.data.windows import (
     stack_window_entities,
     stack_windows,
 )
-from luke_allennlp.modeling.loading import checkpoint_file, read_config
+from luke_allennlp.modeling.loading import read_config
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,8 @@ class LukeSquadReader(DatasetReader):
         The JSON written by `allennlp build-mention-dictionary`; enables entity inputs.
     entity_vocab : `str`, optional (default = `None`)
         The entity vocabulary of the checkpoint's entity table (any format `EntityVocab.from_file` reads);
-        `None` is the checkpoint's `entity_vocab.json`.
+        `None` is the checkpoint's `entity_vocab.json` (an mLUKE checkpoint's `language:title` keys read as titles
+        of their languages).
     min_link_probability : `float`, optional (default = `0.01`)
         Names linked less often than this when they appear in Wikipedia are ignored.
     max_entities : `int`, optional (default = `128`)
@@ -136,11 +137,11 @@ class LukeSquadReader(DatasetReader):
         self.min_link_probability = min_link_probability
         self.mention_dictionary = None
         if mention_dictionary is not None:
-            from luke_allennlp.data.entity_vocab import EntityVocab
+            from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
             from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 
             self.mention_dictionary = MentionDictionary.from_file(cached_path(mention_dictionary))
-            self.entity_vocab = EntityVocab.from_file(_entity_vocab_path(model_name, entity_vocab))
+            self.entity_vocab = checkpoint_entity_vocab(model_name, entity_vocab)
             config = read_config(model_name)
             rows = config.get("entity_vocab_size") if config.get("model_type") == "luke" else None
             if rows is not None and len(self.entity_vocab) > rows:
@@ -367,14 +368,3 @@ class LukeSquadReader(DatasetReader):
 def _check_not_empty(question: str, context: str, where: str) -> None:
     if not question.strip() or not context.strip():
         raise ValueError(f"{where}: the {'question' if context.strip() else 'passage'} is empty")
-
-
-def _entity_vocab_path(model_name: str, entity_vocab: Optional[str]) -> str:
-    if entity_vocab is not None:
-        return cached_path(entity_vocab)
-    path = checkpoint_file(model_name, "entity_vocab.json")
-    if path is None:
-        raise ValueError(
-            f"{model_name} has no entity_vocab.json: pass entity_vocab, the vocabulary of its entity table"
-        )
-    return path

@@ -53,10 +53,13 @@ def write_tiny_checkpoint(
     Writes a tiny random checkpoint of `kind` "luke" (`LukeEncoder.save_pretrained`), "roberta" or "bert"
     (`transformers` models) with the RoBERTa tokenizer of the shared data, or the fast tokenizer of the
     directory `tokenizer` (whose size then sets the word vocabulary), or "xlnet" (`XLNetModel`) with a small
-    sentencepiece tokenizer trained in the call (see `save_xlnet_tokenizer`). For "luke", `entity_vocab` (an
+    sentencepiece tokenizer trained in the call (see `save_xlnet_tokenizer`), or "mluke" (laid out as a released
+    `studio-ousia/mluke-*` checkpoint, see `write_tiny_mluke_checkpoint`). For "luke", `entity_vocab` (an
     entity vocabulary file, `EntityVocab.from_file`) sets the entity table's size and is saved as
     `entity_vocab.json`. `config` overrides the tiny sizes (e.g. `**BASE`).
     """
+    if kind == "mluke":
+        return write_tiny_mluke_checkpoint(directory, seed, tokenizer, entity_vocab, **config)
     if kind != "luke" and entity_vocab is not None:
         raise ValueError(f"an entity vocabulary is for a LUKE checkpoint, not a {kind} one")
     if kind == "xlnet" and tokenizer is not None:
@@ -109,11 +112,82 @@ def write_tiny_checkpoint(
         XLNetModel(XLNetConfig(**xlnet)).save_pretrained(directory)
         return directory
     else:
-        raise ValueError(f"kind must be luke, roberta, bert or xlnet, not {kind!r}")
+        raise ValueError(f"kind must be luke, mluke, roberta, bert or xlnet, not {kind!r}")
     if word_tokenizer is not None:
         word_tokenizer.save_pretrained(str(directory))
     else:
         save_roberta_tokenizer(directory)
+    return directory
+
+
+# The entities of `write_tiny_mluke_checkpoint`'s default vocabulary: each id's titles in several languages, as mLUKE's
+# vocabulary merges them through inter-language links (a title with its own colon included).
+MLUKE_SAMPLE_ENTITIES = (
+    (("Tokyo", "en"), ("東京都", "ja"), ("Tokio", "es"), ("Токио", "ru")),
+    (("Berlin", "en"), ("Berlin", "de"), ("ベルリン", "ja"), ("Берлин", "ru")),
+    (("Germany", "en"), ("Deutschland", "de"), ("Alemania", "es"), ("Duitsland", "nl")),
+    (("Angela Merkel", "en"), ("Angela Merkel", "de"), ("Ангела Меркель", "ru")),
+    (("Moscow", "en"), ("Москва", "ru"), ("Moskau", "de")),
+    (("Star Wars: Episode IV – A New Hope", "en"), ("Krieg der Sterne", "de")),
+    (("Apple Inc.", "en"), ("Apple", "fr")),
+    (("Apple", "en"), ("Pomme", "fr")),
+)
+
+
+def write_tiny_mluke_checkpoint(
+    directory: Union[str, os.PathLike],
+    seed: int = 0,
+    tokenizer: Optional[Union[str, os.PathLike]] = None,
+    entity_vocab: Optional[Union[str, os.PathLike]] = None,
+    **config: Any,
+) -> Path:
+    """
+    A tiny random LUKE laid out as a released `studio-ousia/mluke-*` checkpoint: `MLukeTokenizer` files (tokenizer.json
+    with `<ent>` and `<ent2>` added, `sentencepiece.bpe.model`, a tokenizer_config.json naming MLukeTokenizer),
+    `entity_vocab.json` keyed by `language:title` with `[PAD]` 0, `[UNK]` 1, `[MASK]` 2 and `[MASK2]` last (as
+    transformers' conversion of mLUKE writes it), and a `config.json` whose `vocab_size` counts the `<ent>`/`<ent2>`
+    rows. `tokenizer` is an XLM-R-style sentencepiece tokenizer directory (default: one trained in the call, see
+    `save_xlmr_tokenizer`); `entity_vocab` LUKE's JSONL (multilingual lines), TSV or an mLUKE `entity_vocab.json`
+    (default: `MLUKE_SAMPLE_ENTITIES`). `config` overrides the tiny sizes.
+    """
+    import tempfile
+
+    from luke_allennlp.commands.export_luke import write_luke_tokenizer
+    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.modeling import LukeConfig, LukeEncoder
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if entity_vocab is None:
+        entities = {name: i for i, name in enumerate(EntityVocab.SPECIAL_TOKENS)}
+        for entity_id, pairs in enumerate(MLUKE_SAMPLE_ENTITIES, start=len(entities)):
+            entities.update({f"{language}:{title}": entity_id for title, language in pairs})
+    else:
+        read = (
+            EntityVocab.from_language_prefixed_json
+            if os.fspath(entity_vocab).endswith(".json")
+            else EntityVocab.from_file
+        )
+        entities = read(entity_vocab).to_transformers_json(language_prefixed=True)
+    entities.setdefault("[MASK2]", max(entities.values()) + 1)  # transformers' conversion of mLUKE appends it
+    with tempfile.TemporaryDirectory() as work:
+        if tokenizer is None:
+            save_xlmr_tokenizer(work)
+            tokenizer = work
+        words = load_fast_tokenizer(str(tokenizer))
+        if type(words.backend_tokenizer.model).__name__ != "Unigram":
+            raise ValueError(
+                f"{tokenizer}: mLUKE's word tokenizer is XLM-R's sentencepiece, not {type(words).__name__}"
+            )
+        write_luke_tokenizer(words, entities, str(directory), source_dir=str(tokenizer))
+    # The word table reaches the last id, <ent2> (len() of transformers 5's MLukeTokenizer counts added tokens twice).
+    vocab_size = max(load_fast_tokenizer(str(directory)).get_vocab().values()) + 1
+    torch.manual_seed(seed)
+    sizes = {**TINY, "entity_emb_size": 16, "max_position_embeddings": 514, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
+             "vocab_size": vocab_size, "pad_token_id": words.pad_token_id, "bos_token_id": words.bos_token_id,
+             "eos_token_id": words.eos_token_id, "entity_vocab_size": max(entities.values()) + 1, **config}  # fmt: skip
+    LukeEncoder(LukeConfig(**sizes)).save_pretrained(str(directory))
     return directory
 
 

@@ -57,6 +57,23 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def xlmr_tokenizer_dir(tmp_path_factory) -> Path:
+    """A tiny XLM-R-style sentencepiece tokenizer (2000 pieces, fairseq ids) trained offline (`save_xlmr_tokenizer`)."""
+    from luke_allennlp.testing import save_xlmr_tokenizer
+
+    directory = tmp_path_factory.mktemp("xlmr-tokenizer")
+    save_xlmr_tokenizer(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_mluke_dir(tmp_path_factory, xlmr_tokenizer_dir) -> Path:
+    """A tiny random LUKE laid out as a released `studio-ousia/mluke-*` checkpoint over `xlmr_tokenizer_dir`
+    (`MLukeTokenizer` files, `language:title` entity vocabulary of `MLUKE_SAMPLE_ENTITIES`)."""
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-mluke"), "mluke", tokenizer=xlmr_tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
 def conll_slice(shared_data, tmp_path_factory) -> Path:
     """The first two documents of CoNLL-2003 eng.testa (29 sentences), written to a temporary file."""
     lines = (shared_data / "conll2003" / "eng.testa").read_text().split("\n")

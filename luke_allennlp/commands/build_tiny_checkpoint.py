@@ -1,8 +1,11 @@
 """
-`allennlp build-tiny-checkpoint OUT_DIR --tokenizer DIR [--kind luke|roberta|bert] [--size tiny|base]
+`allennlp build-tiny-checkpoint OUT_DIR --tokenizer DIR [--kind luke|mluke|roberta|bert] [--size tiny|base]
 [--entity-vocab FILE] [--seed N]`: a randomly initialised checkpoint built offline from a tokenizer, for smoke
 runs of the configs where no pretrained checkpoint can be downloaded. `OUT_DIR` works as `MODEL_NAME` for every
-config (`config.json`, `model.safetensors` and the tokenizer's files). `--size tiny` is 2 layers of width 32
+config (`config.json`, `model.safetensors` and the tokenizer's files). `--kind mluke` takes an XLM-R-style
+sentencepiece tokenizer (e.g. `xlm-roberta-base`'s files) and writes the layout of a released
+`studio-ousia/mluke-*` checkpoint: `MLukeTokenizer` files and an `entity_vocab.json` keyed by `language:title`
+(from `--entity-vocab`, LUKE's multilingual JSONL, or a small built-in sample of multilingual entities). `--size tiny` is 2 layers of width 32
 (seconds per step on a CPU); `--size base` the paper's shape (12 layers, hidden 768). The weights are random:
 what a run with it measures is that it runs, not what LUKE learns.
 """
@@ -22,7 +25,7 @@ SIZES = {"tiny": {}, "base": BASE}
 class BuildTinyCheckpoint(Subcommand):
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description = (
-            "Write a randomly initialised LUKE (or RoBERTa/BERT) checkpoint with the tokenizer of --tokenizer, "
+            "Write a randomly initialised LUKE (mLUKE, RoBERTa, BERT) checkpoint with the tokenizer of --tokenizer, "
             "for smoke runs without a pretrained model."
         )
         subparser = parser.add_parser(
@@ -33,13 +36,18 @@ class BuildTinyCheckpoint(Subcommand):
             "--tokenizer", required=True, help="a tokenizer directory (RoBERTa's, a LUKE checkpoint's, ...)"
         )
         subparser.add_argument(
-            "--kind", choices=["luke", "roberta", "bert"], default="luke", help="the model (default luke)"
+            "--kind",
+            choices=["luke", "mluke", "roberta", "bert"],
+            default="luke",
+            help="the model (default luke; mluke: mLUKE's layout over an XLM-R-style sentencepiece tokenizer)",
         )
         subparser.add_argument(
             "--size", choices=sorted(SIZES), default="tiny", help="tiny (2 layers, hidden 32) or base"
         )
         subparser.add_argument(
-            "--entity-vocab", help="luke: an entity vocabulary file giving the entity table (default 40 rows)"
+            "--entity-vocab",
+            help="luke: an entity vocabulary file giving the entity table (default 40 rows); mluke: LUKE's JSONL "
+            "(multilingual lines) or an mLUKE entity_vocab.json (default: a built-in multilingual sample)",
         )
         subparser.add_argument("--seed", type=int, default=0, help="the random seed of the weights")
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))

@@ -6,7 +6,8 @@ Three file formats are read:
 - LUKE's JSONL, one entity per line: `{"id": 3, "entities": [["United States", "en"]], "count": 261500}`.
   A multilingual line holds several `[title, language]` pairs that share one id (mLUKE).
 - LUKE's TSV, `title<TAB>count`, the id being the line index (the format of the released `entity_vocab.tsv`).
-- `transformers`' `entity_vocab.json` (`{title: id}`), what `LukeTokenizer` ships.
+- `transformers`' `entity_vocab.json` (`{title: id}`), what `LukeTokenizer` ships; `MLukeTokenizer`'s (mLUKE) keys
+  are `language:title` (`"en:Tokyo"`, `"ja:東京"`, several keys sharing one id), read by `from_language_prefixed_json`.
 
 Plain Python: no AllenNLP, no torch.
 """
@@ -14,6 +15,7 @@ Plain Python: no AllenNLP, no torch.
 import json
 import logging
 import os
+import re
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from luke_allennlp.data.files import read_text, split_lines
@@ -21,6 +23,10 @@ from luke_allennlp.data.files import read_text, split_lines
 logger = logging.getLogger(__name__)
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+# A Wikipedia language code as mLUKE prefixes titles with it: "en", "ja", "als", "zh-yue", "be-tarask", "simple".
+# Lower case only, so that a title's own colon ("Star Wars: Episode IV") is never read as a prefix.
+LANGUAGE_PREFIX = re.compile(r"^([a-z]{2,3}(?:-[a-z0-9]+)*|simple):(.+)$", re.DOTALL)
 
 
 class EntityVocab:
@@ -162,6 +168,38 @@ class EntityVocab:
 
     @classmethod
     def _from_transformers_json(cls, text: str, path: str, language: str) -> "EntityVocab":
+        mapping = cls._read_mapping(text, path)
+        entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * (max(mapping.values()) + 1)
+        for title, entity_id in mapping.items():
+            entries[entity_id] = (entries[entity_id] or []) + [(title, language)]
+        return cls._from_entries(entries, [0] * len(entries), language, source=path)
+
+    @classmethod
+    def from_language_prefixed_json(cls, path: PathLike) -> "EntityVocab":
+        """
+        Reads `MLukeTokenizer`'s `entity_vocab.json` (the `studio-ousia/mluke-*` checkpoints): `{"language:title": id}`,
+        the language being the text before the first colon (`"en:Star Wars: Episode IV"` is the English "Star Wars:
+        Episode IV"), the special entities (`[PAD]`, `[UNK]`, `[MASK]`, `[MASK2]`) without one. A key with no language
+        code before its first colon is kept as a title of no language, and counted in a warning.
+        """
+        path = os.fspath(path)
+        mapping = cls._read_mapping(read_text(path), path)
+        entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * (max(mapping.values()) + 1)
+        unprefixed = []
+        for key, entity_id in mapping.items():
+            special = key in cls.SPECIAL_TOKENS or key == "[MASK2]"
+            match = None if special else LANGUAGE_PREFIX.match(key)
+            if match is None and not special:
+                unprefixed.append(key)
+            pair = (match.group(2), match.group(1)) if match else (key, None)
+            entries[entity_id] = (entries[entity_id] or []) + [pair]
+        if unprefixed:
+            logger.warning("%s: %d titles have no language prefix, e.g. %r; kept without a language", path,
+                           len(unprefixed), unprefixed[0])  # fmt: skip
+        return cls._from_entries(entries, [0] * len(entries), None, source=path)
+
+    @staticmethod
+    def _read_mapping(text: str, path: str) -> Dict[str, int]:
         try:
             mapping = json.loads(text)
         except json.JSONDecodeError as error:
@@ -172,10 +210,7 @@ class EntityVocab:
             raise ValueError(f"{path}: expected a JSON object mapping titles to non-negative integer ids")
         if not mapping:
             raise ValueError(f"{path}: no entities")
-        entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * (max(mapping.values()) + 1)
-        for title, entity_id in mapping.items():
-            entries[entity_id] = (entries[entity_id] or []) + [(title, language)]
-        return cls._from_entries(entries, [0] * len(entries), language, source=path)
+        return mapping
 
     # --- writing -----------------------------------------------------------------------------------------------
 
@@ -200,12 +235,13 @@ class EntityVocab:
             for entity_id in range(len(self)):
                 f.write(f"{self.title(entity_id)}\t{self._counts[entity_id]}\n")
 
-    def to_transformers_json(self) -> Dict[str, int]:
+    def to_transformers_json(self, language_prefixed: Optional[bool] = None) -> Dict[str, int]:
         """
-        The `{title: id}` of `transformers`' `entity_vocab.json`. Titles of a multilingual vocabulary are written
-        `"language:title"` as mLUKE's are; special tokens never carry a language.
+        The `{title: id}` of `transformers`' `entity_vocab.json`. Titles of a multilingual vocabulary (or any, with
+        `language_prefixed=True`: `MLukeTokenizer`'s layout) are written `"language:title"` as mLUKE's are; special
+        tokens never carry a language.
         """
-        multilingual = self.language is None
+        multilingual = self.language is None if language_prefixed is None else language_prefixed
         mapping: Dict[str, int] = {}
         for entity_id, pairs in enumerate(self._entries):
             for title, lang in pairs or ():

@@ -1,6 +1,6 @@
 """
 Reading the task files as their formats define them, with errors that name the file and the line or example:
-UTF-8 text with an optional byte-order mark, lines ended by `\\n` (a `\\r` before it dropped), JSON documents
+UTF-8 text with an optional byte-order mark (or another encoding where a format's files come in one), lines ended by `\\n` (a `\\r` before it dropped), JSON documents
 and JSON lines, fields of a JSON record, example ids that must not repeat, and files that must hold examples.
 """
 
@@ -11,22 +11,24 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar
 T = TypeVar("T")
 
 
-def read_text(path: str, name: Optional[str] = None) -> str:
+def read_text(path: str, name: Optional[str] = None, encoding: str = "utf-8", hint: Optional[str] = None) -> str:
     """
-    The file as UTF-8 text; a byte-order mark is dropped (it would otherwise become part of the first line).
-    Bytes that are not UTF-8 raise an error naming the file (`name`, default `path`) and the line.
+    The file as text of `encoding` (UTF-8 by default; an ASCII-compatible one such as `latin-1` otherwise); a UTF-8
+    byte-order mark is dropped (it would otherwise become part of the first line). Bytes that do not decode raise an
+    error naming the file (`name`, default `path`) and the line, ending with `hint` (what to do) if given.
     """
     with open(path, "rb") as f:
         raw = f.read()
-    if raw.startswith(codecs.BOM_UTF8):
+    if raw.startswith(codecs.BOM_UTF8) and codecs.lookup(encoding).name == "utf-8":
         raw = raw[len(codecs.BOM_UTF8) :]
     try:
-        return raw.decode("utf-8")
+        return raw.decode(encoding)
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
+        label = "UTF-8" if codecs.lookup(encoding).name == "utf-8" else encoding
         raise ValueError(
-            f"{name or path}:{line}: not UTF-8 text (byte {raw[error.start]:#04x}: {error.reason}); "
-            "the file must be saved as UTF-8"
+            f"{name or path}:{line}: not {label} text (byte {raw[error.start]:#04x}: {error.reason}); "
+            + (hint or f"the file must be saved as {label}")
         ) from None
 
 
@@ -42,9 +44,9 @@ def split_lines(text: str) -> List[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def read_lines(path: str, name: Optional[str] = None) -> List[str]:
+def read_lines(path: str, name: Optional[str] = None, encoding: str = "utf-8", hint: Optional[str] = None) -> List[str]:
     """The file's lines (`split_lines` of `read_text`)."""
-    return split_lines(read_text(path, name))
+    return split_lines(read_text(path, name, encoding, hint))
 
 
 def load_json(path: str, name: Optional[str] = None) -> Any:

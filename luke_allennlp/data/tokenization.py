@@ -12,6 +12,7 @@ from luke_allennlp_compat import special_tokens_template
 
 # LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
 FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
+ENTITY_SPECIAL_TOKEN_KEYS = ("entity_unk_token", "entity_pad_token", "entity_mask_token", "entity_mask2_token")
 
 
 @functools.lru_cache(maxsize=8)
@@ -20,18 +21,23 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
     The checkpoint's fast tokenizer, able to take pre-split words (`is_split_into_words=True`): byte-level
     BPE tokenizers (RoBERTa, GPT-2, LUKE) are loaded with `add_prefix_space=True`, so that every word is
     tokenised as it would be after a space. A LUKE checkpoint (`LukeTokenizer`, `MLukeTokenizer`) gets the fast
-    version of its word tokenizer (RoBERTa's BPE, XLM-R's sentencepiece) from its files, with its special tokens.
+    version of its word tokenizer (RoBERTa's BPE, XLM-R's sentencepiece) from its files, with its special tokens
+    (`<ent>`, `<ent2>` included) and without the special entities (`[MASK]`, ...), which are no word tokens.
     """
-    word_tokenizer = FAST_WORD_TOKENIZERS.get(_tokenizer_class(model_name))
+    word_tokenizer = FAST_WORD_TOKENIZERS.get(tokenizer_class(model_name))
     if word_tokenizer is not None:
-        tokenizer_class = getattr(transformers, word_tokenizer)
-        kwargs = {"add_prefix_space": True} if word_tokenizer == "RobertaTokenizerFast" else {}
+        fast_class = getattr(transformers, word_tokenizer)
+        # The entity vocabulary's special entities are no words: transformers 5 would add `[MASK]`, `[UNK]`, ... that
+        # tokenizer_config.json names (`entity_mask_token`, ...) as word tokens, with ids beyond the word table.
+        kwargs = {name: None for name in ENTITY_SPECIAL_TOKEN_KEYS}
+        if word_tokenizer == "RobertaTokenizerFast":
+            kwargs["add_prefix_space"] = True
         # Quiet the warning that the files name another class: that is the point here.
         base_logger = logging.getLogger("transformers.tokenization_utils_base")
         level = base_logger.level
         base_logger.setLevel(logging.ERROR)
         try:
-            return tokenizer_class.from_pretrained(model_name, **kwargs)
+            return fast_class.from_pretrained(model_name, **kwargs)
         finally:
             base_logger.setLevel(level)
     tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True)
@@ -42,7 +48,7 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
     return tokenizer
 
 
-def _tokenizer_class(model_name: str) -> Optional[str]:
+def tokenizer_class(model_name: str) -> Optional[str]:
     """The `tokenizer_class` named by the checkpoint's tokenizer_config.json, if any."""
     from luke_allennlp.modeling.loading import checkpoint_file
 

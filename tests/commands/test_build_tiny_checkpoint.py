@@ -52,3 +52,35 @@ def test_refuses_a_non_empty_directory_and_a_missing_tokenizer(tmp_path, monkeyp
             str(tmp_path / "missing"),
             monkeypatch=monkeypatch,
         )
+
+
+def test_mluke_checkpoint_from_an_xlmr_tokenizer_and_a_multilingual_vocabulary(
+    xlmr_tokenizer_dir, tmp_path, monkeypatch, capsys
+):
+    from transformers import MLukeTokenizer
+
+    lines = [{"id": 0, "entities": [["[PAD]", "en"]], "count": 0}, {"id": 1, "entities": [["[UNK]", "en"]], "count": 0},
+             {"id": 2, "entities": [["[MASK]", "en"]], "count": 0},
+             {"id": 3, "entities": [["Tokyo", "en"], ["東京都", "ja"]], "count": 5},
+             {"id": 4, "entities": [["Москва", "ru"]], "count": 2}]  # fmt: skip
+    (tmp_path / "entity_vocab.jsonl").write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    out = tmp_path / "mluke"
+    run_command("build-tiny-checkpoint", str(out), "--kind", "mluke", "--tokenizer", str(xlmr_tokenizer_dir),
+                "--entity-vocab", str(tmp_path / "entity_vocab.jsonl"), monkeypatch=monkeypatch)  # fmt: skip
+    assert f"MODEL_NAME={out}" in capsys.readouterr().out
+    assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "sentencepiece.bpe.model",
+            "entity_vocab.json"} <= {p.name for p in out.iterdir()}  # fmt: skip
+    assert json.loads((out / "entity_vocab.json").read_text()) == {
+        "[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "en:Tokyo": 3, "ja:東京都": 3, "ru:Москва": 4, "[MASK2]": 5}  # fmt: skip
+    assert json.loads((out / "tokenizer_config.json").read_text())["tokenizer_class"] == "MLukeTokenizer"
+    config = json.loads((out / "config.json").read_text())
+    assert (config["vocab_size"], config["entity_vocab_size"], config["pad_token_id"]) == (2004, 6, 1)
+    tokenizer = MLukeTokenizer.from_pretrained(str(out))
+    assert tokenizer("Tokyo", entities=["ja:東京都"], entity_spans=[(0, 5)])["entity_ids"] == [3]
+    luke = LukeEncoder.from_pretrained(str(out)).eval()
+    ids = load_fast_tokenizer(str(out))("Москва")["input_ids"]
+    assert luke(torch.tensor([ids]), torch.ones(1, len(ids), dtype=torch.long)).last_hidden_state.shape == (
+        1,
+        len(ids),
+        32,
+    )

@@ -82,6 +82,30 @@ def test_multilingual_jsonl_maps_every_title_to_its_id(tmp_path):
     assert [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()] == lines
 
 
+def test_mluke_entity_vocab_json_reads_language_prefixes(tmp_path, caplog):
+    # MLukeTokenizer's entity_vocab.json: "language:title" keys, several per id; special entities without a language.
+    mapping = {"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "en:Tokyo": 3, "ja:東京都": 3, "zh-yue:東京": 3,
+               "en:Star Wars: Episode IV – A New Hope": 4, "de:Krieg der Sterne": 4, "simple:Apple": 5,
+               "Ratio: A Film": 6, "[MASK2]": 7}  # fmt: skip
+    path = tmp_path / "entity_vocab.json"
+    path.write_text(json.dumps(mapping, ensure_ascii=False))
+    with caplog.at_level("WARNING"):
+        vocab = EntityVocab.from_language_prefixed_json(path)
+    assert len(vocab) == 8 and vocab.language is None
+    assert vocab["Tokyo"] == vocab["東京都"] == vocab.get("東京", language="zh-yue") == 3
+    # Only the text before the first colon is a language, and only a language code is one.
+    assert (
+        vocab.get("Star Wars: Episode IV – A New Hope", language="en") == 4
+        and vocab.title(4, language="de") == "Krieg der Sterne"
+    )
+    assert vocab.get("Apple", language="simple") == 5
+    assert vocab["Ratio: A Film"] == 6 and "1 titles have no language prefix, e.g. 'Ratio: A Film'" in caplog.text
+    assert (vocab.pad_id, vocab.unk_id, vocab.mask_id, vocab["[MASK2]"]) == (0, 1, 2, 7)
+    assert vocab.to_transformers_json() == mapping  # written back as read
+    # Read as a plain transformers vocabulary, the prefix would stay part of the title.
+    assert EntityVocab.from_file(path).get("Tokyo") is None
+
+
 @pytest.mark.parametrize(
     "name, content, message",
     [

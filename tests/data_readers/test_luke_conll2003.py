@@ -1,9 +1,11 @@
 import logging
+from pathlib import Path
 
 import pytest
 
 from data_readers.luke_conll2003 import LukeConll2003Reader
 from luke_allennlp.data.tags import spans_to_iob2, tags_to_spans
+from tests.data_readers.subwords import decodes_to
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +83,7 @@ def test_bad_input_is_named(tiny_luke_dir, tmp_path, caplog):
     reader = LukeConll2003Reader(str(tiny_luke_dir), max_seq_length=8)
     bad = tmp_path / "bad.txt"
     bad.write_text("-DOCSTART- -X- O O\n\nEU NNP I-NP I-ORG\nrejects VBZ I-VP X-TAG\n")
-    with pytest.raises(ValueError, match=r"bad.txt:4: expected 'word POS chunk NER'"):
+    with pytest.raises(ValueError, match=r"bad.txt:4: expected 'word ... NER' columns"):
         list(reader.read(str(bad)))
     odd = tmp_path / "odd.txt"
     long_sentence = "".join(f"word{i} NN O {'I-ORG' if i == 9 else 'O'}\n" for i in range(10))
@@ -140,3 +142,80 @@ def test_text_is_utf8_with_an_optional_bom(reader, conll_slice, tmp_path):
         path.write_text(content)
         with pytest.raises(ValueError, match="bom.txt: no sentences in the file"):
             list(reader.read(str(path)))
+
+
+# --- mLUKE: an XLM-R-style sentencepiece tokenizer, and the CoNLL layouts of other languages ----------------------
+
+MULTILINGUAL = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "multilingual"
+# file: (file_encoding, documents, sentences, gold entities in order). Sentences written for these tests, in the
+# layouts of German CoNLL-2003 (word lemma POS chunk NER, latin-1, IOB1), Dutch CoNLL-2002 (word POS NER, latin-1,
+# "-DOCSTART- -DOCSTART- O" lines without a blank line after them), Spanish CoNLL-2002 (word NER, latin-1, no
+# -DOCSTART-), and Japanese (pre-segmented words) and Russian in UTF-8.
+OTHER_LANGUAGES = {
+    "deu_conll2003.latin1.txt": ("latin-1", 2, 3, [
+        ("PER", "Angela Merkel"), ("LOC", "Münster"), ("LOC", "Rhein"), ("LOC", "Köln"), ("ORG", "Europäische Union"),
+        ("MISC", "deutschen"), ("LOC", "Berlin"), ("LOC", "Paris"), ("LOC", "Madrid"), ("LOC", "Österreich")]),
+    "ned_conll2002.latin1.txt": ("latin-1", 2, 3, [
+        ("ORG", "Europese Unie"), ("LOC", "Maastricht"), ("LOC", "Antwerpen"), ("LOC", "Den Haag"),
+        ("PER", "Rembrandt van Rijn"), ("LOC", "Leiden")]),
+    "esp_conll2002.latin1.txt": ("latin-1", 1, 4, [
+        ("LOC", "Lisboa"), ("ORG", "EFE"), ("LOC", "Madrid"), ("LOC", "España"), ("PER", "Miguel de Cervantes"),
+        ("MISC", "Don Quijote de la Mancha"), ("ORG", "La Organización de las Naciones Unidas"), ("LOC", "Nueva York")]),
+    "jpn_ner.txt": ("utf-8", 1, 2, [("LOC", "東京 都"), ("LOC", "日本"), ("PER", "夏目 漱石"), ("MISC", "明治")]),
+    "rus_ner.txt": ("utf-8", 1, 2, [
+        ("PER", "Лев Толстой"), ("MISC", "Война и мир"), ("LOC", "Волга"), ("LOC", "Каспийское море")]),
+}  # fmt: skip
+
+
+def gold_subwords(reader, instance):
+    """(type, words, subword tokens) of each gold entity of an instance, from its span's start and end positions."""
+    meta = instance["metadata"]
+    ids = instance["word_ids"].tensor.tolist()
+    starts = instance["entity_start_positions"].tensor.flatten().tolist()
+    ends = instance["entity_end_positions"].tensor.flatten().tolist()
+    index = {tuple(span): k for k, span in enumerate(meta["spans"].tolist())}
+    out = []
+    for (start, end), kind in meta["gold_spans"].items():
+        k = index[start, end]
+        out.append((kind, " ".join(meta["words"][start:end]), ids[starts[k] : ends[k] + 1]))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_LANGUAGES))
+def test_conll_layouts_of_other_languages_with_mluke(tiny_mluke_dir, name):
+    file_encoding, documents, sentences, expected = OTHER_LANGUAGES[name]
+    reader = LukeConll2003Reader(str(tiny_mluke_dir), file_encoding=file_encoding)
+    instances = list(reader.read(str(MULTILINGUAL / name)))
+    assert (reader.stats["documents"], reader.stats["sentences"], len(instances)) == (documents, sentences, sentences)
+    found = [entity for instance in instances for entity in gold_subwords(reader, instance)]
+    assert [(kind, words) for kind, words, _ in found] == expected  # the tag is the last column, whatever the layout
+    for _, words, ids in found:
+        # The span's subwords are its words' (each word starting with sentencepiece's "▁"), nothing more or less.
+        assert reader.tokenizer.decode(ids) == words
+        assert reader.tokenizer.convert_ids_to_tokens(ids[0]).startswith("\u2581")
+    for instance in instances:
+        ids = instance["word_ids"].tensor.tolist()
+        assert (
+            ids[0] == reader.tokenizer.bos_token_id == 0 and ids[-1] == reader.tokenizer.eos_token_id == 2
+        )  # <s> </s>
+
+
+def test_undecodable_bytes_and_unknown_encodings_are_named(tiny_mluke_dir):
+    path = MULTILINGUAL / "deu_conll2003.latin1.txt"  # line 10 holds "Münster" in latin-1: 0xfc is no UTF-8
+    with pytest.raises(
+        ValueError, match=r"deu_conll2003.latin1.txt:10: not UTF-8 text \(byte 0xfc.*set the reader's file_encoding"
+    ):
+        list(LukeConll2003Reader(str(tiny_mluke_dir)).read(str(path)))
+    with pytest.raises(ValueError, match="file_encoding 'latin-9x' is not a known character encoding"):
+        LukeConll2003Reader(str(tiny_mluke_dir), file_encoding="latin-9x")
+
+
+def test_real_conll2003_slice_with_mluke(tiny_mluke_dir, conll_slice):
+    reader = LukeConll2003Reader(str(tiny_mluke_dir))
+    instances = list(reader.read(str(conll_slice)))
+    assert len(instances) == reader.stats["sentences"] == 29 and reader.stats["truncated_sentences"] == 0
+    found = [entity for instance in instances for entity in gold_subwords(reader, instance)]
+    assert len(found) == 107  # the named entities of its 29 sentences
+    for _, words, ids in found:
+        assert decodes_to(reader.tokenizer, ids, words), (words, reader.tokenizer.convert_ids_to_tokens(ids))
+        assert reader.tokenizer.convert_ids_to_tokens(ids[0]).startswith("\u2581")

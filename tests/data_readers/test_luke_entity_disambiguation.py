@@ -8,6 +8,7 @@ from data_readers.luke_entity_disambiguation import NO_GOLD, LukeEntityDisambigu
 from luke_allennlp.data.entity_disambiguation import read_benchmark
 from luke_allennlp.testing import write_tiny_luke_mlm
 from tests.data.test_entity_disambiguation import HANDWRITTEN
+from tests.data_readers.subwords import decodes_to
 
 
 def reader(ed, **kwargs):
@@ -161,3 +162,37 @@ def test_bad_input_is_named(ed_wikipedia, tmp_path):
     tokenizer_file.write_text(json.dumps(tokenizer))
     with pytest.raises(ValueError, match="tokenised with another vocabulary than the model's"):
         list(READER.read(str(tmp_path / "corpus")))
+
+
+def test_benchmark_with_an_mluke_checkpoint(ed_conll, xlmr_tokenizer_dir, tmp_path):
+    """
+    An mLUKE checkpoint (sentencepiece subwords, entity_vocab.json keyed by `en:title`) over the CoNLL benchmark:
+    the same mentions, candidates and golds as the LUKE checkpoint whose vocabulary has the same titles unprefixed.
+    """
+    from luke_allennlp.testing import write_tiny_checkpoint
+
+    titles = json.loads((ed_conll["model"] / "entity_vocab.json").read_text())
+    lines = [{"id": i, "entities": [[title, "en"]], "count": 0} for title, i in titles.items()]
+    (tmp_path / "entity_vocab.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    model = write_tiny_checkpoint(tmp_path / "mluke", "mluke", tokenizer=xlmr_tokenizer_dir,
+                                  entity_vocab=tmp_path / "entity_vocab.jsonl")  # fmt: skip
+    written = json.loads((model / "entity_vocab.json").read_text())
+    assert all(key.startswith("en:") or key.startswith("[") for key in written)
+    mluke, luke = LukeEntityDisambiguationReader(str(model)), LukeEntityDisambiguationReader(str(ed_conll["model"]))
+    ours, theirs = list(mluke.read(str(ed_conll["benchmark"]))), list(luke.read(str(ed_conll["benchmark"])))
+    counts = ("documents", "mentions", "mentions_without_candidates", "gold_outside_vocabulary",
+              "gold_outside_candidates", "candidates_outside_vocabulary")  # fmt: skip
+    assert {k: mluke.stats[k] for k in counts} == {k: luke.stats[k] for k in counts} and mluke.stats["mentions"] > 50
+    # (the windows differ: the same text is another number of subwords)
+    assert sorted(json.dumps(m, sort_keys=True) for i in ours for m in i["metadata"]["mentions"]) == sorted(
+        json.dumps(m, sort_keys=True) for i in theirs for m in i["metadata"]["mentions"]
+    )
+    for instance in ours:
+        ids = instance["word_ids"].tensor.tolist()
+        assert ids[0] == 0 and ids[-1] == 2  # <s> ... </s>
+        golds = instance["gold_entity_ids"].tensor.tolist()
+        for positions, meta, gold in zip(
+            instance["entity_position_ids"].tensor.tolist(), instance["metadata"]["mentions"], golds
+        ):
+            assert decodes_to(mluke.tokenizer, [ids[p] for p in positions if p >= 0], meta["text"])
+            assert gold < 0 or mluke.entity_vocab.title(gold) == meta["gold"]

@@ -1,9 +1,11 @@
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
 from data_readers.luke_open_entity import GENERAL_TYPES, LukeOpenEntityReader
+from tests.data_readers.subwords import decodes_to
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +118,46 @@ def test_unseen_types_and_empty_files_are_named(reader, tmp_path):
     path.write_text("[]")
     with pytest.raises(ValueError, match="dev.json: no examples in the file"):
         list(reader.read(str(path)))
+
+
+# --- mLUKE: an XLM-R-style sentencepiece tokenizer ----------------------------------------------------------------
+
+MULTILINGUAL = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "multilingual"
+
+
+def mention_subwords(instance):
+    ids = instance["word_ids"].tensor.tolist()
+    first, last = int(instance["entity_start_positions"].tensor[0]), int(instance["entity_end_positions"].tensor[0])
+    return ids, ids[first : last + 1]
+
+
+def test_non_latin_mentions_with_mluke(tiny_mluke_dir):
+    reader = LukeOpenEntityReader(str(tiny_mluke_dir))
+    instances = list(reader.read(str(MULTILINGUAL / "open_entity_multilingual.json")))
+    mentions = [i["metadata"]["sentence"][slice(*i["metadata"]["span"])] for i in instances]
+    assert mentions == ["東京都", "夏目漱石", "Лев Толстой", "Каспийское море", "مصر", "中华人民共和国"]
+    for instance, mention in zip(instances, mentions):
+        ids, subwords = mention_subwords(instance)
+        assert ids[0] == 0 and ids[-1] == 2  # <s> ... </s>
+        assert reader.tokenizer.decode(subwords) == mention  # exactly the mention's subwords
+    # A mention after a space starts at sentencepiece's lone "▁" before its first character (the "▁" belongs to it).
+    _, subwords = mention_subwords(instances[4])  # "مصر" in "القاهرة هي عاصمة مصر ..."
+    assert reader.tokenizer.convert_ids_to_tokens(subwords) == ["\u2581", "م", "ص", "ر"]
+    assert [sorted(i["labels"].labels) for i in instances[:2]] == [["location", "place"], ["person"]]
+
+
+def test_real_slice_and_entity_markers_with_mluke(tiny_mluke_dir, open_entity_slice):
+    reader = LukeOpenEntityReader(str(tiny_mluke_dir))
+    instances = list(reader.read(str(open_entity_slice)))
+    assert len(instances) == 40 and reader.stats["truncated_inputs"] == 0
+    for instance in instances:
+        meta = instance["metadata"]
+        _, subwords = mention_subwords(instance)
+        assert decodes_to(reader.tokenizer, subwords, meta["sentence"][slice(*meta["span"])])
+    # `<ent>` is a token of an MLukeTokenizer checkpoint: before and after the mention, inside the entity's span.
+    marked = LukeOpenEntityReader(str(tiny_mluke_dir), entity_marker_token="<ent>")
+    instance = marked.text_to_instance("Лев Толстой написал роман.", (0, 11))
+    ids, subwords = mention_subwords(instance)
+    ent = marked.tokenizer.convert_tokens_to_ids("<ent>")
+    assert ent == 2002 and subwords[0] == subwords[-1] == ent and ids.count(ent) == 2
+    assert marked.tokenizer.decode(subwords[1:-1]) == "Лев Толстой"

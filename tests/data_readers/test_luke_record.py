@@ -5,6 +5,7 @@ import pytest
 
 from data_readers.luke_record import LukeRecordReader
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
+from tests.data_readers.subwords import decodes_to
 
 MASK = TASK_ENTITY_VOCAB["[MASK]"]
 
@@ -173,3 +174,30 @@ def test_text_is_utf8_with_an_optional_bom_and_empty_files_are_named(reader, rec
     write(tmp_path, [passage("Ann met Bob.", [(0, 2)], [])], "bom.json")
     with pytest.raises(ValueError, match="bom.json: no examples in the file"):
         list(reader.read(str(path)))
+
+
+def test_reads_the_real_sample_with_mluke(tiny_mluke_dir, record_sample):
+    """XLM-R's pair format and sentencepiece subwords: the same candidates and entities as with RoBERTa's BPE."""
+    reader = LukeRecordReader(str(tiny_mluke_dir))
+    first, second = list(reader.read(str(record_sample)))
+    for instance in (first, second):
+        meta = instance["metadata"].metadata
+        ids = instance["word_ids"].tensor[0]
+        starts, ends = instance["entity_start_positions"].tensor[0], instance["entity_end_positions"].tensor[0]
+        candidates, mask = instance["entity_candidates"].tensor[0], instance["entity_attention_mask"].tensor[0]
+        # The placeholder first (the tiny vocabulary has no "@": an <unk>), then each mention of a candidate.
+        texts = ["@placeholder"] + [meta["candidates"][c] for c in candidates[1 : int(mask.sum())]]
+        for start, end, text in zip(starts, ends, texts):
+            assert decodes_to(reader.tokenizer, ids[start : end + 1], text), text
+        ids = ids.tolist()
+        query_end = ids.index(2)
+        assert (
+            ids[0] == 0 and ids[query_end : query_end + 2] == [2, 2] and ids[-1] == 2
+        )  # <s> query </s></s> passage </s>
+    assert [int(i["entity_attention_mask"].tensor.sum()) for i in (first, second)] == [1 + 21, 1 + 10]
+    assert first["labels"].tensor.tolist() == [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+    assert (
+        reader.stats["mentions"] == 31
+        and reader.stats["candidates"] == 20
+        and reader.stats["mentions_without_subwords"] == 0
+    )

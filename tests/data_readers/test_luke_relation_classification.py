@@ -4,6 +4,7 @@ import logging
 import pytest
 
 from data_readers.luke_relation_classification import LukeRelationClassificationReader, parse_tagged
+from tests.data_readers.subwords import decodes_to
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +192,54 @@ def test_an_empty_file_is_an_error(reader, tmp_path):
         (tmp_path / name).write_text(content)
         with pytest.raises(ValueError, match=rf"{name}: no examples in the file"):
             list(reader.read(str(tmp_path / name)))
+
+
+# --- mLUKE: an XLM-R-style sentencepiece tokenizer ----------------------------------------------------------------
+
+
+def test_semeval_and_tacred_slices_with_mluke(tiny_mluke_dir, semeval_slice, tacred_train):
+    reader = LukeRelationClassificationReader(str(tiny_mluke_dir))
+    semeval = list(reader.read(str(semeval_slice)))
+    assert len(semeval) == 40
+    examples = {
+        example_id: (text, head, tail) for example_id, text, head, tail, _ in reader.read_examples(str(semeval_slice))
+    }
+    for instance in semeval:
+        text, head, tail = examples[instance["metadata"]["id"]]
+        ids = instance["word_ids"].tensor.tolist()
+        starts, ends = (
+            instance["entity_start_positions"].tensor.tolist(),
+            instance["entity_end_positions"].tensor.tolist(),
+        )
+        assert ids[0] == 0 and ids[-1] == 2  # <s> ... </s>
+        for (start, end), first, last in zip((head, tail), starts, ends):
+            assert decodes_to(reader.tokenizer, ids[first : last + 1], text[start:end]), (
+                text[start:end],
+                instance["metadata"]["id"],
+            )
+    assert mentions(reader, semeval[0]) == ["configuration", "elements"]
+    raw = json.loads(tacred_train.read_text())
+    for instance, example in zip(reader.read(str(tacred_train)), raw):
+        subject = " ".join(example["token"][example["subj_start"] : example["subj_end"] + 1])
+        obj = " ".join(example["token"][example["obj_start"] : example["obj_end"] + 1])
+        ids = instance["word_ids"].tensor
+        starts, ends = instance["entity_start_positions"].tensor, instance["entity_end_positions"].tensor
+        assert [decodes_to(reader.tokenizer, ids[s : e + 1], m) for s, e, m in zip(starts, ends, (subject, obj))] == [
+            True,
+            True,
+        ]
+
+
+def test_mluke_entity_markers_and_non_latin_text(tiny_mluke_dir):
+    # LukeTokenizer's task="entity_pair_classification" input with MLukeTokenizer's <ent> / <ent2>.
+    reader = LukeRelationClassificationReader(str(tiny_mluke_dir), entity_marker_tokens=["<ent>", "<ent2>"])
+    text = "Лев Толстой написал роман «Война и мир»."
+    instance = reader.text_to_instance(text, (0, 11), (27, 38))
+    tokens = reader.tokenizer.convert_ids_to_tokens(instance["word_ids"].tensor.tolist())
+    starts, ends = instance["entity_start_positions"].tensor.tolist(), instance["entity_end_positions"].tensor.tolist()
+    assert [(tokens[s], tokens[e]) for s, e in zip(starts, ends)] == [("<ent>", "<ent>"), ("<ent2>", "<ent2>")]
+    ids = instance["word_ids"].tensor.tolist()
+    # Between the markers, the mentions' subwords: "Лев" after a "▁" (a word start), "Война" right after "«" (none).
+    assert [reader.tokenizer.decode(ids[s + 1 : e]) for s, e in zip(starts, ends)] == ["Лев Толстой", "Война и мир"]
+    assert tokens[starts[0] + 1] == "▁" and tokens[starts[1] + 1] != "▁"
+    assert tokens[0] == "<s>" and tokens[-1] == "</s>"

@@ -8,6 +8,7 @@ from transformers import BertTokenizerFast
 from data_readers.luke_squad import LukeSquadReader
 from luke_allennlp.data.windows import TokenizedText
 from luke_allennlp.training.metrics.squad_em_and_f1 import normalize_answer
+from tests.data_readers.subwords import decodes_to
 
 
 def write_squad(path, paragraphs, title="Test_page"):
@@ -278,3 +279,76 @@ def test_text_is_utf8_with_an_optional_bom_and_json_errors_name_the_line(tiny_ro
     path.write_text('{"version": "1.1", "data": [{"title": "T", "paragraphs": []}]}')
     with pytest.raises(ValueError, match="bom.json: no examples in the file"):
         list(reader.read(str(path)))
+
+
+# --- mLUKE: an XLM-R-style sentencepiece tokenizer, an entity vocabulary keyed by language:title --------------------
+
+
+def test_squad_slice_with_mluke_in_xlmr_pair_format(tiny_mluke_dir, squad_slice):
+    reader = LukeSquadReader(str(tiny_mluke_dir))
+    instances = list(reader.read(str(squad_slice)))
+    assert len(instances) == reader.stats["questions"] == 55 and reader.stats["answers_outside_windows"] == 0
+    tokenizer = reader.tokenizer
+    exact = 0
+    for instance in instances:
+        meta = instance["metadata"].metadata
+        ids = instance["word_ids"].tensor[0].tolist()
+        question = tokenizer(meta["question"], add_special_tokens=False)["input_ids"]
+        # XLM-R's pair: <s> question </s></s> passage </s>, one segment (token type 0).
+        assert (
+            ids[0] == 0
+            and ids[1 : 1 + len(question)] == question
+            and ids[1 + len(question) : 3 + len(question)] == [2, 2]
+        )
+        assert ids[-1] == 2 and instance["word_type_ids"].tensor.max() == 0
+        start, end = int(instance["start_positions"].tensor[0]), int(instance["end_positions"].tensor[0])
+        answer = meta["answers"][0]
+        # The labels point at the answer's subwords (the first may be a lone "▁" before the answer's first character):
+        # their ids decode to the passage text their offsets give.
+        found = window_text(instance, 0, start, end)
+        assert decodes_to(tokenizer, ids[start : end + 1], found)
+        if found == answer:
+            exact += 1
+        else:  # a subword straddles the answer's boundary: the labels take it whole
+            assert answer in found, (answer, found)
+    # Two answers start or end inside a subword of the small sentencepiece vocabulary; the others are exact.
+    assert reader.stats["answers_cutting_subwords"] == 2 and exact == 55 - 2
+
+
+@pytest.fixture(scope="module")
+def tiny_mluke_squad_dir(tmp_path_factory, xlmr_tokenizer_dir):
+    """A tiny mLUKE whose entity_vocab.json holds the targets of SUPER_BOWL_50_LINKS but "Levi's Stadium" as `en:`
+    titles, some with a German title of the same id, as mLUKE's vocabulary has them."""
+    from luke_allennlp.testing import write_tiny_checkpoint
+    from tests.conftest import SUPER_BOWL_50_LINKS
+
+    directory = tmp_path_factory.mktemp("tiny-mluke-squad")
+    titles = sorted(set(SUPER_BOWL_50_LINKS.values()) - {"Levi's Stadium"})
+    german = {"American football": "American Football", "California": "Kalifornien"}
+    lines = [{"id": i, "entities": [[name, "en"]], "count": 0} for i, name in enumerate(["[PAD]", "[UNK]", "[MASK]"])]
+    for i, title in enumerate(titles, start=3):
+        lines.append(
+            {"id": i, "entities": [[title, "en"]] + ([[german[title], "de"]] if title in german else []), "count": 1}
+        )
+    (directory / "entity_vocab.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return write_tiny_checkpoint(directory / "model", "mluke", tokenizer=xlmr_tokenizer_dir,
+                                 entity_vocab=directory / "entity_vocab.jsonl")  # fmt: skip
+
+
+def test_entity_inputs_with_an_mluke_entity_vocabulary(tiny_mluke_squad_dir, squad_mention_dictionary, squad_slice):
+    written = json.loads((tiny_mluke_squad_dir / "entity_vocab.json").read_text())
+    assert written["en:Denver Broncos"] > 3 and written["de:Kalifornien"] == written["en:California"]
+    assert written["[MASK2]"] == max(written.values()) and "Denver Broncos" not in written
+    reader = LukeSquadReader(str(tiny_mluke_squad_dir), mention_dictionary=str(squad_mention_dictionary))
+    vocab = reader.entity_vocab  # the language prefixes read as languages: English titles find their entities
+    assert (
+        vocab.get("Denver Broncos") == written["en:Denver Broncos"]
+        and vocab.get("Kalifornien", language="de") == written["en:California"]
+    )
+    instances = list(reader.read(str(squad_slice)))
+    assert entities(instances[0], 0, reader, vocab)[:4] == [
+        ("NFL", "National Football League"), ("AFC", "American Football Conference"), ("Super Bowl", "Super Bowl"),
+        ("Super Bowl", "Super Bowl")]  # fmt: skip
+    # As with LUKE's vocabulary (test_entity_inputs_from_the_mention_dictionary): "Levi's Stadium" once per question
+    # of the first paragraph.
+    assert reader.stats["mentions_not_in_entity_vocab"] == 30 and reader.stats["mentions"] > 0

@@ -1,6 +1,7 @@
 """LukeEncoder.from_pretrained / save_pretrained against transformers checkpoints built offline."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -153,3 +154,81 @@ def test_errors_name_the_problem(tmp_path, tiny_roberta_dir, tiny_luke_dir):
     (empty / "config.json").write_text(json.dumps({"model_type": "luke"}))
     with pytest.raises(OSError, match="no model.safetensors"):
         LukeEncoder.from_pretrained(str(empty))
+
+
+# --- mLUKE: a checkpoint laid out as studio-ousia/mluke-* ---------------------------------------------------------
+
+
+def test_mluke_checkpoint_loads_here_and_in_transformers_with_the_same_outputs(tiny_mluke_dir):
+    from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab, is_mluke_checkpoint
+    from luke_allennlp.data.tokenization import load_fast_tokenizer
+
+    assert is_mluke_checkpoint(str(tiny_mluke_dir))
+    words = load_fast_tokenizer(str(tiny_mluke_dir))
+    # The word tokenizer: XLM-R's special ids, <ent>/<ent2> after <mask>, no special entities as words.
+    assert (words.bos_token_id, words.pad_token_id, words.eos_token_id, words.unk_token_id) == (0, 1, 2, 3)
+    assert words.convert_tokens_to_ids(["<mask>", "<ent>", "<ent2>"]) == [2001, 2002, 2003]
+    assert max(words.get_vocab().values()) == 2003 and words.tokenize("[MASK]") != ["[MASK]"]
+    config = json.loads((tiny_mluke_dir / "config.json").read_text())
+    assert config["vocab_size"] == 2004 and config["entity_vocab_size"] == 12  # <ent>/<ent2> rows; [MASK2] last
+    vocab = checkpoint_entity_vocab(str(tiny_mluke_dir))
+    assert (vocab.pad_id, vocab.unk_id, vocab.mask_id, vocab["[MASK2]"], len(vocab)) == (0, 1, 2, 11, 12)
+    assert vocab["Berlin"] == vocab.get("Берлин", language="ru") == vocab.get("ベルリン", language="ja") == 4
+
+    ours = LukeEncoder.from_pretrained(str(tiny_mluke_dir)).eval()
+    assert ours.missing_from_checkpoint == []
+    reference = transformers.LukeModel.from_pretrained(str(tiny_mluke_dir)).eval()
+    text = "Angela Merkel besuchte Berlin."
+    ids = [0, 2002] + words(text, add_special_tokens=False)["input_ids"] + [2002, 2]
+    batch = dict(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                 entity_ids=torch.tensor([[vocab["Angela Merkel"], vocab.mask_id]]),
+                 entity_attention_mask=torch.ones(1, 2, dtype=torch.long),
+                 entity_position_ids=torch.tensor([[[2, 3, 4, 5, 6, 7, 8, 9], [-1] * 8]]))  # fmt: skip
+    batch["entity_position_ids"][0, 1, :3] = torch.tensor([12, 13, 14])
+    with torch.no_grad():
+        actual, expected = ours(**batch), reference(**batch)
+    assert (actual.last_hidden_state - expected.last_hidden_state).abs().max() < TOL
+    assert (actual.entity_last_hidden_state - expected.entity_last_hidden_state).abs().max() < TOL
+
+
+def test_transformers_mluke_tokenizer_agrees_with_our_word_ids(tiny_mluke_dir):
+    from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
+    from luke_allennlp.data.tokenization import load_fast_tokenizer
+
+    mluke = transformers.MLukeTokenizer.from_pretrained(str(tiny_mluke_dir))
+    words = load_fast_tokenizer(str(tiny_mluke_dir))
+    lines = (
+        (Path(__file__).resolve().parents[1] / "fixtures" / "data" / "multilingual" / "sentences.txt")
+        .read_text()
+        .splitlines()
+    )
+    unknown = 0
+    for line in lines + ["Angela Merkel besuchte Berlin und Tokio."]:
+        ours, theirs = words(line)["input_ids"], mluke(line)["input_ids"]
+        assert len(ours) == len(theirs) and ours[0] == 0 and ours[-1] == 2, line
+        for a, b in zip(ours, theirs):
+            # transformers 5's MLukeTokenizer numbers a character the pieces lack 0 (<s>), not <unk> (3).
+            assert a == b or (a == words.unk_token_id and b == 0), line
+            unknown += a != b
+    assert unknown < 5
+    assert mluke.convert_tokens_to_ids(["<ent>", "<ent2>"]) == words.convert_tokens_to_ids(["<ent>", "<ent2>"])
+    # Its entity ids are those of our vocabulary, read with the language prefixes as languages.
+    vocab = checkpoint_entity_vocab(str(tiny_mluke_dir))
+    encoded = mluke("Berlin und Tokio.", entities=["de:Berlin", "es:Tokio"], entity_spans=[(0, 6), (11, 16)])
+    assert encoded["entity_ids"] == [vocab.get("Berlin", language="de"), vocab.get("Tokio", language="es")] == [4, 3]
+
+
+def test_luke_embedder_keeps_the_special_entities_of_an_mluke_vocabulary(tmp_path, xlmr_tokenizer_dir):
+    """An mLUKE entity_vocab.json whose special entities are not at LUKE's ids: the task entities start from them."""
+    from luke_allennlp.modules.token_embedders import LukeEmbedder
+    from luke_allennlp.testing import write_tiny_checkpoint
+
+    mapping = {"en:Tokyo": 0, "ja:東京都": 0, "[UNK]": 1, "en:Berlin": 2, "[PAD]": 3, "[MASK]": 4, "[MASK2]": 5}
+    (tmp_path / "entity_vocab.json").write_text(json.dumps(mapping, ensure_ascii=False))
+    model = write_tiny_checkpoint(tmp_path / "mluke", "mluke", tokenizer=xlmr_tokenizer_dir,
+                                  entity_vocab=tmp_path / "entity_vocab.json")  # fmt: skip
+    assert json.loads((model / "entity_vocab.json").read_text()) == mapping
+    table = LukeEncoder.from_pretrained(str(model)).entity_embeddings.entity_embeddings.weight
+    embedder = LukeEmbedder(str(model), entity_vocab="task")
+    # [PAD], [MASK], [HEAD], [TAIL] from the checkpoint's [PAD] (3) and [MASK] (4).
+    assert torch.equal(embedder.luke.entity_embeddings.entity_embeddings.weight, table[[3, 4, 4, 4]])
