@@ -16,8 +16,11 @@ worker processes turn batches of articles into rows, in dump order whatever thei
 4. each sentence tokenised with the fast tokenizer (no special tokens), links mapped to the subwords their
    characters cover. With a sentencepiece tokenizer (XLM-R's, mLUKE's) the `▁` that marks a word start is
    sometimes a piece of its own (`東京都は` -> `▁` `東` `京` `都` `は`): it shares its word's first character in
-   the offsets and belongs to a mention starting at that word, as `MLukeTokenizer` puts it in one. As in the original LUKE, a sentence of fewer than `min_sentence_length` *subwords* is
-   skipped (headings and list fragments, mostly). Unlike it, a sentence longer than a sequence is split
+   the offsets and belongs to a mention starting at that word, as in `MLukeTokenizer`'s inputs. (That tokenizer
+   tokenises the text between entity spans apart, so it also puts a `▁` before a mention that starts inside a
+   word, `は` `▁` `日` `本`; the corpus keeps the sentence's own pieces, `は` `日` `本`.) As in the
+   original LUKE, a sentence of fewer than `min_sentence_length` *subwords* is skipped (headings and list
+   fragments, mostly). Unlike it, a sentence longer than a sequence is split
    (before a mention where possible) rather than dropped;
 5. a page's sentences packed into sequences of at most `max_seq_length - 2` subwords (a sentence goes to the
    next sequence when it would overflow); sequences without any entity are skipped unless
