@@ -10,7 +10,7 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import TensorField
 
-from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
+from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.data.tokenization import special_token_layout
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 
@@ -22,12 +22,21 @@ ROWS_PER_READ = 128  # rows fetched from the Arrow table at once
 STATS = ("rows", "truncated_rows", "entities_cut_by_truncation", "entities_over_max_entities")
 
 
+def _is_cjk(char: str) -> bool:
+    """A Chinese character or Japanese kana: scripts written without spaces between words."""
+    code = ord(char)
+    return (0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF
+            or 0xF900 <= code <= 0xFAFF or 0xFF66 <= code <= 0xFF9F or 0x20000 <= code <= 0x2FA1F)  # fmt: skip
+
+
 def word_start_table(tokenizer) -> np.ndarray:
     """
     (vocab,) bool, indexed by subword id: whether the subword starts a word, for whole-word masking. WordPiece
     marks continuations with `##`; byte-level BPE and sentencepiece mark word starts (`Ġ`, `▁`), and there a
-    subword that begins with punctuation also starts a word, as in the original LUKE. Special tokens (and ids
-    the vocabulary lacks) start words.
+    subword that begins with punctuation also starts a word, as in the original LUKE. A subword that begins with
+    a Chinese character or kana starts a word too, as BERT's tokenizers treat each such character as a word:
+    Japanese and Chinese have no spaces, so a `▁` marks the start of a whole clause, which would otherwise be one
+    "word" longer than a row's masking budget. Special tokens (and ids the vocabulary lacks) start words.
     """
     wordpiece = type(tokenizer.backend_tokenizer.model).__name__ == "WordPiece"
     vocab = tokenizer.get_vocab()
@@ -39,16 +48,23 @@ def word_start_table(tokenizer) -> np.ndarray:
         if wordpiece:
             starts[index] = not token.startswith("##")
         else:
-            starts[index] = token[0] in "Ġ▁" or unicodedata.category(token[0]).startswith("P")
+            starts[index] = token[0] in "Ġ▁" or unicodedata.category(token[0]).startswith("P") or _is_cjk(token[0])
     return starts
+
+
+def _row_name(names: List[str], starts: np.ndarray, row: int) -> str:
+    """A row of several corpora read as one, named by its corpus and its index there."""
+    corpus = int(np.searchsorted(starts, row, side="right")) - 1
+    return f"{names[corpus]} row {row - starts[corpus]}"
 
 
 @DatasetReader.register("luke_pretraining")
 class LukePretrainingReader(DatasetReader):
     """
-    Reads a pretraining corpus (a directory written by `allennlp build-pretraining-corpus`) row by row from its
-    memory-mapped Arrow files, sharded across distributed ranks and data-loader workers, and masks each row
-    as in the paper (§3.3, Appendix A):
+    Reads a pretraining corpus (a directory written by `allennlp build-pretraining-corpus`, or several joined by
+    commas, e.g. one per language for mLUKE, read as one: rows of every language in one random order) row by row
+    from its memory-mapped Arrow files, sharded across distributed ranks and data-loader workers, and masks each
+    row as in the paper (§3.3, Appendix A):
 
     - words: `masked_lm_prob` of the subwords, chosen as whole words (`whole_word_masking`) in random order;
       a chosen word becomes `<mask>` (80%), random subwords (`random_word_prob`, 10%) or stays
@@ -119,6 +135,8 @@ class LukePretrainingReader(DatasetReader):
         # on every pass, so a plain attribute would not survive from one pass to the next.
         self._passes = multiprocessing.RawArray("q", MAX_WORKERS)
         self._corpus: Optional[PretrainingCorpus] = None
+        self._corpora: List[PretrainingCorpus] = []
+        self._corpus_path = ""
         self.stats: Counter = collections.Counter()  # rows read and what was cut, in the last pass
 
     def _next_pass(self) -> int:
@@ -132,17 +150,30 @@ class LukePretrainingReader(DatasetReader):
 
     def set_corpus(self, path: str) -> None:
         """Loads what masking needs from the corpus: its tokenizer's special tokens and word starts, the entity
-        vocabulary's special ids. `_read` calls it; call it yourself to use `text_to_instance` alone."""
-        if self._corpus is not None and str(self._corpus.directory) == str(path):
+        vocabulary's special ids. `path` may join several corpora with commas (one per language, for mLUKE),
+        which must share their tokenizer and entity vocabulary. `_read` calls it; call it yourself to use
+        `text_to_instance` alone."""
+        if self._corpus is not None and self._corpus_path == str(path):
             return
-        corpus = PretrainingCorpus(path)
+        corpora = [PretrainingCorpus(directory) for directory in corpus_directories(str(path))]
+        corpus = corpora[0]
         tokenizer = corpus.tokenizer()
         entity_vocab = corpus.entity_vocab()
+        for other in corpora[1:]:
+            if other.tokenizer().get_vocab() != tokenizer.get_vocab():
+                raise ValueError(f"{other.directory} and {corpus.directory} were built with different tokenizers")
+            if other.entity_vocab().to_transformers_json() != entity_vocab.to_transformers_json():
+                raise ValueError(
+                    f"{other.directory} and {corpus.directory} were built with different entity vocabularies"
+                )
         self.prefix, self.suffix = special_token_layout(tokenizer)
         self.pad_id, self.mask_id = tokenizer.pad_token_id, tokenizer.mask_token_id
         if self.mask_id is None:
             raise ValueError(f"{corpus.tokenizer_path}: the tokenizer has no mask token")
         self.word_starts = word_start_table(tokenizer)
+        # sentencepiece's word-start mark as a piece of its own ("▁" "東" "京"): the next piece is in its word.
+        bare = tokenizer.get_vocab().get("\u2581")
+        self.bare_word_start = -1 if bare is None else bare
         special = np.ones(len(self.word_starts), dtype=bool)  # special tokens and ids the vocabulary lacks
         special[list(tokenizer.get_vocab().values())] = False
         special[tokenizer.all_special_ids] = True
@@ -151,12 +182,18 @@ class LukePretrainingReader(DatasetReader):
         self.entity_vocab_size = len(entity_vocab)
         self.entity_mask_id = entity_vocab.mask_id
         self.unpredicted_entities = np.array([entity_vocab.pad_id, entity_vocab.unk_id, entity_vocab.mask_id])
-        self.room = (self.max_seq_length or corpus.max_seq_length) - len(self.prefix) - len(self.suffix)
-        self._corpus = corpus
+        longest = max(c.max_seq_length for c in corpora)
+        self.room = (self.max_seq_length or longest) - len(self.prefix) - len(self.suffix)
+        self._corpus, self._corpora, self._corpus_path = corpus, corpora, str(path)
 
     def _read(self, file_path: str) -> Iterator[Instance]:
+        from datasets import concatenate_datasets
+
         self.set_corpus(file_path)
-        dataset = self._corpus.load_dataset()
+        datasets = [corpus.load_dataset() for corpus in self._corpora]
+        # Several corpora are read as one: their rows in one random order (each language in proportion to its rows).
+        dataset = datasets[0] if len(datasets) == 1 else concatenate_datasets(datasets)
+        names, starts = [str(c.directory) for c in self._corpora], np.cumsum([0] + [len(d) for d in datasets])
         pass_index = self._next_pass() if self.dynamic_masking else 0
         order = np.arange(len(dataset))
         if self.shuffle:  # the same order in every rank and worker, so that the shards partition it
@@ -169,7 +206,7 @@ class LukePretrainingReader(DatasetReader):
                 self.stats["rows"] += 1
                 yield self.text_to_instance(
                     rows["word_ids"][k], rows["entity_ids"][k], rows["entity_position_ids"][k], rng,
-                    example_id=f"{file_path} row {row_index}",
+                    example_id=_row_name(names, starts, int(row_index)),
                 )  # fmt: skip
         worker = self.get_worker_info()
         if any(v for k, v in self.stats.items() if k != "rows"):
@@ -252,6 +289,8 @@ class LukePretrainingReader(DatasetReader):
         if self.masked_lm_prob == 0.0:
             return masked, labels
         starts = self.word_starts[words] if self.whole_word_masking else np.ones(len(words), dtype=bool)
+        if self.whole_word_masking:
+            starts[1:] &= words[:-1] != self.bare_word_start
         starts[0] = True
         bounds = np.append(np.flatnonzero(starts), len(words))  # word w is words[bounds[w]:bounds[w + 1]]
         special = self.special_words[words]

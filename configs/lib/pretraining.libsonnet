@@ -76,7 +76,7 @@
   model(model_name, corpus):: {
     type: 'luke_pretraining',
     model_name: model_name,
-    entity_vocab: corpus,
+    entity_vocab: std.split(corpus, ',')[0],  // (corpora joined by commas share their entity vocabulary)
     use_entity_aware_attention: false,
     config_overrides: { hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1 },
   },

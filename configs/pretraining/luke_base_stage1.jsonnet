@@ -2,7 +2,8 @@
 // only the new parameters (entity embeddings and the entity prediction head) are trained, for 100K steps
 // at peak lr 5e-4; everything initialised from RoBERTa stays frozen. Stage 2: luke_base_stage2.jsonnet.
 // Set: MODEL_NAME (e.g. roberta-base, or a local RoBERTa/BERT checkpoint directory),
-//      CORPUS (a directory written by `allennlp build-pretraining-corpus`).
+//      CORPUS (a directory written by `allennlp build-pretraining-corpus`, or several joined by commas,
+//      e.g. one per language for mLUKE: MODEL_NAME=xlm-roberta-base CORPUS=output/corpus/de,output/corpus/ja).
 // Runs on 8 GPUs (distributed.cuda_devices) with 16 sequences per GPU and 16 accumulated micro-batches
 // (2,048 per step). For G GPUs, override distributed.cuda_devices and trainer.num_gradient_accumulation_steps
 // (= 2048 / (16 G)) and data_loader.batches_per_epoch (= 1000 x that), or edit the config() call below.

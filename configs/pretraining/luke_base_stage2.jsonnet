@@ -2,7 +2,7 @@
 // is trained, for 100K steps at peak lr 1e-5, starting from the stage-1 archive (optimizer and schedule
 // start afresh). Then `allennlp export-luke OUTPUT/model.tar.gz LUKE_DIR` gives a transformers checkpoint.
 // Set: STAGE1_ARCHIVE (the model.tar.gz of a luke_base_stage1.jsonnet run),
-//      CORPUS (the corpus directory of stage 1).
+//      CORPUS (the corpus directory of stage 1, or its directories joined by commas).
 // Devices and batches as in luke_base_stage1.jsonnet.
 local lib = import '../lib/pretraining.libsonnet';
 lib.config(

@@ -60,6 +60,11 @@ class BuildPretrainingCorpus(Subcommand):
             default=defaults.sentence_splitter,
             help="punctuation rules, or spaCy's sentencizer (slower)",
         )
+        subparser.add_argument(
+            "--language",
+            help="the dump's language code (de, ja, ...): selects its titles in a multilingual entity vocabulary and "
+            "the sentence rules (default: what the dump says, if anything)",
+        )
         subparser.add_argument("--max-pages", type=int, help="stop after N articles")
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
@@ -71,7 +76,7 @@ def _run(args: argparse.Namespace) -> None:
         max_seq_length=args.max_seq_length, max_entities=args.max_entities, max_mention_length=args.max_mention_length,
         min_sentence_length=args.min_sentence_length, unknown_entities=args.unknown_entities,
         include_sequences_without_entities=args.include_sequences_without_entities,
-        sentence_splitter=args.sentence_splitter,
+        sentence_splitter=args.sentence_splitter, language=args.language,
     )  # fmt: skip
     metadata = build_pretraining_corpus(
         args.dump, args.tokenizer, args.entity_vocab, args.output_dir, options, num_workers=args.num_workers,

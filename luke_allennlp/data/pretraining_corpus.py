@@ -6,7 +6,7 @@ and of the entity vocabulary it was built with. Plain Python: no AllenNLP.
 
 import os
 from pathlib import Path
-from typing import Any, Dict, Union
+from typing import Any, Dict, List, Union
 
 from luke_allennlp.data.files import load_json
 
@@ -98,6 +98,13 @@ class PretrainingCorpus:
         if len(dataset) == 0:
             raise ValueError(f"{self.directory}: the corpus has no rows")
         return dataset
+
+
+def corpus_directories(path: str) -> List[str]:
+    """The corpus directories of a `train_data_path`: one, or several joined by commas (e.g. one corpus per
+    language, for mLUKE: `corpus/de,corpus/ja`)."""
+    parts = [part.strip() for part in str(path).split(",")]
+    return [part for part in parts if part] if len(parts) > 1 and all(os.path.isdir(p) for p in parts if p) else [path]
 
 
 def entity_vocab_size(path: str) -> int:

@@ -7,13 +7,20 @@ worker processes turn batches of articles into rows, in dump order whatever thei
 1. markup -> text, one paragraph per line, links as character spans (`clean_wikitext`; headings dropped);
 2. each link's target followed through redirects and looked up in the entity vocabulary; a link that finds
    no entity (a missing page, a redirect loop, an article outside the vocabulary) becomes `[UNK]` or is
-   dropped (`unknown_entities`);
-3. paragraphs split into sentences by punctuation and capitalisation rules (`sentences.py`; spaCy's
-   `sentencizer` with `sentence_splitter="spacy"`, 2x slower); two sentences are joined when the split falls
-   inside a link's anchor;
+   dropped (`unknown_entities`). In a multilingual vocabulary (mLUKE's, titles of several languages merged into
+   one id) the dump's language (`language`) selects the titles looked up, so that `[[Berlin]]` in a German dump
+   finds the id of `("Berlin", "de")`; a vocabulary of one language is looked up by title alone;
+3. paragraphs split into sentences by punctuation and capitalisation rules for the dump's language
+   (`sentences.py`: `。` and the other CJK full stops, `¿` `¡`, German ordinals; spaCy's `sentencizer` with
+   `sentence_splitter="spacy"`, 2x slower); two sentences are joined when the split falls inside a link's anchor;
 4. each sentence tokenised with the fast tokenizer (no special tokens), links mapped to the subwords their
-   characters cover. As in the original LUKE, a sentence of fewer than `min_sentence_length` *subwords* is
-   skipped (headings and list fragments, mostly). Unlike it, a sentence longer than a sequence is split
+   characters cover. With a sentencepiece tokenizer (XLM-R's, mLUKE's) the `▁` that marks a word start is
+   sometimes a piece of its own (`東京都は` -> `▁` `東` `京` `都` `は`): it shares its word's first character in
+   the offsets and belongs to a mention starting at that word, as in `MLukeTokenizer`'s inputs. (That tokenizer
+   tokenises the text between entity spans apart, so it also puts a `▁` before a mention that starts inside a
+   word, `は` `▁` `日` `本`; the corpus keeps the sentence's own pieces, `は` `日` `本`.) As in the
+   original LUKE, a sentence of fewer than `min_sentence_length` *subwords* is skipped (headings and list
+   fragments, mostly). Unlike it, a sentence longer than a sequence is split
    (before a mention where possible) rather than dropped;
 5. a page's sentences packed into sequences of at most `max_seq_length - 2` subwords (a sentence goes to the
    next sequence when it would overflow); sequences without any entity are skipped unless
@@ -41,7 +48,7 @@ import os
 import shutil
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
@@ -82,6 +89,9 @@ class CorpusOptions:
     unknown_entities: str = "drop"  # "unk": links without an entity become [UNK]; "drop": they are dropped
     include_sequences_without_entities: bool = False
     sentence_splitter: str = "rules"  # or "spacy" (see luke_allennlp.wikipedia.sentences)
+    # The dump's language code (de, ja, ...): titles of a multilingual vocabulary, sentence rules. None: what the
+    # dump says, if it says (the siteinfo or file name, where WikiDump reads it); else English rules.
+    language: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.unknown_entities not in ("unk", "drop"):
@@ -114,7 +124,9 @@ class PageProcessor:
         self.namespaces = namespaces
         self.options = options
         self.unk_id = vocab.unk_id if options.unknown_entities == "unk" else None
-        self.split = sentence_splitter(options.sentence_splitter)
+        # A multilingual vocabulary is looked up by (title, language); one of a single language by title.
+        self.lookup_language = options.language if vocab.language is None else None
+        self.split = sentence_splitter(options.sentence_splitter, options.language)
 
     def process(self, page: WikiPage, stats: Counter) -> Dict[str, list]:
         """The rows of one article (columns -> lists), counting in `stats` what is skipped or cut."""
@@ -170,7 +182,7 @@ class PageProcessor:
         mentions = []
         for link in links:
             title, status = self.index.lookup(link.target)
-            entity_id = self.vocab.get(title) if title is not None else None
+            entity_id = self.vocab.get(title, language=self.lookup_language) if title is not None else None
             if entity_id is None:
                 reason = _NO_ENTITY[status]
                 if self.unk_id is None:
@@ -374,7 +386,7 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
         raise ValueError(f"{entity_vocab_path}: no {EntityVocab.UNK} entity, needed by unknown_entities='unk'")
     tokenizer = load_fast_tokenizer(str(tokenizer_name))
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer.save_pretrained(str(out / TOKENIZER_DIR))
+    _save_tokenizer(tokenizer, str(tokenizer_name), out / TOKENIZER_DIR)
     vocab.save_jsonl(out / ENTITY_VOCAB_FILE)
 
     logger.info("%s: reading titles and redirects", dump_path)
@@ -382,6 +394,8 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     index = WikiIndex.from_pages(first_pass)
     logger.info("%d articles, %d redirects (%d in loops)", len(index.articles), index.stats.redirects,
                 index.stats.redirect_loops)  # fmt: skip
+    options = replace(options, language=options.language or getattr(first_pass, "language", None))
+    _check_language(vocab, entity_vocab_path, options.language)
 
     articles = (page for page in WikiDump(dump_path) if page.is_article and page.text.strip())
     batches = page_batches(itertools.islice(articles, max_pages))  # (islice(..., None): all of them)
@@ -416,6 +430,42 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     logger.info("corpus: %d sequences, %d words, %d entities from %d pages in %.0fs", metadata["sequences"],
                 metadata["words"], metadata["entities"], metadata["pages"], metadata["seconds"])  # fmt: skip
     return metadata
+
+
+# Files of a tokenizer that `save_pretrained` leaves out in transformers 5 but transformers 4 (and mLUKE's
+# MLukeTokenizer there) read: copied with the tokenizer, so that `export-luke` can ship them.
+_EXTRA_TOKENIZER_FILES = ("sentencepiece.bpe.model",)
+
+
+def _save_tokenizer(tokenizer, name: str, directory: Path) -> None:
+    from luke_allennlp.modeling.loading import checkpoint_file
+
+    tokenizer.save_pretrained(str(directory))
+    for filename in _EXTRA_TOKENIZER_FILES:
+        try:
+            path = checkpoint_file(name, filename)
+        except Exception as error:  # noqa: BLE001  (a hub tokenizer without the file in the cache, offline)
+            logger.warning("%s: no %s copied with the tokenizer (%s)", name, filename, error)
+            continue
+        if path is not None:
+            shutil.copyfile(path, directory / filename)
+
+
+def _check_language(vocab: EntityVocab, path, language: Optional[str]) -> None:
+    """A multilingual vocabulary needs the dump's language, and titles in it."""
+    if vocab.language is not None:
+        return
+    languages = sorted({key.split(":", 1)[0] for key in vocab.to_transformers_json() if ":" in key})
+    if language is None:
+        raise ValueError(
+            f"{path} is a multilingual entity vocabulary ({', '.join(languages)}) and the dump does not say its "
+            "language: pass --language (e.g. --language de)"
+        )
+    if language not in languages:
+        raise ValueError(
+            f"{path} has no titles in the dump's language {language!r}, only in {', '.join(languages)}: pass the "
+            "dump's language with --language"
+        )
 
 
 _LINK_SKIPS = ("links_to_missing_pages", "links_through_redirect_loops", "links_outside_vocabulary",

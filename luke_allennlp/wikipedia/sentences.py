@@ -3,33 +3,62 @@ Sentence splitting of a paragraph, offline and without a model.
 
 Two splitters give the character spans of the sentences of one paragraph:
 
-- `RuleSentenceSplitter` (the default): a sentence ends at `.`, `!`, `?` or `…` (with closing quotes or
-  brackets) followed by whitespace and, after any opening quotes or brackets, a digit or a letter that is not
-  lower-case; not after an initial (`J. R. R. Tolkien`), a dotted abbreviation (`U.S.`, `e.g.`) or a common
-  abbreviation (`Dr.`, `St.`, `Jan.`, `No.`). CJK full stops end a sentence without a following space.
-- `SpacySentenceSplitter`: spaCy's rule-based `sentencizer` on `spacy.blank(language)`. It tokenises every word
-  first, which doubles the corpus builder's time per page (benchmarks/corpus_speed.py), and its vocabulary grows
-  with every new word form, so it is rebuilt every `refresh_every` paragraphs to keep memory flat over a dump.
+- `RuleSentenceSplitter` (the default): a sentence ends at `.`, `!`, `?`, `…`, Arabic `؟` or the Devanagari
+  danda `।` (with closing quotes or brackets) followed by whitespace and, after any opening quotes or brackets
+  (Spanish `¿` `¡` included), a digit or a letter that is not lower-case (letters of caseless scripts count); not
+  after an initial (`J. R. R. Tolkien`), a dotted abbreviation (`U.S.`, `e.g.`, `z.B.`) or a common abbreviation
+  of English, German, Dutch, Spanish, French or Italian (`Dr.`, `St.`, `Jan.`, `Nr.`, `bzw.`, `Sra.`). In languages
+  that write ordinals with a dot (German, the Nordic and most Central European languages: `language`), a number of
+  one or two digits before the dot is an ordinal (`am 3. Oktober`, `im 19. Jahrhundert`), not a sentence end.
+  Japanese and Chinese full stops (`。` `！` `？` `．`, with closing `」` `』` `）`) end a sentence without a
+  following space, but one inside quotes that the text goes on after (`「本当？」と聞いた。`) does not. Limits: scripts without sentence punctuation (Thai, Lao, Khmer) are one sentence per paragraph
+  (the corpus builder then splits what is longer than a sequence); an abbreviation not in the lists before a
+  capitalised word ends a sentence.
+- `SpacySentenceSplitter`: spaCy's rule-based `sentencizer` on `spacy.blank(language)` (`xx`, spaCy's multi-language
+  pipeline, where the language's tokenizer needs packages not installed, as Japanese's SudachiPy). It tokenises
+  every word first, which doubles the corpus builder's time per page (benchmarks/corpus_speed.py), and its
+  vocabulary grows with every new word form, so it is rebuilt every `refresh_every` paragraphs to keep memory flat
+  over a dump. It knows no abbreviations or ordinals, and leaves Spanish `¿` `¡` at the end of the sentence before.
 """
 
+import logging
 import re
-from typing import List, Tuple
+from typing import List, Optional, Tuple
+
+logger = logging.getLogger(__name__)
 
 Span = Tuple[int, int]
 
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st jr sr gen col lt sgt capt cmdr adm maj rev hon gov sen rep pres fr mt ft no nos vol vols "
     "pp p vs v al eg ie cf approx ca c fl b d op ed eds jan feb mar apr jun jul aug sep sept oct nov dec inc "
-    "ltd co corp bros dept univ assn est fig figs eq ch sec art mgr supt messrs mme mlle".split()
+    "ltd co corp bros dept univ assn est fig figs eq ch sec art mgr supt messrs mme mlle "
+    # German, Dutch, Spanish, French, Italian
+    "bzw usw vgl nr str jh jhd geb gest hrsg evtl ggf sog inkl mio mrd bd bde abs bspw dt engl frz lat ehem "
+    "dhr mevr mw blz bijv resp ong sra srta dra ud uds pág págs núm avda mm mmes ste env sig sigg dott ecc".split()
 )  # fmt: skip
-# The end of a sentence candidate: terminal punctuation, closing quotes/brackets, whitespace.
-_CANDIDATE = re.compile(r"([.!?…]+)[\"'”’»)\]]*(\s+)|[。！？]+[」』”）]*")
+# Languages whose ordinal numbers are written with a dot ("3." = third).
+ORDINAL_DOT_LANGUAGES = frozenset("de da no nb nn fi is fo et lv lt cs sk pl hu sl hr sr bs tr".split())
+# The end of a sentence candidate: terminal punctuation, closing quotes/brackets, whitespace; or a CJK full stop.
+_CANDIDATE = re.compile(r"([.!?…؟।॥‼⁇⁈⁉]+)[\"'”’»)\]」』]*(\s+)|[。！？．｡]+[」』”’）〕】》〉]*")
+_CJK_CLOSERS = "」』”’）〕】》〉"
+_ORDINAL = re.compile(r"\d{1,2}$")
 _DOTTED = re.compile(r"(?:\w\.)+\w?\.?$")
-_OPENERS = "\"'“‘«([¿¡"
+_OPENERS = "\"'“‘„‚«‹([¿¡「『（"
 
 
 class RuleSentenceSplitter:
-    """Sentence spans of a paragraph by punctuation and capitalisation rules (see the module)."""
+    """
+    Sentence spans of a paragraph by punctuation and capitalisation rules (see the module).
+
+    # Parameters
+
+    language : `Optional[str]`, optional (default = `None`)
+        The text's language code (`de`, `ja`, ...): languages of `ORDINAL_DOT_LANGUAGES` read `3.` as an ordinal.
+    """
+
+    def __init__(self, language: Optional[str] = None) -> None:
+        self.ordinal_dots = (language or "").split("-")[0] in ORDINAL_DOT_LANGUAGES
 
     def __call__(self, text: str) -> List[Span]:
         spans, start = [], 0
@@ -38,9 +67,13 @@ class RuleSentenceSplitter:
             if match.group(2) is not None:  # western punctuation: look at what follows and at the word before
                 if end >= len(text) or not self._starts_sentence(text, end):
                     continue
-                if match.group(1) == "." and self._abbreviation(text, start, match.start()):
+                if match.group(1) == "." and self._abbreviation(text, start, match.start(), self.ordinal_dots):
                     continue
                 end = match.start(2)
+            elif (
+                end < len(text) and text[end - 1] in _CJK_CLOSERS and not (text[end].isspace() or text[end] in _OPENERS)
+            ):
+                continue  # a quoted question or exclamation the sentence goes on after (「本当？」と聞いた。)
             if end > start:
                 spans.append((start, end))
             start = match.end()
@@ -54,14 +87,17 @@ class RuleSentenceSplitter:
         return at < len(text) and text[at].isalnum() and not text[at].islower()  # caseless scripts count
 
     @staticmethod
-    def _abbreviation(text: str, start: int, end: int) -> bool:
-        """Whether the word ending at `end` (before a period) is an initial or an abbreviation."""
+    def _abbreviation(text: str, start: int, end: int, ordinal_dots: bool = False) -> bool:
+        """Whether the word ending at `end` (before a period) is an initial, an abbreviation or (`ordinal_dots`) an
+        ordinal number."""
         word = text[max(text.rfind(" ", start, end), text.rfind("\n", start, end), start - 1) + 1 : end].lstrip(
             _OPENERS
         )
         if not word:
             return False
         if len(word) == 1 and word.isalpha():  # an initial
+            return True
+        if ordinal_dots and _ORDINAL.match(word):
             return True
         return word.lower().replace(".", "") in _ABBREVIATIONS or bool(_DOTTED.match(word + "."))
 
@@ -79,7 +115,13 @@ class SpacySentenceSplitter:
         if self._nlp is None or self._calls >= self.refresh_every:
             import spacy
 
-            self._nlp = spacy.blank(self.language)
+            try:
+                self._nlp = spacy.blank(self.language)
+            except ImportError as error:  # e.g. Japanese's tokenizer needs SudachiPy
+                logger.warning("spaCy's %r pipeline cannot be built (%s); using its multi-language one", self.language,
+                               error)  # fmt: skip
+                self.language = "xx"
+                self._nlp = spacy.blank(self.language)
             self._nlp.add_pipe("sentencizer")
             self._calls = 0
         self._calls += 1
@@ -96,9 +138,10 @@ def _strip(text: str, spans: List[Span]) -> List[Span]:
     return stripped
 
 
-def sentence_splitter(name: str = "rules"):
+def sentence_splitter(name: str = "rules", language: Optional[str] = None):
+    """The splitter `name` ("rules" or "spacy") for text in `language` (a Wikipedia language code; None: English)."""
     if name == "rules":
-        return RuleSentenceSplitter()
+        return RuleSentenceSplitter(language)
     if name == "spacy":
-        return SpacySentenceSplitter()
+        return SpacySentenceSplitter(language or "en")
     raise ValueError(f"sentence_splitter must be 'rules' or 'spacy', not {name!r}")

@@ -19,11 +19,43 @@ CONFIGS = sorted(
 HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5),
                     "squad": (15e-6, 48, 2), "record": (1e-5, 32, 2)}  # fmt: skip
 # Fixtures of tests/conftest.py, by config name prefix.
-DATA = {"conll2003": "conll_slice", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice",
+DATA = {"conll2003": "conll_slice", "conll_multilingual": "german_conll_sample", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice",
         "kbp37": "kbp37_sample", "squad": "squad_slice", "record": "record_sample"}  # fmt: skip
 # The tiny checkpoint each config trains from, by the first of these words in its name (LUKE otherwise).
-MODELS = [("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir"),
+MODELS = [("multilingual", "tiny_mluke_dir"), ("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir"),
           ("squad", "tiny_luke_squad_dir")]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_mluke_dir(tmp_path_factory):
+    """A tiny LUKE with MLukeTokenizer files: the tiny XLM-R sentencepiece tokenizer, a multilingual entity
+    vocabulary (`language:title` keys)."""
+    from luke_allennlp.commands.export_luke import write_luke_tokenizer
+    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.testing import save_xlmr_tokenizer, write_tiny_checkpoint
+    from tests.wikipedia.crafted_mluke import write_multilingual_vocab
+
+    root = tmp_path_factory.mktemp("tiny-mluke")
+    size = save_xlmr_tokenizer(root / "xlmr")
+    vocab = write_multilingual_vocab(root / "vocab.jsonl")
+    # Two more word rows for MLukeTokenizer's <ent> and <ent2>.
+    directory = write_tiny_checkpoint(
+        root / "mluke", "luke", tokenizer=root / "xlmr", entity_vocab=vocab, vocab_size=size + 2
+    )
+    entities = {**EntityVocab.from_file(vocab).to_transformers_json(), "[MASK2]": 12}
+    write_luke_tokenizer(
+        load_fast_tokenizer(str(root / "xlmr")), entities, str(directory), source_dir=str(root / "xlmr")
+    )
+    return directory
+
+
+@pytest.fixture(scope="module")
+def german_conll_sample():
+    """Seven German sentences of our own in the CoNLL-2003 German layout (word lemma POS chunk NER, IOB1)."""
+    return REPO_ROOT / "tests" / "fixtures" / "data" / "conll2003_german_sample.txt"
+
+
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64}
 
 

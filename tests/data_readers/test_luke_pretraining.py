@@ -224,3 +224,56 @@ def test_reads_a_corpus_built_from_a_wikipedia_dump(shared_data, tmp_path):
     assert sum(len(field(i, "entity_ids")) for i in instances) == metadata["entities"] > 0
     assert all(len(field(i, "word_ids")) <= 128 for i in instances)
     assert sum((field(i, "masked_entity_labels") != -100).sum() for i in instances) > 0
+
+
+def test_sentencepiece_corpus_word_starts_and_special_tokens(tmp_path):
+    """A corpus built with an XLM-R-style sentencepiece tokenizer (mLUKE): XLM-R's <s> ... </s> and <mask>, whole
+    words by `▁`, a bare `▁` piece masked with the character after it, Japanese characters one word each."""
+    from luke_allennlp.testing import save_xlmr_tokenizer
+    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from tests.wikipedia.crafted_mluke import write_japanese_dump, write_multilingual_vocab
+
+    save_xlmr_tokenizer(tmp_path / "xlmr")
+    build_pretraining_corpus(write_japanese_dump(tmp_path / "ja.xml"), str(tmp_path / "xlmr"),
+                             write_multilingual_vocab(tmp_path / "vocab.jsonl"), tmp_path / "corpus",
+                             CorpusOptions(language="ja"))  # fmt: skip
+    tokenizer = load_fast_tokenizer(str(tmp_path / "corpus" / "tokenizer"))
+    ids = tokenizer("Berlin 東京都は", add_special_tokens=False)["input_ids"]
+    assert tokenizer.convert_ids_to_tokens(ids) == ["▁B", "er", "lin", "▁", "東", "京", "都", "は"]
+    assert word_start_table(tokenizer)[ids].tolist() == [True, False, False, True, True, True, True, True]
+
+    reader = LukePretrainingReader(masked_lm_prob=0.25, random_word_prob=0.0, unmasked_word_prob=0.0)
+    reader.set_corpus(str(tmp_path / "corpus"))
+    assert (reader.prefix, reader.suffix, reader.mask_id, reader.pad_id) == ([0], [2], 2001, 1)
+    assert tokenizer.convert_ids_to_tokens([2001]) == ["<mask>"]
+    masked_sets = collections.Counter()
+    for seed in range(60):
+        instance = reader.text_to_instance(ids, [6], [[3, 4, 5, 6]], np.random.default_rng(seed))
+        words = field(instance, "word_ids")
+        assert words[0] == 0 and words[-1] == 2
+        masked = tuple(np.flatnonzero(field(instance, "masked_lm_labels") != -100) - 1)  # positions in `ids`
+        assert all(words[1 + i] == 2001 for i in masked) and len(masked) == 2  # round(8 x 0.25)
+        masked_sets[masked] += 1
+    # The budget of 2 fits "▁東" or two one-character words, never "▁Berlin" (3) or "▁" alone.
+    assert set(masked_sets) == {(3, 4), (5, 6), (5, 7), (6, 7)}
+
+    instances = list(reader.read(str(tmp_path / "corpus")))
+    rows = datasets.load_from_disk(str(tmp_path / "corpus"))
+    assert sorted(original_words(i)[1:-1].tolist() for i in instances) == sorted(rows["word_ids"])
+    # Corpora joined by commas (one per language) are read as one, and must share tokenizer and entity vocabulary.
+    both = f"{tmp_path / 'corpus'},{tmp_path / 'corpus'}"
+    assert len(list(LukePretrainingReader().read(both))) == 2 * len(rows)
+
+
+def test_corpora_read_as_one_must_share_their_tokenizer(pretraining_corpus, tmp_path):
+    from luke_allennlp.testing import save_xlmr_tokenizer
+    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from tests.wikipedia.crafted_mluke import write_german_dump, write_multilingual_vocab
+
+    save_xlmr_tokenizer(tmp_path / "xlmr")
+    build_pretraining_corpus(write_german_dump(tmp_path / "de.xml"), str(tmp_path / "xlmr"),
+                             write_multilingual_vocab(tmp_path / "vocab.jsonl"), tmp_path / "de", CorpusOptions(language="de"))  # fmt: skip
+    with pytest.raises(
+        ValueError, match=f"{tmp_path / 'de'} and {pretraining_corpus} were built with different tokenizers"
+    ):
+        read(f"{pretraining_corpus},{tmp_path / 'de'}")

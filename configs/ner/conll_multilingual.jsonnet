@@ -1,0 +1,22 @@
+// Span NER on CoNLL-format data in any language with a multilingual (mLUKE) checkpoint: CoNLL-2003 German
+// (`word lemma POS chunk NER`, IOB1), CoNLL-2002 Spanish and Dutch (`word NER` and `word POS NER`, IOB2), or
+// CoNLL-2003 English for zero-shot transfer to the others (mLUKE paper, Ri et al., ACL 2022, §4). The reader takes
+// the tag from the last column; IOB1 reading ("iob1") gives the same entities on IOB2 files (a B- tag always
+// starts an entity), so one setting serves every file.
+// As the original repository's mLUKE NER recipe (studio-ousia/luke, examples/ner: the `transformers_luke` model,
+// `use_entity_aware_attention: false`): the span model over the plain attention (variant
+// 'luke_original_attention' of configs/lib/ner.libsonnet), lr 1e-5, 8 sentences per step, 5 epochs, 6% warm-up,
+// weight decay 0.01 (that recipe also clips gradients at norm 5, which this one does not).
+// Set: MODEL_NAME (an mLUKE checkpoint: studio-ousia/mluke-base, studio-ousia/mluke-large-lite, or a directory
+//      written by `allennlp export-luke` from a model pretrained with an XLM-R tokenizer),
+//      TRAIN_DATA_PATH (e.g. deu.train), VALIDATION_DATA_PATH (e.g. deu.testa, esp.testa, ned.testa).
+// The files must be UTF-8: the German CoNLL-2003 files are ISO-8859-1 as distributed
+// (`iconv -f ISO-8859-1 -t UTF-8 deu.train > deu.train.utf8`), and so are CoNLL-2002's.
+// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+local ner = import '../lib/ner.libsonnet';
+ner.config(
+  std.extVar('MODEL_NAME'),
+  std.extVar('TRAIN_DATA_PATH'),
+  std.extVar('VALIDATION_DATA_PATH'),
+  variant='luke_original_attention',
+)

@@ -1,0 +1,109 @@
+"""The corpus builder over German and Japanese dumps with an XLM-R-style sentencepiece tokenizer and a multilingual
+entity vocabulary (mLUKE): the dump's language selects its titles, sentences end at `。`, mentions cover the `▁`
+piece of their first word."""
+
+import json
+
+import datasets
+import pytest
+
+from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.testing import save_xlmr_tokenizer
+from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+from tests.wikipedia.crafted_mluke import write_german_dump, write_japanese_dump, write_multilingual_vocab
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mluke-corpus-inputs")
+    save_xlmr_tokenizer(root / "xlmr")
+    return {"de": write_german_dump(root / "de.xml"), "ja": write_japanese_dump(root / "ja.xml"),
+            "tokenizer": str(root / "xlmr"), "vocab": write_multilingual_vocab(root / "vocab.jsonl")}  # fmt: skip
+
+
+def build(inputs, out, dump, language_override=None, **options):
+    metadata = build_pretraining_corpus(inputs[dump], inputs["tokenizer"], inputs["vocab"], out,
+                                        CorpusOptions(language=language_override or dump, **options))  # fmt: skip
+    return datasets.load_from_disk(str(out)), metadata
+
+
+def pieces(row, tokenizer):
+    """Each entity's subwords."""
+    return [
+        tokenizer.convert_ids_to_tokens([row["word_ids"][p] for p in positions])
+        for positions in row["entity_position_ids"]
+    ]
+
+
+def test_german_dump_finds_the_german_titles(inputs, tmp_path):
+    corpus, metadata = build(inputs, tmp_path / "de", "de")
+    tokenizer = load_fast_tokenizer(inputs["tokenizer"])
+    assert corpus["page_id"] == [1, 2]
+    assert [tokenizer.decode(row) for row in corpus["word_ids"]] == [
+        "Berlin ist die Hauptstadt der Bundesrepublik Deutschland und zugleich ein eigenes Land. Die Stadt liegt an "
+        "der Spree und hat etwa 3,7 Millionen Einwohner. Am 3. Oktober 1990 wurde die Stadt wieder die Hauptstadt von "
+        "Deutschland.",
+        "Der Rhein fließt durch die Schweiz, Österreich und Deutschland. Die Hauptstadt ist Berlin, die Stadt an der "
+        "Spree und der Havel. Angela Merkel war von 2005 bis 2021 Bundeskanzlerin. Tokio ist die Hauptstadt von Japan.",
+    ]
+    # BRD -> Deutschland (4) through the redirect; [[Spree]] is the German river (9), not the English "Spree" (7).
+    assert corpus["entity_ids"] == [[4, 9, 4], [4, 3, 9, 5]]
+    assert pieces(corpus[0], tokenizer) == [
+        ["▁B", "un", "de", "s", "re", "p", "ub", "li", "k", "▁De", "ut", "s", "ch", "land"],
+        ["▁S", "p", "re", "e"], ["▁De", "ut", "s", "ch", "land"],
+    ]  # fmt: skip
+    assert corpus[1]["entity_position_ids"][3] == [116, 117, 118, 119, 120]  # the last five subwords but "."
+    assert pieces(corpus[1], tokenizer)[3] == ["▁", "J", "a", "p", "an"]
+    assert metadata["language"] == "de"
+    assert (metadata["sentences"], metadata["entities"], metadata["links"]) == (8, 7, 10)
+    skipped = metadata["skipped"]
+    # Havel is missing; Kategorie:Stadt and [[ja:ベルリン]] are not entities; the Spree page links nothing.
+    assert skipped["links_to_missing_pages"] == 1 and skipped["non_entity_links"] == 2
+    assert skipped["sequences_without_entities"] == 1
+    assert metadata["markup_links"] == {"category": 1, "interlanguage": 1}
+    assert metadata["adjusted"]["mention_boundaries_inside_subwords"] == 0
+
+
+def test_japanese_dump_splits_at_full_stops_and_keeps_the_word_start_piece(inputs, tmp_path):
+    corpus, metadata = build(inputs, tmp_path / "ja", "ja")
+    tokenizer = load_fast_tokenizer(inputs["tokenizer"])
+    assert corpus["page_id"] == [101, 102]
+    # One sequence a page, of two sentences (each tokenised on its own, so each begins with a word start).
+    assert [tokenizer.decode(row) for row in corpus["word_ids"]] == [
+        "東京都は日本の首都であり、政府の所在地である。 富士山は静岡県と山梨県にまたがる活火山である。",
+        "東京は日本の首都である。 夏目漱石は明治時代の小説家で、代表作に『吾輩は猫である』がある。",
+    ]
+    # 東京 -> 東京都 (6) through the redirect; 山梨県 has no page; 日本 is the id of Japan in every language.
+    assert corpus["entity_ids"] == [[5, 8, 10], [6, 11]]
+    # A mention at a word start takes the "▁" piece before its characters; one inside a word (日本 after は) does not.
+    assert pieces(corpus[0], tokenizer) == [["日", "本"], ["▁", "富", "士", "山"], ["静", "岡", "県"]]
+    assert pieces(corpus[1], tokenizer) == [["▁", "東", "京"], ["▁", "夏", "目", "漱", "石"]]
+    assert corpus[1]["entity_position_ids"][0] == [0, 1, 2]
+    assert metadata["sentences"] == 6 and metadata["skipped"]["links_to_missing_pages"] == 1
+    assert metadata["markup_links"] == {"category": 1}
+    # transformers 5 saves tokenizer.json alone: the sentencepiece model is copied for export-luke (transformers 4).
+    assert (tmp_path / "ja" / "tokenizer" / "sentencepiece.bpe.model").is_file()
+
+
+def test_multilingual_vocabulary_needs_the_dumps_language(inputs, tmp_path):
+    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.wikipedia.corpus import _check_language
+
+    with pytest.raises(
+        ValueError, match=r"no titles in the dump's language 'fr', only in de, en, ja: pass .* --language"
+    ):
+        build(inputs, tmp_path / "fr", "de", language_override="fr")
+    assert not (tmp_path / "fr").exists()  # nothing half-built is left
+    vocab = EntityVocab.from_file(inputs["vocab"])
+    with pytest.raises(ValueError, match=r"multilingual entity vocabulary \(de, en, ja\) and the dump does not say"):
+        _check_language(vocab, inputs["vocab"], None)
+
+
+def test_a_monolingual_vocabulary_is_looked_up_by_title(inputs, tmp_path):
+    """A vocabulary of one language (e.g. the TSV of build-entity-vocab over one dump) is read by title alone."""
+    (tmp_path / "vocab.tsv").write_text("[PAD]\t0\n[UNK]\t0\n[MASK]\t0\nSpree\t2\nBerlin\t1\n", encoding="utf-8")
+    metadata = build_pretraining_corpus(inputs["de"], inputs["tokenizer"], tmp_path / "vocab.tsv", tmp_path / "c",
+                                        CorpusOptions(language="de"))  # fmt: skip
+    corpus = datasets.load_from_disk(str(tmp_path / "c"))
+    assert corpus["entity_ids"] == [[3], [4, 3]] and metadata["language"] == "de"
+    assert json.loads((tmp_path / "c" / "metadata.json").read_text())["skipped"]["links_outside_vocabulary"] == 4
