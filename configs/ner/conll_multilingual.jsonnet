@@ -10,8 +10,8 @@
 // Set: MODEL_NAME (an mLUKE checkpoint: studio-ousia/mluke-base, studio-ousia/mluke-large-lite, or a directory
 //      written by `allennlp export-luke` from a model pretrained with an XLM-R tokenizer),
 //      TRAIN_DATA_PATH (e.g. deu.train), VALIDATION_DATA_PATH (e.g. deu.testa, esp.testa, ned.testa).
-// The files must be UTF-8: the German CoNLL-2003 files are ISO-8859-1 as distributed
-// (`iconv -f ISO-8859-1 -t UTF-8 deu.train > deu.train.utf8`), and so are CoNLL-2002's.
+// The German CoNLL-2003 and the CoNLL-2002 files are ISO-8859-1 as distributed: add
+// -o '{"dataset_reader.file_encoding": "latin-1"}' (the reader's default is utf-8).
 // On a GPU add: -o '{"trainer.cuda_device": 0}'.
 local ner = import '../lib/ner.libsonnet';
 ner.config(

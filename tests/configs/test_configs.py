@@ -27,30 +27,6 @@ MODELS = [("multilingual", "tiny_mluke_dir"), ("roberta", "tiny_roberta_dir"), (
 
 
 @pytest.fixture(scope="module")
-def tiny_mluke_dir(tmp_path_factory):
-    """A tiny LUKE with MLukeTokenizer files: the tiny XLM-R sentencepiece tokenizer, a multilingual entity
-    vocabulary (`language:title` keys)."""
-    from luke_allennlp.commands.export_luke import write_luke_tokenizer
-    from luke_allennlp.data.entity_vocab import EntityVocab
-    from luke_allennlp.data.tokenization import load_fast_tokenizer
-    from luke_allennlp.testing import save_xlmr_tokenizer, write_tiny_checkpoint
-    from tests.wikipedia.crafted_mluke import write_multilingual_vocab
-
-    root = tmp_path_factory.mktemp("tiny-mluke")
-    size = save_xlmr_tokenizer(root / "xlmr")
-    vocab = write_multilingual_vocab(root / "vocab.jsonl")
-    # Two more word rows for MLukeTokenizer's <ent> and <ent2>.
-    directory = write_tiny_checkpoint(
-        root / "mluke", "luke", tokenizer=root / "xlmr", entity_vocab=vocab, vocab_size=size + 2
-    )
-    entities = {**EntityVocab.from_file(vocab).to_transformers_json(), "[MASK2]": 12}
-    write_luke_tokenizer(
-        load_fast_tokenizer(str(root / "xlmr")), entities, str(directory), source_dir=str(root / "xlmr")
-    )
-    return directory
-
-
-@pytest.fixture(scope="module")
 def german_conll_sample():
     """Seven German sentences of our own in the CoNLL-2003 German layout (word lemma POS chunk NER, IOB1)."""
     return REPO_ROOT / "tests" / "fixtures" / "data" / "conll2003_german_sample.txt"

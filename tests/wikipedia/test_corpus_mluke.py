@@ -107,3 +107,33 @@ def test_a_monolingual_vocabulary_is_looked_up_by_title(inputs, tmp_path):
     corpus = datasets.load_from_disk(str(tmp_path / "c"))
     assert corpus["entity_ids"] == [[3], [4, 3]] and metadata["language"] == "de"
     assert json.loads((tmp_path / "c" / "metadata.json").read_text())["skipped"]["links_outside_vocabulary"] == 4
+
+
+def test_built_multilingual_vocabulary_gives_one_id_across_languages(inputs, tmp_path):
+    """build-entity-vocab's merge feeding the corpus builder: the German [[Japan]] and the Japanese [[日本]] link
+    one entity (merged by a Wikidata item), [[Deutschland]] and [[東京]] (→ 東京都) entities of one language each."""
+    import bz2
+
+    from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab
+
+    wikidata = tmp_path / "wikidata.json.bz2"
+    items = [{"id": "Q17", "sitelinks": {"dewiki": {"site": "dewiki", "title": "Japan"},
+                                         "jawiki": {"site": "jawiki", "title": "日本"}}}]  # fmt: skip
+    wikidata.write_bytes(bz2.compress(("[\n" + ",\n".join(json.dumps(i) for i in items) + "\n]\n").encode()))
+    vocab, summary = build_multilingual_entity_vocab(
+        [inputs["de"], inputs["ja"]], wikidata=wikidata, languages=["de", "ja"], include_missing_pages=True
+    )
+    vocab.save(tmp_path / "vocab.jsonl")
+    japan = vocab.get("Japan", language="de")
+    assert japan is not None and japan == vocab.get("日本", language="ja")
+    assert vocab.get("Deutschland", language="de") not in (None, japan)
+    tokyo = vocab.get("東京都", language="ja")
+    assert tokyo is not None and vocab.get("東京", language="ja") is None  # a redirect, followed
+    built = {**inputs, "vocab": tmp_path / "vocab.jsonl"}
+    german, _ = build(built, tmp_path / "de", "de")
+    japanese, _ = build(built, tmp_path / "ja", "ja")
+    german_ids = [i for row in german["entity_ids"] for i in row]
+    japanese_ids = [i for row in japanese["entity_ids"] for i in row]
+    assert japan in german_ids and japan in japanese_ids
+    assert tokyo in japanese_ids and tokyo not in german_ids
+    assert vocab.get("Deutschland", language="de") in german_ids
