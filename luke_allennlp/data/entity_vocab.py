@@ -300,6 +300,11 @@ class EntityVocab:
         return self[self.UNK]
 
     @property
+    def languages(self) -> List[str]:
+        """The languages of the titles (sorted; the special tokens have none)."""
+        return sorted({lang for _, lang in self._ids_by_language if lang is not None})
+
+    @property
     def mask_id(self) -> int:
         return self[self.MASK]
 

@@ -394,7 +394,7 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     index = WikiIndex.from_pages(first_pass)
     logger.info("%d articles, %d redirects (%d in loops)", len(index.articles), index.stats.redirects,
                 index.stats.redirect_loops)  # fmt: skip
-    options = replace(options, language=options.language or getattr(first_pass, "language", None))
+    options = replace(options, language=options.language or first_pass.language)
     _check_language(vocab, entity_vocab_path, options.language)
 
     articles = (page for page in WikiDump(dump_path) if page.is_article and page.text.strip())
@@ -455,7 +455,7 @@ def _check_language(vocab: EntityVocab, path, language: Optional[str]) -> None:
     """A multilingual vocabulary needs the dump's language, and titles in it."""
     if vocab.language is not None:
         return
-    languages = sorted({key.split(":", 1)[0] for key in vocab.to_transformers_json() if ":" in key})
+    languages = vocab.languages
     if language is None:
         raise ValueError(
             f"{path} is a multilingual entity vocabulary ({', '.join(languages)}) and the dump does not say its "
