@@ -1,9 +1,29 @@
+import contextlib
 from collections import Counter
-from typing import Any, Dict, Iterable
+from typing import Any, Dict, Iterable, Iterator
 
 import torch
 from allennlp.common.util import is_distributed
 from allennlp.training.metrics.metric import Metric
+
+_local = False
+
+
+@contextlib.contextmanager
+def local_metrics() -> Iterator[None]:
+    """Within it, this project's metrics report what this process counted, without gathering the others' counts
+    (the trainer's progress reports during an epoch: no collective call on the training path)."""
+    global _local
+    before, _local = _local, True
+    try:
+        yield
+    finally:
+        _local = before
+
+
+def gathering() -> bool:
+    """Whether a metric sums the counts of all processes now (distributed, and not within `local_metrics`)."""
+    return is_distributed() and not _local
 
 
 class CountingMetric(Metric):
@@ -29,7 +49,7 @@ class CountingMetric(Metric):
 
     def counts(self) -> Dict[str, Counter]:
         """The counts of every process, summed (a collective call when distributed: every process must make it)."""
-        if not is_distributed():
+        if not gathering():
             return self._counts
         gathered = [None] * torch.distributed.get_world_size()
         torch.distributed.all_gather_object(gathered, self._counts)

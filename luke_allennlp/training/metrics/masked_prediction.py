@@ -3,8 +3,9 @@ from typing import Any, Dict, Optional
 
 import torch
 import torch.nn.functional as F
-from allennlp.common.util import is_distributed
 from allennlp.training.metrics.metric import Metric
+
+from luke_allennlp.training.metrics.counting_metric import gathering
 
 
 @Metric.register("luke_masked_prediction")
@@ -39,7 +40,7 @@ class MaskedPrediction(Metric):
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
         sums = self._sums.clone() if self._sums is not None else torch.zeros(3, dtype=torch.double)
-        if is_distributed():
+        if gathering():
             if sums.device.type == "cpu" and torch.distributed.get_backend() == "nccl":
                 sums = sums.cuda()
             torch.distributed.all_reduce(sums)

@@ -2,7 +2,7 @@ import contextlib
 import logging
 import math
 import time
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
@@ -24,11 +24,19 @@ from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
+from luke_allennlp.training.even_batches import batch_counts, evened, group_sizes, planned_lengths
+from luke_allennlp.training.metrics.counting_metric import local_metrics
 from luke_allennlp.training.random_state import get_random_state, set_random_state
 
 logger = logging.getLogger(__name__)
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+def bf16_in_hardware(device: torch.device) -> bool:
+    """Whether the GPU computes in bf16 natively (compute capability 8.0 or more: Ampere, Hopper, ...).
+    `torch.cuda.is_bf16_supported()` also says yes on a V100 or T4, where bf16 is emulated, slowly."""
+    return torch.cuda.get_device_capability(device) >= (8, 0)
 
 
 def count_tokens(batch: Any) -> Optional[torch.Tensor]:
@@ -94,14 +102,24 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
 
     - `precision`: `"bf16"` runs the forward pass and loss under bf16 autocast, without a gradient scaler
       (Ampere/Hopper GPUs, and CPUs); `"fp16"` is allennlp's mixed precision (`use_amp`) with its gradient scaler;
-      `"fp32"` none; `"auto"` is bf16 on a GPU that supports it and fp32 elsewhere.
+      `"fp32"` none; `"auto"` is bf16 on a GPU that computes in bf16 natively (compute capability 8.0 or more:
+      not a V100 or T4, which only emulate it) and fp32 elsewhere.
     - On CUDA, TF32 matmuls (`allow_tf32`) for what stays in fp32.
     - Gradient accumulation with distributed training all-reduces the gradients once per optimizer step, on the
       last micro-batch (`DistributedDataParallel.no_sync` on the others), instead of on every micro-batch. Each
       micro-batch's loss is divided by the number accumulated, also under fp16 (allennlp's scaler path did not).
-    - The loss is read from the device once per optimizer step, not once per micro-batch.
-    - Checkpoints also hold the random number generators' states (Python, NumPy, torch, CUDA; those of the start of
-      every epoch and of the checkpoint itself, for every process) and the epoch's running loss and metric states,
+    - Distributed training and validation: every process takes the same number of steps, one with fewer batches
+      splitting its last ones, so that every batch is trained on and validated (allennlp stopped all processes
+      when the first ran out of data); each micro-batch's loss weighs 1 / the micro-batches of all processes in
+      that optimizer step (also in the last, uneven, accumulation group). Validation metrics are those of one
+      process over the same data.
+    - No host sync on the training path: the loss, gradient norm and metrics stay on the device and are read every
+      `metrics_every_num_batches` steps (metrics as this process counted them; those of all processes at the end
+      of the epoch). Distributed, no collective call but the gradient all-reduce, except one small all-reduce per
+      step where the data loader has no length or checkpoints are saved every N seconds (rank 0's clock decides).
+    - Checkpoints also hold fp16's gradient-scaler state (loss scale, growth tracker), the random number
+      generators' states (Python, NumPy, torch, CUDA; those of the start of every epoch and of the checkpoint
+      itself, for every process) and the epoch's running loss and metric states,
       so that `allennlp train --recover` after a kill ends bit-identical to an uninterrupted run (with data-loader
       workers, as far as the readers' own randomness is seeded). They are written atomically
       (`luke_checkpointer`, the default here).
@@ -117,6 +135,9 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         One of `"auto"`, `"fp32"`, `"bf16"`, `"fp16"`. `use_amp: true` is the same as `"fp16"`.
     allow_tf32 : `bool`, optional (default = `True`)
         On CUDA, let fp32 matmuls and convolutions use TF32 tensor cores.
+    metrics_every_num_batches : `int`, optional (default = `10`)
+        Training metrics (progress bar, callbacks' `batch_metrics`) are computed every this many optimizer steps;
+        other steps pass the last ones again, and `batch_grad_norm` None. A NaN loss is found then, at the latest.
     """
 
     def __init__(
@@ -126,9 +147,13 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         data_loader: DataLoader,
         precision: str = "auto",
         allow_tf32: bool = True,
+        metrics_every_num_batches: int = 10,
         use_amp: bool = False,
         **kwargs: Any,
     ) -> None:
+        if metrics_every_num_batches < 1:
+            raise ConfigurationError(f"metrics_every_num_batches must be at least 1, not {metrics_every_num_batches}")
+        self._metrics_every_num_batches = metrics_every_num_batches
         if precision not in PRECISIONS:
             raise ConfigurationError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         if use_amp and precision not in ("auto", "fp16"):
@@ -136,7 +161,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
         on_cuda = self.cuda_device.type == "cuda"
         if precision == "auto":
-            precision = "fp16" if use_amp else "bf16" if on_cuda and torch.cuda.is_bf16_supported() else "fp32"
+            precision = "fp16" if use_amp else "bf16" if on_cuda and bf16_in_hardware(self.cuda_device) else "fp32"
         self.precision = precision
         if on_cuda:
             torch.backends.cuda.matmul.allow_tf32 = allow_tf32
@@ -146,8 +171,12 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         # checkpoint restores once the replay of the data reaches it.
         self._epoch_start_random_states: List[Dict[str, Any]] = []
         self._resume: Optional[Dict[str, Any]] = None
-        self._epoch_loss = 0.0  # the sum of this epoch's step losses so far (allennlp's `train_loss`)
+        # The sum of this epoch's step losses so far (allennlp's `train_loss`), on the device.
+        self._epoch_loss = self._zero_loss()
         self._epoch_tokens: Optional[torch.Tensor] = None  # (real tokens, positions) so far, see `count_tokens`
+
+    def _zero_loss(self) -> torch.Tensor:
+        return torch.zeros((), dtype=torch.float64, device=self.cuda_device)
 
     def train(self) -> Dict[str, Any]:
         try:
@@ -177,13 +206,31 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             self._start_after_batches_in_epoch_completed,
         )
 
-    def _other_process_finished(self) -> bool:
-        """Distributed: whether some process ran out of data (all stop together, else the collectives hang)."""
-        if not self._distributed:
-            return False
-        done = torch.tensor(0, device=self.cuda_device)
-        dist.all_reduce(done, dist.ReduceOp.SUM)
-        return done.item() > 0
+    def _step_signal(self, micro_batches: int) -> Tuple[int, int, bool]:
+        """Distributed, where the batch counts are not known ahead or rank 0's clock decides checkpoints: one small
+        all-reduce for the step. Returns (micro-batches of all processes, processes with data, rank 0's "time to
+        save a checkpoint")."""
+        checkpointer = self._checkpointer
+        time_is_up = self._primary and isinstance(checkpointer, LukeCheckpointer) and checkpointer.time_is_up()
+        signal = torch.tensor([micro_batches, int(micro_batches > 0), int(time_is_up)], device=self.cuda_device)
+        dist.all_reduce(signal, dist.ReduceOp.SUM)
+        total, with_data, time_is_up = signal.tolist()
+        return total, with_data, bool(time_is_up)
+
+    def rescale_gradients(self) -> Optional[torch.Tensor]:  # type: ignore[override]
+        """allennlp's, returning the gradient norm as a tensor on the device (read when reported, not every step)."""
+        if isinstance(self._grad_norm, bool) and not self._grad_norm:
+            return None
+        parameters = [p for p in self.model.parameters() if p.grad is not None]
+        if isinstance(self._grad_norm, bool):
+            return torch.linalg.vector_norm(
+                torch.stack([torch.linalg.vector_norm(p.grad.detach()) for p in parameters])
+            )
+        if self._scaler is not None:
+            self._scaler.unscale_(self.optimizer)  # clip the true gradients
+        if self._ddp_wrapped_model is not None and self._ddp_wrapped_model.is_sharded:
+            return self._ddp_wrapped_model.clip_grad_norm_(self._grad_norm)
+        return torch.nn.utils.clip_grad_norm_(parameters, self._grad_norm)
 
     def _backward(self, outputs: Dict[str, torch.Tensor], loss: torch.Tensor) -> None:
         called = False
@@ -192,13 +239,22 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if not called:
             (self._scaler.scale(loss) if self._scaler is not None else loss).backward()
 
+    def _planned_lengths(self, loader: DataLoader, accumulation: int) -> Optional[List[int]]:
+        """Every process's number of micro-batches this epoch once evened (see `even_batches`), or None where the
+        data loader has no length (batches read lazily)."""
+        try:
+            count = len(loader)
+        except TypeError:
+            return None
+        return planned_lengths(batch_counts(count, self.cuda_device), accumulation)
+
     def _train_epoch(self, epoch: int) -> Dict[str, float]:
         logger.info("Epoch %d/%d", epoch, self._num_epochs - 1)
         memory = {f"worker_{w}_memory_MB": m / 2**20 for w, m in common_util.peak_cpu_memory().items()}
         memory.update({f"gpu_{g}_memory_MB": m / 2**20 for g, m in common_util.peak_gpu_memory().items()})
         if epoch < len(self._epoch_start_random_states):  # recovering: this epoch draws its data order again
             set_random_state(self._epoch_start_random_states[epoch])
-        self._epoch_loss, self._epoch_tokens = 0.0, None
+        self._epoch_loss, self._epoch_tokens = self._zero_loss(), None
         self._maybe_resume()  # when the checkpoint lies at this epoch's start
         if epoch >= len(self._epoch_start_random_states):
             self._epoch_start_random_states.append(get_random_state())
@@ -207,28 +263,45 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             self._pytorch_model if isinstance(self._pytorch_model, torch.nn.parallel.DistributedDataParallel) else None
         )
         accumulation = self._num_gradient_accumulation_steps
-        try:
-            steps: Union[int, float] = math.ceil(len(self.data_loader) / accumulation)
-        except TypeError:
-            steps = float("inf")
-        groups: Iterator[List[TensorDict]] = common_util.lazy_groups_of(iter(self.data_loader), accumulation)
+        world = dist.get_world_size() if self._distributed else 1
+        # Every process takes the same number of optimizer steps (its last batches split if it has fewer), so no
+        # batch is left out and no step needs to ask whether another process ran out of data.
+        lengths = self._planned_lengths(self.data_loader, accumulation)
+        rank = dist.get_rank() if self._distributed else 0
+        batches: Iterable[TensorDict] = iter(self.data_loader)
+        steps: Union[int, float] = float("inf")
+        if lengths is not None:
+            batches = evened(batches, len(self.data_loader), lengths[rank])
+            steps = math.ceil(lengths[rank] / accumulation)
+        groups: Iterator[List[TensorDict]] = common_util.lazy_groups_of(batches, accumulation)
         progress = Tqdm.tqdm(groups, total=steps) if self._primary else groups
+        # One all-reduce a step only where the batch counts are unknown, or for a checkpoint every N seconds.
+        signalled = self._distributed and (
+            lengths is None or getattr(self._checkpointer, "_save_every_num_seconds", None) is not None
+        )
 
-        loss_value, metrics = 0.0, {}
+        metrics: Dict[str, Any] = {}
         timed_tokens: Optional[torch.Tensor] = None  # real tokens of the steps this process trained (and timed)
         done_early = False
+        step = -1
         clock = time.perf_counter()  # the loop's time, waiting for data included; replayed steps excluded
-        for group in progress:
+        for step, group in enumerate(progress):
             if self._replaying():
                 self._batches_in_epoch_completed += 1
                 self._total_batches_completed += 1
                 self._maybe_resume()
                 clock = time.perf_counter()
                 continue
-            if self._other_process_finished():
-                done_early = True
-                logger.warning("Process %d stops its epoch early: another one has no more data", dist.get_rank())
-                break
+            # The micro-batches of all processes in this step: each one's loss weighs 1 / their number.
+            total = group_sizes(lengths, accumulation, step) if lengths is not None else len(group) * world
+            if signalled:
+                total, with_data, time_is_up = self._step_signal(len(group))
+                if isinstance(self._checkpointer, LukeCheckpointer):
+                    self._checkpointer.agreed_time_is_up = time_is_up
+                if with_data < world:  # batches read lazily: all stop when one has no more
+                    done_early = True
+                    logger.warning("Process %d stops its epoch early: another one has no more data", rank)
+                    break
             self.optimizer.zero_grad()
             group_loss = torch.zeros((), device=self.cuda_device)
             group_outputs = []
@@ -237,7 +310,8 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
                 sync = contextlib.nullcontext() if ddp is None or i == len(group) - 1 else ddp.no_sync()
                 with sync:
                     outputs = self.batch_outputs(batch, for_training=True)
-                    loss = outputs["loss"] / len(group)
+                    # (DDP averages the gradients over the processes: hence `world`.)
+                    loss = outputs["loss"] / (total / world)
                     self._backward(outputs, loss)
                 group_outputs.append(outputs)
                 group_loss += loss.detach().float()
@@ -245,10 +319,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
                 if counted is not None:
                     self._epoch_tokens = counted if self._epoch_tokens is None else self._epoch_tokens + counted
                     timed_tokens = counted[0] if timed_tokens is None else timed_tokens + counted[0]
-            loss_value = group_loss.item()
-            if math.isnan(loss_value):
-                raise ValueError("nan loss encountered")
-            self._epoch_loss += loss_value
+            self._epoch_loss += group_loss  # on the device: read when reported
 
             grad_norm = self.rescale_gradients()
             self.clip_gradient()
@@ -266,30 +337,42 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             self._batches_in_epoch_completed += 1
             self._total_batches_completed += 1
 
-            metrics = training_util.get_metrics(
-                self.model, self._epoch_loss, None, loss_value, None, self._batches_in_epoch_completed
-            )
+            reported = self._batches_in_epoch_completed % self._metrics_every_num_batches == 0
+            norm: Optional[float] = None
+            if reported:  # one read from the device; this process's metrics so far (gathered at the epoch's end)
+                values = torch.stack([self._epoch_loss.float(), group_loss, grad_norm.float() if grad_norm is not None
+                                      else group_loss.new_zeros(())]).tolist()  # fmt: skip
+                epoch_loss, loss_value, norm = values[0], values[1], values[2] if grad_norm is not None else None
+                if math.isnan(loss_value) or math.isnan(epoch_loss):
+                    raise ValueError("nan loss encountered")
+                with local_metrics():
+                    metrics = training_util.get_metrics(
+                        self.model, epoch_loss, None, loss_value, None, self._batches_in_epoch_completed
+                    )
+                if self._primary:
+                    progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
             for callback in self._callbacks:
                 callback.on_batch(self, group, group_outputs, metrics, epoch, self._batches_in_epoch_completed,
-                                  is_training=True, is_primary=self._primary, batch_grad_norm=grad_norm)  # fmt: skip
-            if self._primary:
-                progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
+                                  is_training=True, is_primary=self._primary, batch_grad_norm=norm)  # fmt: skip
             if self._checkpointer is not None:
                 self._checkpointer.maybe_save_checkpoint(self, self._epochs_completed, self._batches_in_epoch_completed)
 
         train_time = time.perf_counter() - clock
-        if self._distributed and not done_early:
-            done = torch.tensor(1, device=self.cuda_device)  # tell processes that still have data to stop
-            dist.all_reduce(done, dist.ReduceOp.SUM)
+        if signalled and not done_early:
+            self._step_signal(0)  # tell processes that still have data to stop
         if self._distributed:
             dist.barrier()
         if self._replaying():
             return {}  # an epoch finished before the checkpoint: nothing was trained in it
+        epoch_loss = float(self._epoch_loss)
+        if math.isnan(epoch_loss):
+            raise ValueError("nan loss encountered")
         metrics = training_util.get_metrics(
-            self.model, dist_reduce_sum(self._epoch_loss), None, None, None,
+            self.model, dist_reduce_sum(epoch_loss), None, None, None,
             dist_reduce_sum(self._batches_in_epoch_completed), reset=True,
         )  # fmt: skip
-        tokens, self._epoch_loss, self._epoch_tokens = self._epoch_tokens, 0.0, None  # an end-of-epoch checkpoint's
+        # (what an end-of-epoch checkpoint holds)
+        tokens, self._epoch_loss, self._epoch_tokens = self._epoch_tokens, self._zero_loss(), None
         # Every process reduces (one may have had no batch); all processes' tokens over this one's time is the job's.
         real, positions = (dist_reduce_sum(int(x)) for x in (tokens.tolist() if tokens is not None else (0, 0)))
         timed = dist_reduce_sum(int(timed_tokens) if timed_tokens is not None else 0)
@@ -298,6 +381,53 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             metrics["tokens_per_second"] = timed / train_time if train_time else 0.0
         metrics.update(memory)
         return metrics
+
+    # --- validation ---------------------------------------------------------------------------------------------
+
+    def _validation_loss(self, epoch: int) -> Tuple[float, Optional[float], int]:
+        """allennlp's validation loop, over every process's every batch (the evened batches, as in training), with the
+        loss kept on the device and progress reports every `metrics_every_num_batches` batches."""
+        loader = self._validation_data_loader
+        if loader is None:
+            raise ConfigurationError("Validation results cannot be calculated without a validation_data_loader")
+        lengths = self._planned_lengths(loader, 1)
+        if self._distributed and lengths is None:  # batches read lazily: allennlp's loop (all stop with the first)
+            return super()._validation_loss(epoch)
+        logger.info("Validating")
+        self._pytorch_model.eval()
+        if self._moving_average is not None:  # the averaged weights, for validation only
+            self._moving_average.assign_average_value()
+        try:
+            batches: Iterable[TensorDict] = loader
+            if lengths is not None:
+                batches = evened(loader, len(loader), lengths[dist.get_rank() if self._distributed else 0])
+            progress = Tqdm.tqdm(batches, total=max(lengths) if lengths else None) if self._primary else batches
+            device_losses: Optional[torch.Tensor] = None  # (loss, regularization loss) sums
+            count, metrics = 0, {}
+            for batch in progress:
+                outputs = self.batch_outputs(batch, for_training=False)
+                loss = outputs.get("loss")
+                if loss is not None:  # (a model need not compute a validation loss; batches count only with one)
+                    count += 1
+                    reg_loss = outputs.get("reg_loss")
+                    reg_loss = reg_loss.detach() if reg_loss is not None else torch.zeros_like(loss)
+                    both = torch.stack([loss.detach().double(), reg_loss.double()])
+                    device_losses = both if device_losses is None else device_losses + both
+                if count and count % self._metrics_every_num_batches == 0:
+                    val_loss, val_reg_loss = device_losses.tolist()  # type: ignore[union-attr]
+                    with local_metrics():
+                        metrics = training_util.get_metrics(self.model, val_loss, None, None, None, count)
+                    if self._primary:
+                        progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
+                for callback in self._callbacks:
+                    callback.on_batch(self, [batch], [outputs], metrics, epoch, count, is_training=False,
+                                      is_primary=self._primary)  # fmt: skip
+            val_loss, val_reg_loss = device_losses.tolist() if device_losses is not None else (0.0, 0.0)
+            has_reg = self.model.get_regularization_penalty() is not None
+            return val_loss, (val_reg_loss if has_reg else None), count
+        finally:
+            if self._moving_average is not None:
+                self._moving_average.restore()
 
     # --- checkpoints and exact recovery --------------------------------------------------------------------------
 
@@ -317,7 +447,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         mine = {
             "random": get_random_state(),
             "epoch_start_random": self._epoch_start_random_states,
-            "loss": self._epoch_loss,
+            "loss": float(self._epoch_loss),
             "metrics": self._metric_states(),
             "tokens": self._epoch_tokens.tolist() if self._epoch_tokens is not None else None,
         }
@@ -329,6 +459,8 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         checkpoint = super().get_checkpoint_state()
         if checkpoint is not None:
             checkpoint.trainer_state["processes"] = processes
+            if self._scaler is not None:  # fp16: the loss scale and its growth tracker (plain values)
+                checkpoint.trainer_state["grad_scaler"] = self._scaler.state_dict()
         return checkpoint
 
     def _maybe_restore_checkpoint(self) -> None:
@@ -350,6 +482,8 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         for name in ("learning_rate_scheduler", "momentum_scheduler", "moving_average"):
             if getattr(self, f"_{name}") is not None:
                 getattr(self, f"_{name}").load_state_dict(training_state[name])
+        if self._scaler is not None and training_state.get("grad_scaler"):
+            self._scaler.load_state_dict(training_state["grad_scaler"])
         self._start_after_epochs_completed = training_state["epochs_completed"]
         self._start_after_batches_in_epoch_completed = training_state["batches_in_epoch_completed"]
         self._best_model_filename = training_state["best_model_filename"]
@@ -371,7 +505,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             return
         resume, self._resume = self._resume, None
         set_random_state(resume["random"])
-        self._epoch_loss = resume["loss"]
+        self._epoch_loss = self._zero_loss() + resume["loss"]
         self._epoch_tokens = torch.tensor(resume["tokens"], device=self.cuda_device) if resume["tokens"] else None
         self._load_metric_states(resume["metrics"])
 
@@ -408,6 +542,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         ddp_accelerator: Optional[DdpAccelerator] = None,
         precision: str = "auto",
         allow_tf32: bool = True,
+        metrics_every_num_batches: int = 10,
     ) -> Trainer:
         """allennlp's `gradient_descent` construction (see its docs), with `precision` and `allow_tf32`, and
         `luke_checkpointer` as the default checkpointer."""
@@ -420,4 +555,5 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             moving_average=moving_average, checkpointer=checkpointer, callbacks=callbacks,
             enable_default_callbacks=enable_default_callbacks, run_confidence_checks=run_confidence_checks,
             grad_scaling=grad_scaling, ddp_accelerator=ddp_accelerator, precision=precision, allow_tf32=allow_tf32,
+            metrics_every_num_batches=metrics_every_num_batches,
         )  # fmt: skip

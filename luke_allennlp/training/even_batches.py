@@ -1,0 +1,95 @@
+"""
+Distributed training and validation step in lockstep: every process must make the same collective calls (the
+gradient all-reduce of each optimizer step, metrics that all-reduce per batch), so every process needs the same
+number of batches. allennlp stopped every process when the first ran out of data, so the others' last batches were
+never trained on nor counted. Here a process with fewer batches splits its last ones (each batch of a tensor dict is
+cut along its first dimension, the batch dimension), so that every instance is seen exactly once.
+"""
+
+import math
+from typing import Any, Iterable, Iterator, List, Optional, Sequence
+
+import torch
+import torch.distributed as dist
+
+
+def batch_size(batch: Any) -> Optional[int]:
+    """The number of instances in a tensor dict (the first dimension of its first tensor, or its first list's
+    length); None if it holds neither."""
+    if isinstance(batch, torch.Tensor):
+        return batch.shape[0] if batch.dim() else None
+    if isinstance(batch, dict):
+        for value in batch.values():
+            size = batch_size(value)
+            if size is not None:
+                return size
+    if isinstance(batch, (list, tuple)):
+        return len(batch)
+    return None
+
+
+def slice_batch(batch: Any, start: int, end: int) -> Any:
+    """Instances `start:end` of a tensor dict (tensors and lists cut along their first dimension)."""
+    if isinstance(batch, torch.Tensor):
+        return batch[start:end] if batch.dim() else batch
+    if isinstance(batch, dict):
+        return {key: slice_batch(value, start, end) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return batch[start:end]
+    return batch
+
+
+def split_to(batches: List[Any], count: int) -> List[Any]:
+    """`batches` cut into `count` (at least as many) batches, in order, by halving the largest one again and again."""
+    pieces = list(batches)
+    while len(pieces) < count:
+        sizes = [batch_size(piece) or 0 for piece in pieces]
+        largest = max(range(len(pieces)), key=lambda i: sizes[i]) if pieces else None
+        if largest is None or sizes[largest] < 2:
+            raise ValueError(
+                f"This process has {sum(sizes)} instances in its last {len(batches)} batches but needs {count} "
+                "batches to keep in step with the other processes: use fewer processes, smaller batches or more data"
+            )
+        half = math.ceil(sizes[largest] / 2)
+        whole = pieces[largest]
+        pieces[largest : largest + 1] = [slice_batch(whole, 0, half), slice_batch(whole, half, sizes[largest])]
+    return pieces
+
+
+def evened(batches: Iterable[Any], have: int, want: int) -> Iterator[Any]:
+    """The `have` batches of `batches` as `want` (>= `have`): the first `have - (want - have)` as they are, the rest
+    split (see `split_to`). Raises if `batches` yields another number than `have` (the others would hang)."""
+    extra = max(want - have, 0)
+    keep = max(have - extra, 0)
+    yielded, tail = 0, []
+    for batch in batches:
+        if yielded < keep:
+            yielded += 1
+            yield batch
+        else:
+            tail.append(batch)
+    if yielded + len(tail) != have:
+        raise RuntimeError(f"The data loader yielded {yielded + len(tail)} batches, though its length said {have}")
+    yield from split_to(tail, want - keep)
+
+
+def batch_counts(count: int, device: torch.device) -> Sequence[int]:
+    """Every process's number of batches (one all-gather; `[count]` without distributed training)."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return [count]
+    mine = torch.tensor([count], device=device)
+    gathered = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, mine)
+    return [int(c) for c in torch.cat(gathered).tolist()]
+
+
+def planned_lengths(counts: Sequence[int], accumulation: int) -> List[int]:
+    """Each process's number of micro-batches once evened: the same number of optimizer steps everywhere (the
+    most any process has), each process keeping its own batches where that gives it as many steps already."""
+    steps = max(math.ceil(c / accumulation) for c in counts)
+    return [c if math.ceil(c / accumulation) == steps else (steps - 1) * accumulation + 1 for c in counts]
+
+
+def group_sizes(lengths: Sequence[int], accumulation: int, step: int) -> int:
+    """The number of micro-batches, summed over the processes, of optimizer step `step` (from 0)."""
+    return sum(min(accumulation, max(n - step * accumulation, 0)) for n in lengths)
