@@ -33,10 +33,15 @@ logger = logging.getLogger(__name__)
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
-def bf16_in_hardware(device: torch.device) -> bool:
-    """Whether the GPU computes in bf16 natively (compute capability 8.0 or more: Ampere, Hopper, ...).
-    `torch.cuda.is_bf16_supported()` also says yes on a V100 or T4, where bf16 is emulated, slowly."""
-    return torch.cuda.get_device_capability(device) >= (8, 0)
+def resolve_precision(precision: str, use_amp: bool, device: torch.device) -> str:
+    """What `"auto"` means on `device`: fp16 with `use_amp`, else bf16 on a GPU that computes in bf16 natively
+    (compute capability 8.0 or more: Ampere, Hopper, ...; `torch.cuda.is_bf16_supported()` also says yes on a V100
+    or T4, which only emulate it, slowly), else fp32."""
+    if precision != "auto":
+        return precision
+    if use_amp:
+        return "fp16"
+    return "bf16" if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0) else "fp32"
 
 
 def count_tokens(batch: Any) -> Optional[torch.Tensor]:
@@ -160,8 +165,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             raise ConfigurationError(f'use_amp is fp16 mixed precision: it contradicts precision "{precision}"')
         super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
         on_cuda = self.cuda_device.type == "cuda"
-        if precision == "auto":
-            precision = "fp16" if use_amp else "bf16" if on_cuda and bf16_in_hardware(self.cuda_device) else "fp32"
+        precision = resolve_precision(precision, use_amp, self.cuda_device)
         self.precision = precision
         if on_cuda:
             torch.backends.cuda.matmul.allow_tf32 = allow_tf32

@@ -153,3 +153,51 @@ def test_fp16_needs_a_gpu_and_use_amp_must_agree(tmp_path):
         build(precision="half")
     with pytest.raises(ConfigurationError, match='contradicts precision "bf16"'):
         build(precision="bf16", use_amp=True)
+
+
+@pytest.mark.parametrize(
+    "capability, expected", [((7, 0), "fp32"), ((7, 5), "fp32"), ((8, 0), "bf16"), ((9, 0), "bf16")]
+)
+def test_auto_precision_is_bf16_only_on_gpus_that_compute_in_bf16(monkeypatch, capability, expected):
+    """A V100 (7.0) or T4 (7.5): torch says bf16 is supported (emulated), but "auto" must not pick it."""
+    from luke_allennlp.training.trainers.luke_gradient_descent import resolve_precision
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    gpu = torch.device("cuda", 0)
+    assert resolve_precision("auto", False, gpu) == expected
+    assert resolve_precision("auto", True, gpu) == "fp16"  # use_amp
+    assert resolve_precision("bf16", False, gpu) == "bf16"  # what the config says, as it says
+    assert resolve_precision("auto", False, torch.device("cpu")) == "fp32"
+
+
+def test_the_gradient_scaler_state_round_trips_through_a_checkpoint(tmp_path):
+    """fp16 needs a GPU; its gradient scaler does not: a CPU `GradScaler` in the trainer's fp16 path (scaled
+    backward, `scaler.step`, `scaler.update`) grows its scale as on a GPU, and `--recover` restores it exactly
+    instead of restarting at 65536."""
+    from allennlp.data import Instance
+    from allennlp.data.data_loaders import SimpleDataLoader
+    from allennlp.data.fields import TensorField
+
+    def build() -> Trainer:
+        instances = [Instance({"x": TensorField(torch.randn(2)), "y": TensorField(torch.randn(1))}) for _ in range(8)]
+        params = {"type": "luke_gradient_descent", "precision": "fp32", "num_epochs": 1, "cuda_device": -1,
+                  "optimizer": {"type": "luke_adamw"}}  # fmt: skip
+        trainer = Trainer.from_params(
+            Params(params),
+            model=AutocastProbe(),
+            serialization_dir=str(tmp_path),
+            data_loader=SimpleDataLoader(instances, batch_size=2),
+        )
+        trainer._scaler = torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=3)
+        return trainer
+
+    trained = build()
+    trained.train()  # 4 steps with finite gradients: the scale doubles after 3, the growth tracker is at 1
+    saved = torch.load(tmp_path / "training_state_e1_b0.th", weights_only=True)["grad_scaler"]
+    assert saved["scale"] == 2048.0 and saved["_growth_tracker"] == 1 and saved["growth_interval"] == 3
+    assert trained._scaler.state_dict() == saved
+    recovered = build()
+    recovered._scaler = torch.amp.GradScaler("cpu")  # a fresh one: 65536, growth tracker 0
+    recovered._maybe_restore_checkpoint()
+    assert recovered._scaler.state_dict() == saved
