@@ -549,7 +549,22 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         metrics_every_num_batches: int = 10,
     ) -> Trainer:
         """allennlp's `gradient_descent` construction (see its docs), with `precision` and `allow_tf32`, and
-        `luke_checkpointer` as the default checkpointer."""
+        `luke_checkpointer` as the default checkpointer. Distributed, the learning rate schedule counts the steps
+        every process takes (those of the process with the most batches, see `even_batches`): each process counted
+        its own, and with uneven data the schedules, hence the weights, drifted apart."""
+        if distributed and learning_rate_scheduler is not None:
+            try:
+                count = len(data_loader)
+            except TypeError:
+                count = None
+            if count is not None:
+                device = torch.device("cuda", cuda_device) if isinstance(cuda_device, int) and cuda_device >= 0 else (
+                    cuda_device if isinstance(cuda_device, torch.device) else torch.device("cpu"))  # fmt: skip
+                steps = max(math.ceil(c / num_gradient_accumulation_steps) for c in batch_counts(count, device))
+                schedule = learning_rate_scheduler
+                learning_rate_scheduler = Lazy(
+                    lambda **kwargs: schedule.construct(**{**kwargs, "num_steps_per_epoch": steps})
+                )
         return super().from_partial_objects(
             model, serialization_dir, data_loader, validation_data_loader=validation_data_loader, local_rank=local_rank,
             patience=patience, validation_metric=validation_metric, num_epochs=num_epochs, cuda_device=cuda_device,
