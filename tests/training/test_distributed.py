@@ -121,7 +121,8 @@ def in_two_processes(task: Callable, tmp_path) -> List[Any]:
 
 
 def both_checks(rank: int, world_size: int) -> Dict[str, Any]:
-    return {"metrics": run_metrics(rank, world_size), "training": count_all_reduces(rank, world_size)}
+    return {"metrics": run_metrics(rank, world_size), "training": count_all_reduces(rank, world_size),
+            "syncs": count_syncs(rank, world_size), "timed_checkpoints": timed_checkpoints(rank, world_size)}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +192,149 @@ def test_gradient_accumulation_all_reduces_once_per_step(two_processes):
     first, second = (process["training"] for process in two_processes)
     assert first["all_reduces"] == second["all_reduces"] == 3  # one bucket, 3 steps (not 12 micro-batches)
     assert first["weight"] == second["weight"]  # the processes stay in step
+
+
+class DeviceMetricProbe(torch.nn.Module):
+    """A classifier whose forward pass and metric (`MaskedPrediction`, sums kept on the device) need no host sync:
+    what is left to count is the trainer's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 3)
+        self.accuracy = MaskedPrediction()
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> Dict[str, torch.Tensor]:
+        logits = self.linear(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        self.accuracy(logits, y, loss)
+        return {"loss": loss}
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return self.accuracy.get_metric(reset)
+
+    def get_regularization_penalty(self):
+        return None
+
+
+def probe_trainer(rank: int, world_size: int, batches: int, serialization_dir=None, **params):
+    from allennlp.common import Params
+    from allennlp.data import Instance
+    from allennlp.data.data_loaders import SimpleDataLoader
+    from allennlp.data.fields import TensorField
+    from allennlp.nn.parallel import TorchDdpAccelerator
+    from allennlp.training.trainer import Trainer
+
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(rank)
+    instances = [Instance({"x": TensorField(torch.randn(4, generator=g)), "y": TensorField(torch.tensor(i % 3))})
+                 for i in range(2 * batches)]  # fmt: skip
+    params = {"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "precision": "fp32",
+              "optimizer": {"type": "luke_adamw", "lr": 0.1}, **params}  # fmt: skip
+    return Trainer.from_params(
+        Params(params),
+        model=DeviceMetricProbe(),
+        serialization_dir=serialization_dir,
+        data_loader=SimpleDataLoader(instances, batch_size=2),
+        distributed=True,
+        local_rank=rank,
+        world_size=world_size,
+        ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
+    )
+
+
+def count_syncs(rank: int, world_size: int) -> Dict[str, Any]:
+    """Trains 8 optimizer steps (2 micro-batches each, gradient norm clipping, a checkpointer deciding every step,
+    metrics every 4 steps) under DDP, and counts, step by step from the 3rd, the host syncs and the collective calls
+    made from Python (DDP's gradient all-reduce is made by its reducer, not counted). Host syncs: reads of a tensor's
+    value (`.item()`, `.tolist()`, `float()`, `int()`, `bool()`), except torch's Adam reading its step counter, which
+    torch keeps on the CPU (no device sync on a GPU either), and the operations that read a device tensor to size
+    their output (`nonzero`, as in boolean-mask indexing, `masked_select`), found by the profiler."""
+    import sys
+    import tempfile
+
+    from allennlp.training.callbacks import TrainerCallback
+    from torch.profiler import ProfilerActivity, profile
+
+    counts: List[Dict[str, int]] = []
+    counted = {"reads": 0, "collectives": 0}
+    sizing = ("aten::nonzero", "aten::masked_select")
+
+    class Count(TrainerCallback):
+        def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training,
+                     **kwargs):  # fmt: skip
+            if batch_number > 2:
+                self.profiler.__exit__(None, None, None)
+                ops = sum(event.name in sizing for event in self.profiler.events())
+                counts.append({"step": batch_number, "syncs": counted["reads"] + ops,
+                               "collectives": counted["collectives"]})  # fmt: skip
+            if batch_number >= 2:
+                self.profiler = profile(activities=[ProfilerActivity.CPU])
+                self.profiler.__enter__()
+                counted.update(reads=0, collectives=0)
+
+        def on_end(self, trainer, metrics=None, epoch=None, is_primary=True, **kwargs):
+            self.profiler.__exit__(None, None, None)
+
+    def counting(kind, function):
+        def count(*args, **kwargs):
+            caller = sys._getframe(1).f_code.co_filename
+            if kind != "reads" or "torch/optim/" not in caller:
+                counted[kind] += 1
+            return function(*args, **kwargs)
+
+        return count
+
+    collectives = ("all_reduce", "all_gather", "all_gather_object", "broadcast", "broadcast_object_list", "barrier")
+    reads = ("item", "tolist", "__float__", "__int__", "__bool__")
+    originals = {name: getattr(dist, name) for name in collectives}
+    tensor_originals = {name: getattr(torch.Tensor, name) for name in reads}
+    with tempfile.TemporaryDirectory() as directory:
+        checkpointer = {"save_every_num_batches": 100, "save_completed_epochs": False}
+        trainer = probe_trainer(rank, world_size, 16, directory, num_gradient_accumulation_steps=2, grad_norm=1.0,
+                                metrics_every_num_batches=4, checkpointer=checkpointer)  # fmt: skip
+        trainer._callbacks.append(Count(directory))
+        try:
+            for name in collectives:
+                setattr(dist, name, counting("collectives", originals[name]))
+            for name in reads:
+                setattr(torch.Tensor, name, counting("reads", tensor_originals[name]))
+            trainer.train()
+        finally:
+            for name in collectives:
+                setattr(dist, name, originals[name])
+            for name in reads:
+                setattr(torch.Tensor, name, tensor_originals[name])
+    return {"steps": counts}
+
+
+def test_at_most_one_host_sync_per_step_and_no_collective_but_the_gradients(two_processes):
+    """Steps 3-8 of 8: no collective call made from Python (no "has another process finished?" all-reduce, no
+    metric gathering), no host sync on a step without a report; a report (every 4 steps) reads the loss and gradient
+    norm (one read) and the metric (one read): 2 reads in 4 steps."""
+    for process in two_processes:
+        steps = process["syncs"]["steps"]
+        assert [s["step"] for s in steps] == [3, 4, 5, 6, 7, 8]
+        assert all(s["collectives"] == 0 for s in steps), steps
+        assert [s["syncs"] for s in steps if s["step"] % 4] == [0, 0, 0, 0], steps
+        assert [s["syncs"] for s in steps if s["step"] % 4 == 0] == [2, 2], steps
+        assert sum(s["syncs"] for s in steps) <= len(steps)
+
+
+def timed_checkpoints(rank: int, world_size: int) -> List[str]:
+    """A checkpoint every 0 seconds by rank 0's clock, while rank 1's says never: all follow rank 0 (a checkpoint
+    is a collective call: any disagreement hangs)."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        checkpointer = {"save_every_num_seconds": 0, "save_completed_epochs": False, "keep_most_recent_by_count": None}
+        trainer = probe_trainer(rank, world_size, 3, directory, checkpointer=checkpointer)
+        if rank == 1:
+            trainer._checkpointer.time_is_up = lambda: False
+        trainer.train()
+        return sorted(name for name in os.listdir(directory) if name.startswith("training_state"))
+
+
+def test_checkpoints_every_n_seconds_follow_rank_0(two_processes):
+    saved = two_processes[0]["timed_checkpoints"]
+    assert saved == [f"training_state_e{e}_b{b}.th" for e, b in [(0, 1), (0, 2), (0, 3), (1, 0)]]
