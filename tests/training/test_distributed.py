@@ -140,15 +140,32 @@ def test_every_task_metric_is_exact_in_two_processes(two_processes):
         assert any(v not in (0.0, 1.0) for v in single[name].values()), name  # a case with something to get wrong
 
 
+def ddp_trainer(rank: int, world_size: int, model, instances, batch_size: int, serialization_dir=None, **params):
+    """The trainer, distributed (gloo), over this process's instances."""
+    from allennlp.common import Params
+    from allennlp.data.data_loaders import SimpleDataLoader
+    from allennlp.nn.parallel import TorchDdpAccelerator
+    from allennlp.training.trainer import Trainer
+
+    params = {"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "precision": "fp32",
+              "optimizer": {"type": "luke_adamw", "lr": 0.1}, "checkpointer": None, **params}  # fmt: skip
+    return Trainer.from_params(
+        Params(params),
+        model=model,
+        serialization_dir=serialization_dir,
+        data_loader=SimpleDataLoader(instances, batch_size=batch_size),
+        distributed=True,
+        local_rank=rank,
+        world_size=world_size,
+        ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
+    )
+
+
 def count_all_reduces(rank: int, world_size: int) -> Dict[str, Any]:
     """Trains 3 optimizer steps of 4 accumulated micro-batches with the trainer under DDP, counting the gradient
     all-reduces (a DDP communication hook sees each bucket)."""
-    from allennlp.common import Params
     from allennlp.data import Instance
-    from allennlp.data.data_loaders import SimpleDataLoader
     from allennlp.data.fields import TensorField
-    from allennlp.nn.parallel import TorchDdpAccelerator
-    from allennlp.training.trainer import Trainer
 
     from tests.training.trainers.test_luke_gradient_descent import AutocastProbe
 
@@ -157,25 +174,7 @@ def count_all_reduces(rank: int, world_size: int) -> Dict[str, Any]:
     g = torch.Generator().manual_seed(rank)
     instances = [Instance({"x": TensorField(torch.randn(2, generator=g)), "y": TensorField(torch.randn(1, generator=g))})
                  for _ in range(12)]  # fmt: skip
-    trainer = Trainer.from_params(
-        Params(
-            {
-                "type": "luke_gradient_descent",
-                "num_epochs": 1,
-                "cuda_device": -1,
-                "checkpointer": None,
-                "num_gradient_accumulation_steps": 4,
-                "optimizer": {"type": "luke_adamw", "lr": 0.1},
-            }
-        ),
-        model=model,
-        serialization_dir=None,
-        data_loader=SimpleDataLoader(instances, batch_size=1),
-        distributed=True,
-        local_rank=rank,
-        world_size=world_size,
-        ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
-    )
+    trainer = ddp_trainer(rank, world_size, model, instances, 1, precision="auto", num_gradient_accumulation_steps=4)
     calls = []
 
     def hook(state, bucket):
@@ -217,29 +216,14 @@ class DeviceMetricProbe(torch.nn.Module):
 
 
 def probe_trainer(rank: int, world_size: int, batches: int, serialization_dir=None, **params):
-    from allennlp.common import Params
     from allennlp.data import Instance
-    from allennlp.data.data_loaders import SimpleDataLoader
     from allennlp.data.fields import TensorField
-    from allennlp.nn.parallel import TorchDdpAccelerator
-    from allennlp.training.trainer import Trainer
 
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(rank)
     instances = [Instance({"x": TensorField(torch.randn(4, generator=g)), "y": TensorField(torch.tensor(i % 3))})
                  for i in range(2 * batches)]  # fmt: skip
-    params = {"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "precision": "fp32",
-              "optimizer": {"type": "luke_adamw", "lr": 0.1}, **params}  # fmt: skip
-    return Trainer.from_params(
-        Params(params),
-        model=DeviceMetricProbe(),
-        serialization_dir=serialization_dir,
-        data_loader=SimpleDataLoader(instances, batch_size=2),
-        distributed=True,
-        local_rank=rank,
-        world_size=world_size,
-        ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
-    )
+    return ddp_trainer(rank, world_size, DeviceMetricProbe(), instances, 2, serialization_dir, **params)
 
 
 def count_syncs(rank: int, world_size: int) -> Dict[str, Any]:
