@@ -40,7 +40,7 @@ from allennlp.training.optimizers import Optimizer  # noqa: E402
 import data_readers  # noqa: E402,F401  (registers the readers and, through luke_allennlp, every component)
 from luke_allennlp.modeling.encoder import span_position_ids  # noqa: E402
 from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
-from luke_allennlp.training.trainers.luke_gradient_descent import count_tokens  # noqa: E402
+from luke_allennlp.training.trainers.luke_gradient_descent import count_tokens, resolve_precision  # noqa: E402
 
 SIZES = {
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256),
@@ -167,16 +167,18 @@ def bare_steps(
     params: Params, vocab: Vocabulary, batches: List[Dict], device: torch.device, precision: str, warmup: int
 ):
     """The model and optimizer of the config, stepping over pre-collated batches already on the device: no data
-    loading, metrics or progress bar. Returns real tokens per second after `warmup` steps."""
+    loading, metrics or progress bar, and no host sync of its own (the tokens are counted on the CPU beforehand).
+    Returns real tokens per second after `warmup` steps."""
     model = Model.from_params(vocab=vocab, params=params.pop("model").duplicate()).to(device)
     optimizer_params = params["trainer"]["optimizer"].duplicate()
     optimizer = Optimizer.from_params(
         model_parameters=[[n, p] for n, p in model.named_parameters() if p.requires_grad], params=optimizer_params
     )
     dtype = {"bf16": torch.bfloat16, "fp32": None}[precision]
+    tokens = sum(int(count_tokens(b)[0]) for b in batches[warmup:])  # (CPU tensors: no device sync in the loop)
     batches = [move_to_device(b, device) for b in batches]
     model.train()
-    tokens, start = 0, None
+    start = None
     for i, batch in enumerate(batches):
         if i == warmup:
             synchronize(device)
@@ -186,8 +188,6 @@ def bare_steps(
             loss = model(**batch)["loss"]
         loss.backward()
         optimizer.step()
-        if i >= warmup:
-            tokens += int(count_tokens(batch)[0])
     synchronize(device)
     return tokens / (time.perf_counter() - start), model
 
@@ -217,8 +217,8 @@ def transformers_ner_steps(model, batches: List[Dict], device: torch.device, pre
             labels=batch["labels"][sentence, chunk].clamp(min=0),
         ))  # fmt: skip
     reference.train()
-    tokens, start = 0, None
-    for i, (batch, inputs) in enumerate(zip(batches, passes)):
+    tokens, start = sum(int(count_tokens(b)[0]) for b in batches[warmup:]), None  # counted beforehand, as above
+    for i, inputs in enumerate(passes):
         if i == warmup:
             synchronize(device)
             start = time.perf_counter()
@@ -227,8 +227,6 @@ def transformers_ner_steps(model, batches: List[Dict], device: torch.device, pre
             loss = reference(**inputs).loss
         loss.backward()
         optimizer.step()
-        if i >= warmup:
-            tokens += int(count_tokens(batch)[0])
     synchronize(device)
     return tokens / (time.perf_counter() - start)
 
@@ -272,11 +270,7 @@ def main() -> None:
                            ("entity_vocab_size", 20_000, 500_000)):  # fmt: skip
         if getattr(args, name) is None:
             setattr(args, name, gpu if on_gpu else cpu)
-    precision = (
-        args.precision
-        if args.precision != "auto"
-        else ("bf16" if on_gpu and torch.cuda.is_bf16_supported() else "fp32")
-    )
+    precision = resolve_precision(args.precision, False, device)  # as the trainer resolves "auto"
     prepare_environment(Params({}))
     import transformers
 

@@ -122,7 +122,8 @@ def in_two_processes(task: Callable, tmp_path) -> List[Any]:
 
 def both_checks(rank: int, world_size: int) -> Dict[str, Any]:
     return {"metrics": run_metrics(rank, world_size), "training": count_all_reduces(rank, world_size),
-            "syncs": count_syncs(rank, world_size), "timed_checkpoints": timed_checkpoints(rank, world_size)}  # fmt: skip
+            "syncs": count_syncs(rank, world_size), "timed_checkpoints": timed_checkpoints(rank, world_size),
+            "lazy": lazy_uneven(rank, world_size)}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -322,3 +323,23 @@ def timed_checkpoints(rank: int, world_size: int) -> List[str]:
 def test_checkpoints_every_n_seconds_follow_rank_0(two_processes):
     saved = two_processes[0]["timed_checkpoints"]
     assert saved == [f"training_state_e{e}_b{b}.th" for e, b in [(0, 1), (0, 2), (0, 3), (1, 0)]]
+
+
+def lazy_uneven(rank: int, world_size: int) -> Dict[str, Any]:
+    """A data loader without a length (batches read lazily) and 4 batches in one process, 3 in the other: one small
+    all-reduce a step tells both to stop after 3 steps (allennlp's behaviour there; no hang, the weights in step)."""
+    from allennlp.data.data_loaders import SimpleDataLoader
+
+    class Lazy(SimpleDataLoader):
+        def __len__(self) -> int:
+            raise TypeError("read lazily")
+
+    trainer = probe_trainer(rank, world_size, 4 - rank)
+    trainer.data_loader = Lazy(trainer.data_loader.instances, batch_size=2)
+    trainer.train()
+    return {"steps": trainer._total_batches_completed, "weight": trainer.model.linear.weight.tolist()}
+
+
+def test_a_loader_without_length_stops_all_processes_with_the_first(two_processes):
+    first, second = (process["lazy"] for process in two_processes)
+    assert first["steps"] == second["steps"] == 3 and first["weight"] == second["weight"]
