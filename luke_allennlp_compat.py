@@ -406,8 +406,48 @@ def _repair_tokenizer_methods() -> None:
 
 
 class ArchiveError(ValueError):
-    """An archive that cannot be extracted safely: corrupted, not a tar archive, or with a member that could
-    write outside the extraction directory."""
+    """An archive that cannot be extracted safely: corrupted, not a tar archive, with a member that could
+    write outside the extraction directory, or one that extracts to more than the limits below."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+
+# Limits against decompression bombs (an 8.9 MB gzip of a 2 GiB member): the members' sizes, read from their
+# headers before anything is written, may add up to at most MAX_RATIO times the archive's compressed size (but
+# always to RATIO_FLOOR: small archives of text compress well) and never to more than MAX_BYTES. Trained weights
+# compress by ~1.1x, vocabularies by 3-5x. The environment variables LUKE_ARCHIVE_MAX_RATIO and
+# LUKE_ARCHIVE_MAX_BYTES (a number of bytes, or with a K/M/G/T suffix) override them; 0 lifts a limit.
+ARCHIVE_MAX_RATIO = 100.0
+ARCHIVE_RATIO_FLOOR = 64 << 20
+ARCHIVE_MAX_BYTES = 32 << 30
+
+
+def _archive_limit(compressed: Optional[int]) -> Tuple[float, str]:
+    """The most bytes an archive of `compressed` bytes may extract to, and what sets that limit."""
+    import os
+
+    def setting(variable: str, default: float) -> float:
+        value = os.environ.get(variable, "").strip()
+        if not value:
+            return default
+        scale = 1 << (10 * " KMGT".index(value[-1].upper())) if value[-1].upper() in "KMGT" else 1
+        try:
+            number = float(value[:-1] if scale > 1 else value) * scale
+        except ValueError:
+            raise ValueError(f"{variable}={value!r}: expected a number (bytes may end in K, M, G or T)") from None
+        return number if number > 0 else math.inf
+
+    ratio = setting("LUKE_ARCHIVE_MAX_RATIO", ARCHIVE_MAX_RATIO)
+    absolute = setting("LUKE_ARCHIVE_MAX_BYTES", ARCHIVE_MAX_BYTES)
+    relative = max(ratio * compressed, ARCHIVE_RATIO_FLOOR) if compressed is not None else math.inf
+    if relative < absolute:
+        bomb = "a decompression bomb? LUKE_ARCHIVE_MAX_RATIO raises the limit"
+        return relative, f"{ratio:g} times the archive's {_size(compressed)} ({bomb})"
+    return absolute, f"the limit of {_size(absolute)} (LUKE_ARCHIVE_MAX_BYTES raises it)"
+
+
+def _size(n: float) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
 
 
 def extract_archive(archive_file: Any, directory: Any) -> None:
@@ -430,14 +470,14 @@ def extract_archive(archive_file: Any, directory: Any) -> None:
 
     name = os.fspath(archive_file)
     with _open_tar(name) as tar:
-        check = _MemberCheck(name)
+        check = _MemberCheck(name, os.path.getsize(name))
         members = (check(member) for member in tar)  # headers are read as extraction goes
         try:
             if hasattr(tarfile, "data_filter"):
                 tar.extractall(directory, members=members, filter="data")
             else:
                 tar.extractall(directory, members=members)
-            _read_to_end(tar, name)
+            _read_to_end(tar, name, check.limit)
         except getattr(tarfile, "FilterError", ()) as error:  # (no such class where there is no filter)
             raise ArchiveError(f"{name} is unsafe to extract: {error}") from None
         except _corruption_errors() as error:
@@ -453,11 +493,13 @@ def _open_tar(name: str) -> Any:
         raise ArchiveError(f"{name} is not a tar archive, or is corrupted ({error})") from None
 
 
-def _read_to_end(tar: Any, name: str) -> None:
-    """Reads the rest of the (decompressed) stream: at its end the compressor checks its CRC."""
+def _read_to_end(tar: Any, name: str, limit: float = math.inf) -> None:
+    """Reads the rest of the (decompressed) stream: at its end the compressor checks its CRC. A stream longer than
+    `limit` (a bomb hidden after the last member) is refused."""
     try:
         while tar.fileobj.read(1 << 20):
-            pass
+            if tar.fileobj.tell() > limit + (1 << 20):
+                raise ArchiveError(f"{name} is refused: its stream goes on past {_size(limit)} after the last member")
     except _corruption_errors() + (OSError,) as error:  # (OSError: bzip2's "Invalid data stream", ...)
         raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
 
@@ -495,14 +537,22 @@ class _MemberCheck:
     filter, which resolves links on disk as it goes and so depends on the order of members.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, compressed: Optional[int] = None) -> None:
         self.name = name
         self.kinds: Dict[str, str] = {".": "dir"}  # path -> "dir", "file" or "symlink", for every member so far
+        self.limit, self.limit_reason = _archive_limit(compressed)  # the members' total size (decompression bombs)
+        self.total = 0
 
     def __call__(self, member: Any) -> Any:
         reason = self._unsafe(member)
         if reason is not None:
             raise ArchiveError(f"{self.name} is unsafe to extract: member {member.name!r} is {reason}")
+        self.total += member.size if member.isreg() else 0
+        if self.total > self.limit:
+            raise ArchiveError(
+                f"{self.name} is refused: its members up to {member.name!r} would extract to {_size(self.total)}, "
+                f"more than {self.limit_reason}"
+            )
         path = _archive_path(member.name)
         parts = path.split("/")
         for i in range(1, len(parts)):
@@ -567,16 +617,17 @@ class _MemberCheck:
 def _checked_tarfile(tar_file: Any) -> None:
     """`cached_path`'s `check_tarfile`, run before it extracts a tar archive: every member checked, the stream
     read to its end (the compressor's CRC), and the `data` filter for the extraction that follows."""
+    import os
     import tarfile
 
     name = str(tar_file.name or "<archive>")
-    check = _MemberCheck(name)
+    check = _MemberCheck(name, os.path.getsize(name) if os.path.isfile(name) else None)
     try:
         for member in tar_file:
             check(member)
     except _corruption_errors() as error:
         raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
-    _read_to_end(tar_file, name)
+    _read_to_end(tar_file, name, check.limit)
     if hasattr(tarfile, "data_filter"):
         tar_file.extraction_filter = tarfile.data_filter  # (an instance attribute: called as filter(member, path))
 
@@ -806,6 +857,152 @@ def _repair_plugins(module: types.ModuleType) -> None:
 
 
 _MODULE_REPAIRS["allennlp.common.plugins"] = (None, _repair_plugins)
+
+
+# --- 11. weights loaded with weights_only=True, errors naming the file -------------------------------------
+# allennlp's `read_state_dict` (archives, `from_archive` models), the `pretrained` initializer, the trainer's
+# reload of best.th and the `default` checkpointer call `torch.load` without `weights_only`, so that with
+# TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 in the environment a crafted `weights.th` ran code while unpickling. They load
+# through `load_weights` instead: `weights_only=True` passed explicitly (which that variable cannot override), and
+# a file that does not unpickle raises a `WeightsError` naming it (`luke_allennlp.archival.load_archive` adds the
+# archive's name).
+
+
+class WeightsError(ValueError):
+    """A weights file that cannot be loaded: damaged, not a PyTorch file, or holding more than tensors."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+    def inside(self, archive: Any, directory: Any) -> "WeightsError":
+        """The same error for the member of `archive` (extracted into `directory`) that it is about."""
+        import os
+
+        member = os.path.relpath(self.path, os.fspath(directory))
+        return WeightsError(f"{os.fspath(archive)} (its member {member})", self.reason)
+
+
+def load_weights(path: Any, map_location: Any = "cpu") -> Any:
+    """`torch.load(path, map_location, weights_only=True)`, a failure raised as a `WeightsError` naming `path`."""
+    import os
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:
+        detail = [line.strip() for line in str(error).splitlines() if "WeightsUnpickler error:" in line]
+        reason = detail[0].split(":", 1)[1].strip() if detail else str(error).splitlines()[0]
+        raise WeightsError(
+            os.fspath(path),
+            f"refused: it holds Python objects that are not weights ({reason.split('. ')[0]}); weights are loaded "
+            "with weights_only=True whatever TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD says",
+        ) from error
+    except (RuntimeError, EOFError, KeyError, ValueError, OSError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        first = (str(error).splitlines() or [""])[0].split(". ")[0]
+        raise WeightsError(
+            os.fspath(path),
+            f"cannot be read as PyTorch weights, it is truncated or damaged ({type(error).__name__}: {first})",
+        ) from error
+
+
+def _repair_nn_util(module: types.ModuleType) -> None:
+    from collections import OrderedDict
+
+    if getattr(module.read_state_dict, "__luke_allennlp_compat__", False):
+        return
+    import re
+
+    def read_state_dict(path: Any, strip_prefix: Optional[str] = None, ignore: Optional[List[str]] = None,
+                        strict: bool = True, cuda_device: int = -1) -> Dict[str, Any]:  # fmt: skip
+        # allennlp's own, but for the load: its key filtering, its errors.
+        state = load_weights(path, map_location=module.device_mapping(cuda_device))
+        if ignore is not None and not isinstance(ignore, list):
+            raise ValueError("'ignore' parameter should be a list")
+        out: Dict[str, Any] = OrderedDict()
+        prefix_used, ignore_used = False, [False] * len(ignore or [])
+        for key in state.keys():
+            matched = [i for i, pattern in enumerate(ignore or []) if re.match(pattern, key)]
+            if matched:
+                ignore_used[matched[0]] = True
+                logger.warning("ignoring %s from state dict", key)
+                continue
+            new_key = key
+            if strip_prefix and key.startswith(strip_prefix):
+                prefix_used, new_key = True, key[len(strip_prefix) :]
+                if not new_key:
+                    raise ValueError("'strip_prefix' resulted in an empty string for a key")
+            out[new_key] = state[key]
+        if strict and strip_prefix is not None and not prefix_used:
+            raise ValueError(f"'strip_prefix' of '{strip_prefix}' was never used")
+        for pattern, used in zip(ignore or [], ignore_used):
+            if strict and not used:
+                raise ValueError(f"'ignore' pattern '{pattern}' didn't have any matches")
+        return out
+
+    _replace(module, "read_state_dict", read_state_dict)
+
+
+def _repair_initializers(module: types.ModuleType) -> None:
+    initializer = module.PretrainedModelInitializer
+    if getattr(initializer.__init__, "__luke_allennlp_compat__", False):
+        return
+    import tarfile
+
+    def __init__(self: Any, weights_file_path: str, parameter_name_overrides: Dict[str, str] = None) -> None:  # noqa: RUF013 (allennlp's signature)
+        from allennlp.models.archival import extracted_archive, get_weights_path
+
+        if tarfile.is_tarfile(weights_file_path):
+            with extracted_archive(weights_file_path) as extraction_path:
+                try:
+                    self.weights = load_weights(get_weights_path(extraction_path))
+                except WeightsError as error:
+                    raise error.inside(weights_file_path, extraction_path) from error
+        else:
+            self.weights = load_weights(weights_file_path)
+        self.parameter_name_overrides = parameter_name_overrides or {}
+
+    _replace(initializer, "__init__", __init__)
+
+
+def _repair_trainer_loads(module: types.ModuleType) -> None:
+    trainer = module.GradientDescentTrainer
+    if getattr(trainer._load_model_state, "__luke_allennlp_compat__", False):
+        return
+
+    def _load_model_state(self: Any, path: str) -> None:
+        model = self._ddp_wrapped_model if self._ddp_wrapped_model is not None else self._pytorch_model
+        model.load_state_dict(load_weights(path))  # after training, on the CPU (as allennlp's)
+
+    _replace(trainer, "_load_model_state", _load_model_state)
+
+
+def _repair_checkpointer_loads(module: types.ModuleType) -> None:
+    checkpointer = module.Checkpointer
+    if getattr(checkpointer.load_checkpoint, "__luke_allennlp_compat__", False):
+        return
+
+    def load_checkpoint(self: Any) -> Any:
+        latest = self.find_latest_checkpoint()
+        if latest is None:
+            return None
+        model_path, training_state_path = latest
+        device = module.nn_util.device_mapping(-1)
+        return module.TrainerCheckpoint(load_weights(model_path, device), load_weights(training_state_path, device))
+
+    _replace(checkpointer, "load_checkpoint", load_checkpoint)
+
+
+_MODULE_REPAIRS["allennlp.nn.util"] = (None, _repair_nn_util)
+_MODULE_REPAIRS["allennlp.nn.initializers"] = (None, _repair_initializers)
+_MODULE_REPAIRS["allennlp.training.gradient_descent_trainer"] = (None, _repair_trainer_loads)
+_MODULE_REPAIRS["allennlp.training.checkpointer"] = (None, _repair_checkpointer_loads)
 
 
 # --- the import hook --------------------------------------------------------------------------------

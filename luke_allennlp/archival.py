@@ -275,8 +275,14 @@ def load_archive(original: Callable[..., Any], archive_file: Any, cuda_device: i
     user = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)
     ours = {k: v for k, v in load_overrides(directory).items()
             if not any(k == u or k.startswith(u + ".") for u in user)}  # fmt: skip
+    from luke_allennlp_compat import WeightsError
+
     try:
         return original(str(directory), cuda_device=cuda_device, overrides={**ours, **user}, weights_file=weights_file)
+    except WeightsError as error:
+        if not extracted:
+            raise
+        raise error.inside(archive_file, directory) from error  # the archive named, not its temporary directory
     finally:
         if extracted:
             _keep_only_bundle(directory)

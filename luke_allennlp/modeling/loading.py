@@ -143,7 +143,9 @@ def _read_weights(path: str) -> Dict[str, torch.Tensor]:
         from safetensors.torch import load_file
 
         return load_file(path)
-    return torch.load(path, map_location="cpu", weights_only=True)
+    from luke_allennlp_compat import load_weights  # weights_only=True; an unreadable file is named
+
+    return load_weights(path, map_location="cpu")
 
 
 def _strip_prefix(state: Dict[str, torch.Tensor], prefixes: tuple) -> Dict[str, torch.Tensor]:
