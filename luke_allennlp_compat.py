@@ -748,6 +748,7 @@ def _repair_predict(module: types.ModuleType) -> None:
 
     _replace(manager, "_get_json_data", get_json_data)
     _replace(manager, "_predict_json", predict_json)
+    _guard_predict(module)  # repair 12
 
 
 _MODULE_REPAIRS["allennlp.commands.predict"] = (None, _repair_predict)
@@ -1003,6 +1004,79 @@ _MODULE_REPAIRS["allennlp.nn.util"] = (None, _repair_nn_util)
 _MODULE_REPAIRS["allennlp.nn.initializers"] = (None, _repair_initializers)
 _MODULE_REPAIRS["allennlp.training.gradient_descent_trainer"] = (None, _repair_trainer_loads)
 _MODULE_REPAIRS["allennlp.training.checkpointer"] = (None, _repair_checkpointer_loads)
+
+
+# --- 12. outputs that would overwrite inputs ----------------------------------------------------------------
+# `allennlp predict IN --output-file IN` emptied the input (the output is opened for writing before the input is
+# read), and `allennlp evaluate DATA --predictions-output-file DATA` replaced the data with predictions. Before a
+# command loads anything, an output path that is one of its inputs (the archive, the data), the same file under
+# another name (a symbolic or hard link), or the other output, is refused with a `CommandLineError`.
+
+
+class CommandLineError(ValueError):
+    """Arguments of an `allennlp` command that cannot work together."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+
+def refuse_overwriting_inputs(inputs: List[Tuple[str, Any]], outputs: List[Tuple[str, Any]]) -> None:
+    """Raises a `CommandLineError` if an output (`(option, path)`) is the same file as an input or an earlier output
+    (`(what, path)`, paths that do not exist are skipped: a URL, "-", an output yet to be written)."""
+    import os
+
+    def same(a: Any, b: Any) -> bool:
+        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+
+    for i, (option, output) in enumerate(outputs):
+        if output is None:
+            continue
+        for what, path in [*inputs, *outputs[:i]]:
+            if path is not None and (os.path.abspath(output) == os.path.abspath(path) or same(output, path)):
+                how = "" if os.path.abspath(output) == os.path.abspath(path) else f" ({path}, through a link)"
+                raise CommandLineError(
+                    f"{option} {output} is {what}{how}: writing it would destroy it; choose another {option}"
+                )
+
+
+def _guard_command(module: types.ModuleType, name: str, paths: Callable[[Any], Tuple[List, List]]) -> None:
+    """Wraps the command function `module.name(args)` with `refuse_overwriting_inputs(*paths(args))`."""
+    command = getattr(module, name)
+    if getattr(command, "__luke_allennlp_compat_guarded__", False):
+        return
+
+    def guarded(args: Any) -> Any:
+        refuse_overwriting_inputs(*paths(args))
+        return command(args)
+
+    guarded.__doc__ = command.__doc__
+    guarded.__luke_allennlp_compat_guarded__ = True  # type: ignore[attr-defined]
+    setattr(module, name, guarded)
+
+
+def _split(paths: Optional[str]) -> List[str]:
+    return [p for p in paths.split(",") if p] if paths else []
+
+
+def _repair_evaluate(module: types.ModuleType) -> None:
+    def paths(args: Any) -> Tuple[List, List]:
+        inputs = [("the archive", args.archive_file)] + [("the input file", p) for p in _split(args.input_file)]
+        outputs = [("--output-file", p) for p in _split(args.output_file)]
+        outputs += [("--predictions-output-file", p) for p in _split(args.predictions_output_file)]
+        return inputs, outputs
+
+    _guard_command(module, "evaluate_from_args", paths)
+
+
+def _guard_predict(module: types.ModuleType) -> None:
+    def paths(args: Any) -> Tuple[List, List]:
+        return [("the archive", args.archive_file), ("the input file", args.input_file)], [
+            ("--output-file", args.output_file)
+        ]
+
+    _guard_command(module, "_predict", paths)
+
+
+_MODULE_REPAIRS["allennlp.commands.evaluate"] = (None, _repair_evaluate)
 
 
 # --- the import hook --------------------------------------------------------------------------------
