@@ -756,25 +756,63 @@ _MODULE_REPAIRS["allennlp.common.push_to_hf"] = (None, _repair_push_to_hf)
 
 
 # --- 8. errors meant for the user: one line, no traceback --------------------------------------------------
-# An exception whose class sets `user_error = True` (e.g. `luke_allennlp.modeling.loading.HubUnavailableError`:
-# a hub name without a network) says all the user needs in its message. The `allennlp` command printed it
-# under a traceback of some 100-200 lines; `allennlp.commands.main` is wrapped so that it prints
-# "allennlp: error: MESSAGE" on stderr and exits with status 1 (the traceback goes to the log at DEBUG level).
+# An input error says all the user needs in its message (the file, the line, what is wrong). The `allennlp`
+# command printed it under a traceback of some 40-200 lines; `allennlp.commands.main` is wrapped so that it prints
+# "allennlp: error: MESSAGE" on stderr and exits with status 1 (the traceback goes to the log at DEBUG level, and
+# ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). User errors are, in an exception's chain:
+# - an exception whose class sets `user_error = True` (`ArchiveError`, `WeightsError`, `CommandLineError` here,
+#   `luke_allennlp.modeling.loading.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
+# - one that this project raises on purpose: a `raise` statement in `luke_allennlp`, the readers' package or this
+#   file (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a
+#   call it makes (a bug keeps its traceback);
+# - a missing or unreadable file or directory (`FileNotFoundError` and its kin, e.g. cached_path's "file X not
+#   found"), and allennlp's own `ConfigurationError` without an underlying cause.
 # Any other exception is left to allennlp.
+
+PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
 def user_error(error: BaseException) -> Optional[BaseException]:
     """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user."""
     seen = set()
     while error is not None and id(error) not in seen:
-        if getattr(type(error), "user_error", False):
+        if getattr(type(error), "user_error", False) or _raised_on_purpose(error) or isinstance(error, PATH_ERRORS):
+            return error
+        if type(error).__name__ == "ConfigurationError" and error.__cause__ is None:
             return error
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
 
 
+def _project_files() -> Tuple[str, ...]:
+    """This file and the directories of this project's packages (as far as they are imported)."""
+    import os
+
+    packages = [sys.modules.get(name) for name in ("luke_allennlp", "data_readers", PLUGIN)]
+    roots = [os.path.dirname(getattr(m, "__file__", None) or "") + os.sep for m in packages if m is not None]
+    return (__file__, *[root for root in roots if root != os.sep])
+
+
+def _raised_on_purpose(error: BaseException) -> bool:
+    """Whether a `raise` statement of this project raised `error` (the innermost frame of its traceback is this
+    project's code, stopped at a RAISE instruction: not inside a call of something else)."""
+    import dis
+
+    tb = error.__traceback__
+    if tb is None or isinstance(error, (AssertionError, NotImplementedError)):
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if not code.co_filename.startswith(_project_files()):
+        return False
+    return any(i.offset == tb.tb_lasti and i.opname == "RAISE_VARARGS" for i in dis.get_instructions(code))
+
+
 def _repair_commands(module: types.ModuleType) -> None:
+    import os
+
     main = module.main
     if getattr(main, "__luke_allennlp_compat__", False):
         return
@@ -784,10 +822,12 @@ def _repair_commands(module: types.ModuleType) -> None:
             main(prog)
         except Exception as error:
             shown = user_error(error)
-            if shown is None:
+            if shown is None or os.environ.get("ALLENNLP_DEBUG"):
                 raise
             logger.debug("stopped by a user error", exc_info=error)
-            sys.stderr.write(f"{prog or 'allennlp'}: error: {shown}\n")
+            text = shown.args[0] if isinstance(shown, KeyError) and len(shown.args) == 1 else str(shown)  # unquoted
+            message = " ".join(str(text).split()) or type(shown).__name__  # one line, whatever the message
+            sys.stderr.write(f"{prog or 'allennlp'}: error: {message}\n")
             sys.exit(1)
 
     _replace(module, "main", patched_main)
