@@ -766,10 +766,28 @@ _MODULE_REPAIRS["allennlp.common.push_to_hf"] = (None, _repair_push_to_hf)
 #   file (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a
 #   call it makes (a bug keeps its traceback);
 # - a missing or unreadable file or directory (`FileNotFoundError` and its kin, e.g. cached_path's "file X not
-#   found"), and allennlp's own `ConfigurationError` without an underlying cause.
+#   found"), allennlp's own `ConfigurationError` without an underlying cause, and a config that Jsonnet cannot
+#   evaluate (a syntax error, an undefined `std.extVar` variable: `one_line` keeps its location, not its trace).
 # Any other exception is left to allennlp.
 
 PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+JSONNET_ERRORS = ("RUNTIME ERROR: ", "STATIC ERROR: ")  # a config that does not evaluate (RuntimeError of _jsonnet)
+
+
+def one_line(error: BaseException) -> str:
+    """A user error's message on one line: a KeyError's without quotes, a Jsonnet error as `FILE:LINE:COL: what`
+    (its stack trace dropped), an undefined `std.extVar` variable with what to do."""
+    text = error.args[0] if isinstance(error, KeyError) and len(error.args) == 1 else str(error)
+    if isinstance(error, RuntimeError) and text.startswith(JSONNET_ERRORS):
+        what, *trace = text.split("\n")
+        kind, what = what.split(": ", 1)
+        if kind == "RUNTIME ERROR" and trace and trace[0].strip():
+            what = f"{trace[0].split()[0]}: {what}"  # the innermost location
+        if "undefined external variable: " in what:
+            variable = what.rsplit(": ", 1)[1]
+            what += f" (the config reads it with std.extVar: set it in the environment, e.g. {variable}=...)"
+        text = what
+    return " ".join(str(text).split()) or type(error).__name__
 
 
 def user_error(error: BaseException) -> Optional[BaseException]:
@@ -779,6 +797,8 @@ def user_error(error: BaseException) -> Optional[BaseException]:
         if getattr(type(error), "user_error", False) or _raised_on_purpose(error) or isinstance(error, PATH_ERRORS):
             return error
         if type(error).__name__ == "ConfigurationError" and error.__cause__ is None:
+            return error
+        if isinstance(error, RuntimeError) and str(error).startswith(JSONNET_ERRORS):
             return error
         seen.add(id(error))
         error = error.__cause__ or error.__context__
@@ -825,9 +845,7 @@ def _repair_commands(module: types.ModuleType) -> None:
             if shown is None or os.environ.get("ALLENNLP_DEBUG"):
                 raise
             logger.debug("stopped by a user error", exc_info=error)
-            text = shown.args[0] if isinstance(shown, KeyError) and len(shown.args) == 1 else str(shown)  # unquoted
-            message = " ".join(str(text).split()) or type(shown).__name__  # one line, whatever the message
-            sys.stderr.write(f"{prog or 'allennlp'}: error: {message}\n")
+            sys.stderr.write(f"{prog or 'allennlp'}: error: {one_line(shown)}\n")
             sys.exit(1)
 
     _replace(module, "main", patched_main)
@@ -1013,9 +1031,15 @@ def _repair_initializers(module: types.ModuleType) -> None:
 
 
 def _repair_trainer_loads(module: types.ModuleType) -> None:
+    import warnings
+
     trainer = module.GradientDescentTrainer
     if getattr(trainer._load_model_state, "__luke_allennlp_compat__", False):
         return
+    # allennlp's validation loop enters `torch.cuda.amp.autocast(use_amp)` (a no-op unless fp16), which torch 2.4+
+    # deprecates with a FutureWarning on every training run: silenced for that module only.
+    warnings.filterwarnings("ignore", r"`torch\.cuda\.amp\.(autocast|GradScaler)\(args\.\.\.\)` is deprecated",
+                            FutureWarning, r"allennlp\.training\.gradient_descent_trainer")  # fmt: skip
 
     def _load_model_state(self: Any, path: str) -> None:
         model = self._ddp_wrapped_model if self._ddp_wrapped_model is not None else self._pytorch_model
@@ -1097,9 +1121,31 @@ def _split(paths: Optional[str]) -> List[str]:
     return [p for p in paths.split(",") if p] if paths else []
 
 
+class _EvaluationDataPath(logging.Filter):
+    """allennlp's evaluate logs "Reading evaluation data from eng" for `eng.testa` (the file's stem): the path of
+    the input file of that stem is logged instead."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: List[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "Reading evaluation data from %s" and isinstance(record.args, tuple) and record.args:
+            import pathlib
+
+            stems = [p for p in self.paths if pathlib.Path(p).stem == record.args[0]]
+            if stems:
+                record.args = (stems[0],)
+        return True
+
+
 def _repair_evaluate(module: types.ModuleType) -> None:
+    named = _EvaluationDataPath()
+    module.logger.addFilter(named)
+
     def paths(args: Any) -> Tuple[List, List]:
-        inputs = [("the archive", args.archive_file)] + [("the input file", p) for p in _split(args.input_file)]
+        named.paths = _split(args.input_file)
+        inputs = [("the archive", args.archive_file)] + [("the input file", p) for p in named.paths]
         outputs = [("--output-file", p) for p in _split(args.output_file)]
         outputs += [("--predictions-output-file", p) for p in _split(args.predictions_output_file)]
         return inputs, outputs
