@@ -294,6 +294,28 @@ def _repair_push_to_hf(module: types.ModuleType) -> None:
         ):
             raise ValueError(f"{archive_path}: not a .tar.gz or .zip archive of a trained model")
         repo_id = f"{organization}/{repo_name}" if organization else repo_name
+        try:
+            return _push(repo_id, serialization_dir, archive_path, commit_message, use_auth_token)
+        except Exception as error:
+            unreachable = _unreachable(error)
+            if unreachable is None:
+                raise
+            raise HubUploadError(f"cannot push to {repo_id} on the Hugging Face Hub: {unreachable}") from error
+
+    def _unreachable(error: BaseException) -> Optional[str]:
+        """What to do when `error` (or its cause) says that the hub cannot be reached; None for other errors."""
+        import httpx
+        from huggingface_hub.errors import OfflineModeIsEnabled
+
+        while error is not None:
+            if isinstance(error, OfflineModeIsEnabled):
+                return "offline mode is enabled (HF_HUB_OFFLINE): unset HF_HUB_OFFLINE to upload"
+            if isinstance(error, (httpx.TransportError, ConnectionError)):
+                return f"the hub cannot be reached ({type(error).__name__}: {error}): check the network, then run again"
+            error = error.__cause__ or error.__context__
+        return None
+
+    def _push(repo_id: str, serialization_dir: Any, archive_path: Any, commit_message: str, use_auth_token: Any) -> str:
         token = use_auth_token if isinstance(use_auth_token, str) else (None if use_auth_token else False)
         api = module.HfApi(token=token)
         with tempfile.TemporaryDirectory() as work:
@@ -328,6 +350,39 @@ def _repair_push_to_hf(module: types.ModuleType) -> None:
 
 
 # --- 4. allennlp.common.cached_transformers.get_tokenizer ------------------------------------------
+
+
+class HubUploadError(OSError):
+    """`allennlp push-to-hf` without a network, or in offline mode."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+
+PUSH_TO_HF_HELP = (
+    "Push a model to the Hugging Face Hub (hf.co) over HTTP, without git: a serialization directory (-s: its config, "
+    "best weights, vocabulary, metrics and logs) or an archive (-a), with the files the archive bundles, in one "
+    "commit. Log in first with `hf auth login` (or set HF_TOKEN)."
+)
+
+
+def _repair_push_to_hf_command(module: types.ModuleType) -> None:
+    """`allennlp push-to-hf --help` as the replacement works: `hf auth login`, and `-l` ignored."""
+    command = module.PushToHf
+    if getattr(command.add_subparser, "__luke_allennlp_compat__", False):
+        return
+    add_subparser = command.add_subparser
+
+    def patched_add_subparser(self: Any, parser: Any) -> Any:
+        subparser = add_subparser(self, parser)
+        subparser.description = PUSH_TO_HF_HELP
+        for action in [*subparser._actions, *parser._choices_actions]:
+            if action.dest == "local_repo_path":
+                action.help = "ignored: nothing is cloned (kept for allennlp's command line)"
+            elif getattr(action, "metavar", None) == self.name or action.dest == self.name:
+                action.help = PUSH_TO_HF_HELP
+        return subparser
+
+    _replace(command, "add_subparser", patched_add_subparser)
 
 
 def _replace(owner: Any, name: str, function: Callable) -> None:
@@ -753,6 +808,7 @@ def _repair_predict(module: types.ModuleType) -> None:
 
 _MODULE_REPAIRS["allennlp.commands.predict"] = (None, _repair_predict)
 _MODULE_REPAIRS["allennlp.common.push_to_hf"] = (None, _repair_push_to_hf)
+_MODULE_REPAIRS["allennlp.commands.push_to_hf"] = (None, _repair_push_to_hf_command)
 
 
 # --- 8. errors meant for the user: one line, no traceback --------------------------------------------------

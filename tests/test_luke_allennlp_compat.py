@@ -422,3 +422,38 @@ def test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line(tiny
         f"allennlp: error: {tmp_path / 'eng.testa'}:8: expected 'word ... NER' columns (e.g. 'word POS chunk NER') "
         "with an O/B-X/I-X tag last, got 'LEICESTERSHIRE'"
     )
+
+
+def test_push_to_hf_without_a_network_is_one_line_and_its_help_matches_the_readme(tmp_path, monkeypatch, capsys):
+    """Repair 3: no 90-line httpx traceback offline; `--help` says `hf auth login` and that `-l` is ignored, as the
+    README does."""
+    import functools
+
+    from allennlp.commands import main
+    from huggingface_hub import HfApi, constants
+
+    push_module = sys.modules["allennlp.common.push_to_hf"]
+    run = tmp_path / "run"
+    (run / "vocabulary").mkdir(parents=True)
+    (run / "config.json").write_text("{}")
+    (run / "best.th").write_bytes(b"weights")
+    monkeypatch.setattr(sys, "argv", ["allennlp", "push-to-hf", "-n", "tiny", "-s", str(run)])
+    monkeypatch.setattr(push_module, "HfApi", functools.partial(HfApi, endpoint="http://127.0.0.1:9"))  # nothing there
+    for offline, reason in [
+        (False, "the hub cannot be reached (ConnectError: [Errno 111] Connection refused): check the network, then "
+                "run again"),
+        (True, "offline mode is enabled (HF_HUB_OFFLINE): unset HF_HUB_OFFLINE to upload"),
+    ]:  # fmt: skip
+        monkeypatch.setattr(constants, "is_offline_mode", lambda offline=offline: offline)
+        with pytest.raises(SystemExit):
+            main(prog="allennlp")
+        assert capsys.readouterr().err == f"allennlp: error: cannot push to tiny on the Hugging Face Hub: {reason}\n"
+
+    monkeypatch.setattr(sys, "argv", ["allennlp", "push-to-hf", "--help"])
+    with pytest.raises(SystemExit):
+        main(prog="allennlp")
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "Log in first with `hf auth login` (or set HF_TOKEN)" in help_text and "huggingface-cli" not in help_text
+    assert "-l LOCAL_REPO_PATH, --local-repo-path LOCAL_REPO_PATH ignored: nothing is cloned" in help_text
+    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    assert "hf auth login" in readme and "`--local-repo-path` is ignored (nothing is cloned)" in readme
