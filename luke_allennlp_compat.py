@@ -41,8 +41,9 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
    (used by `load_archive`: `predict`, `evaluate`, `from_archive` models, the pretrained initializer) and
    `cached_path`'s tar check (`extract_archive=True`), and makes `data` the default filter of any other
    extraction in the process (`allennlp.tools.archive_surgery`).
-8. An error meant for the user (a hub name without a network, ...) was printed under a traceback of some 100-200
-   lines: the `allennlp` command prints its one-line message instead (`_repair_commands`).
+8. An error meant for the user (a bad input line, a damaged archive, a missing file, a hub name without a network,
+   ...) was printed under a traceback of some 40-200 lines: the `allennlp` command prints its one-line message
+   instead, the traceback with ALLENNLP_DEBUG=1 (`_repair_commands`).
 9. An archive needed the files its config names (the base checkpoint, the stage-1 archive, ...) where they were at
    training time: archives now bundle them (`_repair_self_contained_archives`, `luke_allennlp.archival`).
 10. allennlp finds plugins only in `.allennlp_plugins` of the working directory (or `~/.allennlp/plugins`), so
@@ -50,6 +51,11 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
    components. Plugin discovery (`allennlp.common.plugins.discover_plugins`) also yields this project's installed
    plugin package, `luke_allennlp_readers` (which imports `luke_allennlp`), where it is importable and not yet
    listed: installing the package is enough, whatever the directory (`_repair_plugins`).
+11. allennlp loads weights with `torch.load` without `weights_only`, so TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 let a
+   crafted `weights.th` run code: every path passes `weights_only=True` (`load_weights`), and an unreadable file is
+   named. Also silenced: the FutureWarning of allennlp's `torch.cuda.amp.autocast` on every training run.
+12. `allennlp predict` / `evaluate` wrote over an input given as an output (`--output-file IN`): refused before
+   anything is opened (`refuse_overwriting_inputs`); evaluate logs the data's path, not its stem.
 
 `install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
 run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
@@ -1018,7 +1024,7 @@ def load_weights(path: Any, map_location: Any = "cpu") -> Any:
             "with weights_only=True whatever TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD says",
         ) from error
     except (RuntimeError, EOFError, KeyError, ValueError, OSError) as error:
-        if isinstance(error, FileNotFoundError):
+        if isinstance(error, PATH_ERRORS):  # no such file, a directory, no permission: said as it is
             raise
         first = (str(error).splitlines() or [""])[0].split(". ")[0]
         raise WeightsError(

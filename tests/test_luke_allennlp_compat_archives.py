@@ -200,8 +200,10 @@ def gzip_bomb(path: Path, member_size: int, trailing: int = 0) -> Path:
     return path
 
 
-def test_a_decompression_bomb_is_refused_before_anything_is_written(tmp_path, monkeypatch):
-    """The issue's case: a 2 GiB member in a 2 MB archive (allennlp wrote it all to the temporary directory)."""
+def test_a_decompression_bomb_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    """The issue's case: a 2 GiB member in a 2 MB archive (`evaluate` and `export-luke` wrote it all to the
+    temporary directory)."""
+    from allennlp.commands import main
     from allennlp.common.file_utils import cached_path
 
     bomb = gzip_bomb(tmp_path / "bomb.tar.gz", 2 << 30)
@@ -218,6 +220,11 @@ def test_a_decompression_bomb_is_refused_before_anything_is_written(tmp_path, mo
     with pytest.raises(ArchiveError, match=re.escape(expected)):
         cached_path(str(bomb), cache_dir=str(tmp_path / "cache"), extract_archive=True)
     assert not list((tmp_path / "cache").rglob("weights.th"))
+    for command in (["evaluate", str(bomb), "data.txt"], ["export-luke", str(bomb), str(tmp_path / "export")]):
+        monkeypatch.setattr(sys, "argv", ["allennlp", *command])
+        with pytest.raises(SystemExit):
+            main(prog="allennlp")
+        assert capsys.readouterr().err == f"allennlp: error: {expected}\n"
     # The absolute limit, whatever the ratio (here lifted).
     monkeypatch.setenv("LUKE_ARCHIVE_MAX_RATIO", "0")
     monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "1G")
