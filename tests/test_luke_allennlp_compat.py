@@ -456,4 +456,4 @@ def test_push_to_hf_without_a_network_is_one_line_and_its_help_matches_the_readm
     assert "Log in first with `hf auth login` (or set HF_TOKEN)" in help_text and "huggingface-cli" not in help_text
     assert "-l LOCAL_REPO_PATH, --local-repo-path LOCAL_REPO_PATH ignored: nothing is cloned" in help_text
     readme = " ".join((REPO_ROOT / "README.md").read_text().split())
-    assert "hf auth login" in readme and "`--local-repo-path` is ignored (nothing is cloned)" in readme
+    assert "hf auth login" in readme and "`--local-repo-path` is ignored (nothing is cloned;" in readme
