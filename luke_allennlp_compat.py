@@ -41,8 +41,9 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
    (used by `load_archive`: `predict`, `evaluate`, `from_archive` models, the pretrained initializer) and
    `cached_path`'s tar check (`extract_archive=True`), and makes `data` the default filter of any other
    extraction in the process (`allennlp.tools.archive_surgery`).
-8. An error meant for the user (a hub name without a network, ...) was printed under a traceback of some 100-200
-   lines: the `allennlp` command prints its one-line message instead (`_repair_commands`).
+8. An error meant for the user (a bad input line, a damaged archive, a missing file, a hub name without a network,
+   ...) was printed under a traceback of some 40-200 lines: the `allennlp` command prints its one-line message
+   instead, the traceback with ALLENNLP_DEBUG=1 (`_repair_commands`).
 9. An archive needed the files its config names (the base checkpoint, the stage-1 archive, ...) where they were at
    training time: archives now bundle them (`_repair_self_contained_archives`, `luke_allennlp.archival`).
 10. allennlp finds plugins only in `.allennlp_plugins` of the working directory (or `~/.allennlp/plugins`), so
@@ -50,6 +51,11 @@ allennlp 2.10.1 pins torch<1.13 and transformers<4.21, so it is installed withou
    components. Plugin discovery (`allennlp.common.plugins.discover_plugins`) also yields this project's installed
    plugin package, `luke_allennlp_readers` (which imports `luke_allennlp`), where it is importable and not yet
    listed: installing the package is enough, whatever the directory (`_repair_plugins`).
+11. allennlp loads weights with `torch.load` without `weights_only`, so TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 let a
+   crafted `weights.th` run code: every path passes `weights_only=True` (`load_weights`), and an unreadable file is
+   named. Also silenced: the FutureWarning of allennlp's `torch.cuda.amp.autocast` on every training run.
+12. `allennlp predict` / `evaluate` wrote over an input given as an output (`--output-file IN`): refused before
+   anything is opened (`refuse_overwriting_inputs`); evaluate logs the data's path, not its stem.
 
 `install()` puts a meta-path hook in front of the import system. It imports nothing heavy: the repairs
 run when `allennlp` (or the named submodule) is first imported. `luke_allennlp_compat.pth`, installed
@@ -294,6 +300,28 @@ def _repair_push_to_hf(module: types.ModuleType) -> None:
         ):
             raise ValueError(f"{archive_path}: not a .tar.gz or .zip archive of a trained model")
         repo_id = f"{organization}/{repo_name}" if organization else repo_name
+        try:
+            return _push(repo_id, serialization_dir, archive_path, commit_message, use_auth_token)
+        except Exception as error:
+            unreachable = _unreachable(error)
+            if unreachable is None:
+                raise
+            raise HubUploadError(f"cannot push to {repo_id} on the Hugging Face Hub: {unreachable}") from error
+
+    def _unreachable(error: BaseException) -> Optional[str]:
+        """What to do when `error` (or its cause) says that the hub cannot be reached; None for other errors."""
+        import httpx
+        from huggingface_hub.errors import OfflineModeIsEnabled
+
+        while error is not None:
+            if isinstance(error, OfflineModeIsEnabled):
+                return "offline mode is enabled (HF_HUB_OFFLINE): unset HF_HUB_OFFLINE to upload"
+            if isinstance(error, (httpx.TransportError, ConnectionError)):
+                return f"the hub cannot be reached ({type(error).__name__}: {error}): check the network, then run again"
+            error = error.__cause__ or error.__context__
+        return None
+
+    def _push(repo_id: str, serialization_dir: Any, archive_path: Any, commit_message: str, use_auth_token: Any) -> str:
         token = use_auth_token if isinstance(use_auth_token, str) else (None if use_auth_token else False)
         api = module.HfApi(token=token)
         with tempfile.TemporaryDirectory() as work:
@@ -328,6 +356,39 @@ def _repair_push_to_hf(module: types.ModuleType) -> None:
 
 
 # --- 4. allennlp.common.cached_transformers.get_tokenizer ------------------------------------------
+
+
+class HubUploadError(OSError):
+    """`allennlp push-to-hf` without a network, or in offline mode."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+
+PUSH_TO_HF_HELP = (
+    "Push a model to the Hugging Face Hub (hf.co) over HTTP, without git: a serialization directory (-s: its config, "
+    "best weights, vocabulary, metrics and logs) or an archive (-a), with the files the archive bundles, in one "
+    "commit. Log in first with `hf auth login` (or set HF_TOKEN)."
+)
+
+
+def _repair_push_to_hf_command(module: types.ModuleType) -> None:
+    """`allennlp push-to-hf --help` as the replacement works: `hf auth login`, and `-l` ignored."""
+    command = module.PushToHf
+    if getattr(command.add_subparser, "__luke_allennlp_compat__", False):
+        return
+    add_subparser = command.add_subparser
+
+    def patched_add_subparser(self: Any, parser: Any) -> Any:
+        subparser = add_subparser(self, parser)
+        subparser.description = PUSH_TO_HF_HELP
+        for action in [*subparser._actions, *parser._choices_actions]:
+            if action.dest == "local_repo_path":
+                action.help = "ignored: nothing is cloned (kept for allennlp's command line)"
+            elif getattr(action, "metavar", None) == self.name or action.dest == self.name:
+                action.help = PUSH_TO_HF_HELP
+        return subparser
+
+    _replace(command, "add_subparser", patched_add_subparser)
 
 
 def _replace(owner: Any, name: str, function: Callable) -> None:
@@ -406,8 +467,48 @@ def _repair_tokenizer_methods() -> None:
 
 
 class ArchiveError(ValueError):
-    """An archive that cannot be extracted safely: corrupted, not a tar archive, or with a member that could
-    write outside the extraction directory."""
+    """An archive that cannot be extracted safely: corrupted, not a tar archive, with a member that could
+    write outside the extraction directory, or one that extracts to more than the limits below."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+
+# Limits against decompression bombs (an 8.9 MB gzip of a 2 GiB member): the members' sizes, read from their
+# headers before anything is written, may add up to at most MAX_RATIO times the archive's compressed size (but
+# always to RATIO_FLOOR: small archives of text compress well) and never to more than MAX_BYTES. Trained weights
+# compress by ~1.1x, vocabularies by 3-5x. The environment variables LUKE_ARCHIVE_MAX_RATIO and
+# LUKE_ARCHIVE_MAX_BYTES (a number of bytes, or with a K/M/G/T suffix) override them; 0 lifts a limit.
+ARCHIVE_MAX_RATIO = 100.0
+ARCHIVE_RATIO_FLOOR = 64 << 20
+ARCHIVE_MAX_BYTES = 32 << 30
+
+
+def _archive_limit(compressed: Optional[int]) -> Tuple[float, str]:
+    """The most bytes an archive of `compressed` bytes may extract to, and what sets that limit."""
+    import os
+
+    def setting(variable: str, default: float) -> float:
+        value = os.environ.get(variable, "").strip()
+        if not value:
+            return default
+        scale = 1 << (10 * " KMGT".index(value[-1].upper())) if value[-1].upper() in "KMGT" else 1
+        try:
+            number = float(value[:-1] if scale > 1 else value) * scale
+        except ValueError:
+            raise ValueError(f"{variable}={value!r}: expected a number (bytes may end in K, M, G or T)") from None
+        return number if number > 0 else math.inf
+
+    ratio = setting("LUKE_ARCHIVE_MAX_RATIO", ARCHIVE_MAX_RATIO)
+    absolute = setting("LUKE_ARCHIVE_MAX_BYTES", ARCHIVE_MAX_BYTES)
+    relative = max(ratio * compressed, ARCHIVE_RATIO_FLOOR) if compressed is not None else math.inf
+    if relative < absolute:
+        bomb = "a decompression bomb? LUKE_ARCHIVE_MAX_RATIO raises the limit"
+        return relative, f"{ratio:g} times the archive's {_size(compressed)} ({bomb})"
+    return absolute, f"the limit of {_size(absolute)} (LUKE_ARCHIVE_MAX_BYTES raises it)"
+
+
+def _size(n: float) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
 
 
 def extract_archive(archive_file: Any, directory: Any) -> None:
@@ -430,14 +531,14 @@ def extract_archive(archive_file: Any, directory: Any) -> None:
 
     name = os.fspath(archive_file)
     with _open_tar(name) as tar:
-        check = _MemberCheck(name)
+        check = _MemberCheck(name, os.path.getsize(name))
         members = (check(member) for member in tar)  # headers are read as extraction goes
         try:
             if hasattr(tarfile, "data_filter"):
                 tar.extractall(directory, members=members, filter="data")
             else:
                 tar.extractall(directory, members=members)
-            _read_to_end(tar, name)
+            _read_to_end(tar, name, check.limit)
         except getattr(tarfile, "FilterError", ()) as error:  # (no such class where there is no filter)
             raise ArchiveError(f"{name} is unsafe to extract: {error}") from None
         except _corruption_errors() as error:
@@ -453,11 +554,13 @@ def _open_tar(name: str) -> Any:
         raise ArchiveError(f"{name} is not a tar archive, or is corrupted ({error})") from None
 
 
-def _read_to_end(tar: Any, name: str) -> None:
-    """Reads the rest of the (decompressed) stream: at its end the compressor checks its CRC."""
+def _read_to_end(tar: Any, name: str, limit: float = math.inf) -> None:
+    """Reads the rest of the (decompressed) stream: at its end the compressor checks its CRC. A stream longer than
+    `limit` (a bomb hidden after the last member) is refused."""
     try:
         while tar.fileobj.read(1 << 20):
-            pass
+            if tar.fileobj.tell() > limit + (1 << 20):
+                raise ArchiveError(f"{name} is refused: its stream goes on past {_size(limit)} after the last member")
     except _corruption_errors() + (OSError,) as error:  # (OSError: bzip2's "Invalid data stream", ...)
         raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
 
@@ -495,14 +598,22 @@ class _MemberCheck:
     filter, which resolves links on disk as it goes and so depends on the order of members.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, compressed: Optional[int] = None) -> None:
         self.name = name
         self.kinds: Dict[str, str] = {".": "dir"}  # path -> "dir", "file" or "symlink", for every member so far
+        self.limit, self.limit_reason = _archive_limit(compressed)  # the members' total size (decompression bombs)
+        self.total = 0
 
     def __call__(self, member: Any) -> Any:
         reason = self._unsafe(member)
         if reason is not None:
             raise ArchiveError(f"{self.name} is unsafe to extract: member {member.name!r} is {reason}")
+        self.total += member.size if member.isreg() else 0
+        if self.total > self.limit:
+            raise ArchiveError(
+                f"{self.name} is refused: its members up to {member.name!r} would extract to {_size(self.total)}, "
+                f"more than {self.limit_reason}"
+            )
         path = _archive_path(member.name)
         parts = path.split("/")
         for i in range(1, len(parts)):
@@ -567,16 +678,17 @@ class _MemberCheck:
 def _checked_tarfile(tar_file: Any) -> None:
     """`cached_path`'s `check_tarfile`, run before it extracts a tar archive: every member checked, the stream
     read to its end (the compressor's CRC), and the `data` filter for the extraction that follows."""
+    import os
     import tarfile
 
     name = str(tar_file.name or "<archive>")
-    check = _MemberCheck(name)
+    check = _MemberCheck(name, os.path.getsize(name) if os.path.isfile(name) else None)
     try:
         for member in tar_file:
             check(member)
     except _corruption_errors() as error:
         raise ArchiveError(f"{name} is corrupted: {_describe_corruption(error)}") from None
-    _read_to_end(tar_file, name)
+    _read_to_end(tar_file, name, check.limit)
     if hasattr(tarfile, "data_filter"):
         tar_file.extraction_filter = tarfile.data_filter  # (an instance attribute: called as filter(member, path))
 
@@ -697,32 +809,92 @@ def _repair_predict(module: types.ModuleType) -> None:
 
     _replace(manager, "_get_json_data", get_json_data)
     _replace(manager, "_predict_json", predict_json)
+    _guard_predict(module)  # repair 12
 
 
 _MODULE_REPAIRS["allennlp.commands.predict"] = (None, _repair_predict)
 _MODULE_REPAIRS["allennlp.common.push_to_hf"] = (None, _repair_push_to_hf)
+_MODULE_REPAIRS["allennlp.commands.push_to_hf"] = (None, _repair_push_to_hf_command)
 
 
 # --- 8. errors meant for the user: one line, no traceback --------------------------------------------------
-# An exception whose class sets `user_error = True` (e.g. `luke_allennlp.modeling.loading.HubUnavailableError`:
-# a hub name without a network) says all the user needs in its message. The `allennlp` command printed it
-# under a traceback of some 100-200 lines; `allennlp.commands.main` is wrapped so that it prints
-# "allennlp: error: MESSAGE" on stderr and exits with status 1 (the traceback goes to the log at DEBUG level).
+# An input error says all the user needs in its message (the file, the line, what is wrong). The `allennlp`
+# command printed it under a traceback of some 40-200 lines; `allennlp.commands.main` is wrapped so that it prints
+# "allennlp: error: MESSAGE" on stderr and exits with status 1 (the traceback goes to the log at DEBUG level, and
+# ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). User errors are, in an exception's chain:
+# - an exception whose class sets `user_error = True` (`ArchiveError`, `WeightsError`, `CommandLineError` here,
+#   `luke_allennlp.modeling.loading.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
+# - one that this project raises on purpose: a `raise` statement in `luke_allennlp`, the readers' package or this
+#   file (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a
+#   call it makes (a bug keeps its traceback);
+# - a missing or unreadable file or directory (`FileNotFoundError` and its kin, e.g. cached_path's "file X not
+#   found"), allennlp's own `ConfigurationError` without an underlying cause, and a config that Jsonnet cannot
+#   evaluate (a syntax error, an undefined `std.extVar` variable: `one_line` keeps its location, not its trace).
 # Any other exception is left to allennlp.
+
+PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+JSONNET_ERRORS = ("RUNTIME ERROR: ", "STATIC ERROR: ")  # a config that does not evaluate (RuntimeError of _jsonnet)
+
+
+def one_line(error: BaseException) -> str:
+    """A user error's message on one line: a KeyError's without quotes, a Jsonnet error as `FILE:LINE:COL: what`
+    (its stack trace dropped), an undefined `std.extVar` variable with what to do."""
+    text = error.args[0] if isinstance(error, KeyError) and len(error.args) == 1 else str(error)
+    if isinstance(error, RuntimeError) and text.startswith(JSONNET_ERRORS):
+        what, *trace = text.split("\n")
+        kind, what = what.split(": ", 1)
+        if kind == "RUNTIME ERROR" and trace and trace[0].strip():
+            what = f"{trace[0].split()[0]}: {what}"  # the innermost location
+        if "undefined external variable: " in what:
+            variable = what.rsplit(": ", 1)[1]
+            what += f" (the config reads it with std.extVar: set it in the environment, e.g. {variable}=...)"
+        text = what
+    return " ".join(str(text).split()) or type(error).__name__
 
 
 def user_error(error: BaseException) -> Optional[BaseException]:
     """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user."""
     seen = set()
     while error is not None and id(error) not in seen:
-        if getattr(type(error), "user_error", False):
+        if getattr(type(error), "user_error", False) or _raised_on_purpose(error) or isinstance(error, PATH_ERRORS):
+            return error
+        if type(error).__name__ == "ConfigurationError" and error.__cause__ is None:
+            return error
+        if isinstance(error, RuntimeError) and str(error).startswith(JSONNET_ERRORS):
             return error
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
 
 
+def _project_files() -> Tuple[str, ...]:
+    """This file and the directories of this project's packages (as far as they are imported)."""
+    import os
+
+    packages = [sys.modules.get(name) for name in ("luke_allennlp", "data_readers", PLUGIN)]
+    roots = [os.path.dirname(getattr(m, "__file__", None) or "") + os.sep for m in packages if m is not None]
+    return (__file__, *[root for root in roots if root != os.sep])
+
+
+def _raised_on_purpose(error: BaseException) -> bool:
+    """Whether a `raise` statement of this project raised `error` (the innermost frame of its traceback is this
+    project's code, stopped at a RAISE instruction: not inside a call of something else)."""
+    import dis
+
+    tb = error.__traceback__
+    if tb is None or isinstance(error, (AssertionError, NotImplementedError)):
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if not code.co_filename.startswith(_project_files()):
+        return False
+    return any(i.offset == tb.tb_lasti and i.opname == "RAISE_VARARGS" for i in dis.get_instructions(code))
+
+
 def _repair_commands(module: types.ModuleType) -> None:
+    import os
+
     main = module.main
     if getattr(main, "__luke_allennlp_compat__", False):
         return
@@ -732,10 +904,10 @@ def _repair_commands(module: types.ModuleType) -> None:
             main(prog)
         except Exception as error:
             shown = user_error(error)
-            if shown is None:
+            if shown is None or os.environ.get("ALLENNLP_DEBUG"):
                 raise
             logger.debug("stopped by a user error", exc_info=error)
-            sys.stderr.write(f"{prog or 'allennlp'}: error: {shown}\n")
+            sys.stderr.write(f"{prog or 'allennlp'}: error: {one_line(shown)}\n")
             sys.exit(1)
 
     _replace(module, "main", patched_main)
@@ -806,6 +978,253 @@ def _repair_plugins(module: types.ModuleType) -> None:
 
 
 _MODULE_REPAIRS["allennlp.common.plugins"] = (None, _repair_plugins)
+
+
+# --- 11. weights loaded with weights_only=True, errors naming the file -------------------------------------
+# allennlp's `read_state_dict` (archives, `from_archive` models), the `pretrained` initializer, the trainer's
+# reload of best.th and the `default` checkpointer call `torch.load` without `weights_only`, so that with
+# TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 in the environment a crafted `weights.th` ran code while unpickling. They load
+# through `load_weights` instead: `weights_only=True` passed explicitly (which that variable cannot override), and
+# a file that does not unpickle raises a `WeightsError` naming it (`luke_allennlp.archival.load_archive` adds the
+# archive's name).
+
+
+class WeightsError(ValueError):
+    """A weights file that cannot be loaded: damaged, not a PyTorch file, or holding more than tensors."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+    def inside(self, archive: Any, directory: Any) -> "WeightsError":
+        """The same error for the member of `archive` (extracted into `directory`) that it is about."""
+        import os
+
+        member = os.path.relpath(self.path, os.fspath(directory))
+        return WeightsError(f"{os.fspath(archive)} (its member {member})", self.reason)
+
+
+def load_weights(path: Any, map_location: Any = "cpu") -> Any:
+    """`torch.load(path, map_location, weights_only=True)`, a failure raised as a `WeightsError` naming `path`."""
+    import os
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:
+        detail = [line.strip() for line in str(error).splitlines() if "WeightsUnpickler error:" in line]
+        reason = detail[0].split(":", 1)[1].strip() if detail else str(error).splitlines()[0]
+        raise WeightsError(
+            os.fspath(path),
+            f"refused: it holds Python objects that are not weights ({reason.split('. ')[0]}); weights are loaded "
+            "with weights_only=True whatever TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD says",
+        ) from error
+    except (RuntimeError, EOFError, KeyError, ValueError, OSError) as error:
+        if isinstance(error, PATH_ERRORS):  # no such file, a directory, no permission: said as it is
+            raise
+        first = (str(error).splitlines() or [""])[0].split(". ")[0]
+        raise WeightsError(
+            os.fspath(path),
+            f"cannot be read as PyTorch weights, it is truncated or damaged ({type(error).__name__}: {first})",
+        ) from error
+
+
+def _repair_nn_util(module: types.ModuleType) -> None:
+    from collections import OrderedDict
+
+    if getattr(module.read_state_dict, "__luke_allennlp_compat__", False):
+        return
+    import re
+
+    def read_state_dict(path: Any, strip_prefix: Optional[str] = None, ignore: Optional[List[str]] = None,
+                        strict: bool = True, cuda_device: int = -1) -> Dict[str, Any]:  # fmt: skip
+        # allennlp's own, but for the load: its key filtering, its errors.
+        state = load_weights(path, map_location=module.device_mapping(cuda_device))
+        if ignore is not None and not isinstance(ignore, list):
+            raise ValueError("'ignore' parameter should be a list")
+        out: Dict[str, Any] = OrderedDict()
+        prefix_used, ignore_used = False, [False] * len(ignore or [])
+        for key in state.keys():
+            matched = [i for i, pattern in enumerate(ignore or []) if re.match(pattern, key)]
+            if matched:
+                ignore_used[matched[0]] = True
+                logger.warning("ignoring %s from state dict", key)
+                continue
+            new_key = key
+            if strip_prefix and key.startswith(strip_prefix):
+                prefix_used, new_key = True, key[len(strip_prefix) :]
+                if not new_key:
+                    raise ValueError("'strip_prefix' resulted in an empty string for a key")
+            out[new_key] = state[key]
+        if strict and strip_prefix is not None and not prefix_used:
+            raise ValueError(f"'strip_prefix' of '{strip_prefix}' was never used")
+        for pattern, used in zip(ignore or [], ignore_used):
+            if strict and not used:
+                raise ValueError(f"'ignore' pattern '{pattern}' didn't have any matches")
+        return out
+
+    _replace(module, "read_state_dict", read_state_dict)
+
+
+def _repair_initializers(module: types.ModuleType) -> None:
+    initializer = module.PretrainedModelInitializer
+    if getattr(initializer.__init__, "__luke_allennlp_compat__", False):
+        return
+    import tarfile
+
+    def __init__(self: Any, weights_file_path: str, parameter_name_overrides: Dict[str, str] = None) -> None:  # noqa: RUF013 (allennlp's signature)
+        from allennlp.models.archival import extracted_archive, get_weights_path
+
+        if tarfile.is_tarfile(weights_file_path):
+            with extracted_archive(weights_file_path) as extraction_path:
+                try:
+                    self.weights = load_weights(get_weights_path(extraction_path))
+                except WeightsError as error:
+                    raise error.inside(weights_file_path, extraction_path) from error
+        else:
+            self.weights = load_weights(weights_file_path)
+        self.parameter_name_overrides = parameter_name_overrides or {}
+
+    _replace(initializer, "__init__", __init__)
+
+
+def _repair_trainer_loads(module: types.ModuleType) -> None:
+    import warnings
+
+    trainer = module.GradientDescentTrainer
+    if getattr(trainer._load_model_state, "__luke_allennlp_compat__", False):
+        return
+    # allennlp's validation loop enters `torch.cuda.amp.autocast(use_amp)` (a no-op unless fp16), which torch 2.4+
+    # deprecates with a FutureWarning on every training run: silenced for that module only.
+    warnings.filterwarnings("ignore", r"`torch\.cuda\.amp\.(autocast|GradScaler)\(args\.\.\.\)` is deprecated",
+                            FutureWarning, r"allennlp\.training\.gradient_descent_trainer")  # fmt: skip
+
+    def _load_model_state(self: Any, path: str) -> None:
+        model = self._ddp_wrapped_model if self._ddp_wrapped_model is not None else self._pytorch_model
+        model.load_state_dict(load_weights(path))  # after training, on the CPU (as allennlp's)
+
+    _replace(trainer, "_load_model_state", _load_model_state)
+
+
+def _repair_checkpointer_loads(module: types.ModuleType) -> None:
+    checkpointer = module.Checkpointer
+    if getattr(checkpointer.load_checkpoint, "__luke_allennlp_compat__", False):
+        return
+
+    def load_checkpoint(self: Any) -> Any:
+        latest = self.find_latest_checkpoint()
+        if latest is None:
+            return None
+        model_path, training_state_path = latest
+        device = module.nn_util.device_mapping(-1)
+        return module.TrainerCheckpoint(load_weights(model_path, device), load_weights(training_state_path, device))
+
+    _replace(checkpointer, "load_checkpoint", load_checkpoint)
+
+
+_MODULE_REPAIRS["allennlp.nn.util"] = (None, _repair_nn_util)
+_MODULE_REPAIRS["allennlp.nn.initializers"] = (None, _repair_initializers)
+_MODULE_REPAIRS["allennlp.training.gradient_descent_trainer"] = (None, _repair_trainer_loads)
+_MODULE_REPAIRS["allennlp.training.checkpointer"] = (None, _repair_checkpointer_loads)
+
+
+# --- 12. outputs that would overwrite inputs ----------------------------------------------------------------
+# `allennlp predict IN --output-file IN` emptied the input (the output is opened for writing before the input is
+# read), and `allennlp evaluate DATA --predictions-output-file DATA` replaced the data with predictions. Before a
+# command loads anything, an output path that is one of its inputs (the archive, the data), the same file under
+# another name (a symbolic or hard link), or the other output, is refused with a `CommandLineError`.
+
+
+class CommandLineError(ValueError):
+    """Arguments of an `allennlp` command that cannot work together."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+
+def refuse_overwriting_inputs(inputs: List[Tuple[str, Any]], outputs: List[Tuple[str, Any]]) -> None:
+    """Raises a `CommandLineError` if an output (`(option, path)`) is the same file as an input or an earlier output
+    (`(what, path)`, paths that do not exist are skipped: a URL, "-", an output yet to be written)."""
+    import os
+
+    def same(a: Any, b: Any) -> bool:
+        return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+
+    for i, (option, output) in enumerate(outputs):
+        if output is None:
+            continue
+        for what, path in [*inputs, *outputs[:i]]:
+            if path is not None and (os.path.abspath(output) == os.path.abspath(path) or same(output, path)):
+                how = "" if os.path.abspath(output) == os.path.abspath(path) else f" ({path}, through a link)"
+                raise CommandLineError(
+                    f"{option} {output} is {what}{how}: writing it would destroy it; choose another {option}"
+                )
+
+
+def _guard_command(module: types.ModuleType, name: str, paths: Callable[[Any], Tuple[List, List]]) -> None:
+    """Wraps the command function `module.name(args)` with `refuse_overwriting_inputs(*paths(args))`."""
+    command = getattr(module, name)
+    if getattr(command, "__luke_allennlp_compat_guarded__", False):
+        return
+
+    def guarded(args: Any) -> Any:
+        refuse_overwriting_inputs(*paths(args))
+        return command(args)
+
+    guarded.__doc__ = command.__doc__
+    guarded.__luke_allennlp_compat_guarded__ = True  # type: ignore[attr-defined]
+    setattr(module, name, guarded)
+
+
+def _split(paths: Optional[str]) -> List[str]:
+    return [p for p in paths.split(",") if p] if paths else []
+
+
+class _EvaluationDataPath(logging.Filter):
+    """allennlp's evaluate logs "Reading evaluation data from eng" for `eng.testa` (the file's stem): the path of
+    the input file of that stem is logged instead."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: List[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "Reading evaluation data from %s" and isinstance(record.args, tuple) and record.args:
+            import pathlib
+
+            stems = [p for p in self.paths if pathlib.Path(p).stem == record.args[0]]
+            if stems:
+                record.args = (stems[0],)
+        return True
+
+
+def _repair_evaluate(module: types.ModuleType) -> None:
+    named = _EvaluationDataPath()
+    module.logger.addFilter(named)
+
+    def paths(args: Any) -> Tuple[List, List]:
+        named.paths = _split(args.input_file)
+        inputs = [("the archive", args.archive_file)] + [("the input file", p) for p in named.paths]
+        outputs = [("--output-file", p) for p in _split(args.output_file)]
+        outputs += [("--predictions-output-file", p) for p in _split(args.predictions_output_file)]
+        return inputs, outputs
+
+    _guard_command(module, "evaluate_from_args", paths)
+
+
+def _guard_predict(module: types.ModuleType) -> None:
+    def paths(args: Any) -> Tuple[List, List]:
+        return [("the archive", args.archive_file), ("the input file", args.input_file)], [
+            ("--output-file", args.output_file)
+        ]
+
+    _guard_command(module, "_predict", paths)
+
+
+_MODULE_REPAIRS["allennlp.commands.evaluate"] = (None, _repair_evaluate)
 
 
 # --- the import hook --------------------------------------------------------------------------------

@@ -169,7 +169,7 @@ class LukeRelationClassificationReader(MentionTaskReader):
             number += 1
             if number < len(lines) and lines[number].startswith("Comment"):
                 number += 1
-            yield f"{name}:{example_id}", text, head, tail, label
+            yield f"{name}, example {example_id}", text, head, tail, label  # (`FILE:7` would read as a line number)
 
     def text_to_instance(  # type: ignore[override]
         self, text: str, head: CharSpan, tail: CharSpan, label: Optional[str] = None, example_id: str = "input"

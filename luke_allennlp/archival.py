@@ -208,10 +208,8 @@ def archive_model(
 ) -> str:
     """
     allennlp's `archive_model` (same parameters, same archive layout: `config.json`, `weights.th`, `vocabulary/`,
-    `meta.json`, the `include_in_archive` globs) with the config bundled (see the module's doc).
+    `meta.json`, the `include_in_archive` globs) with the config bundled (see the module's doc), written atomically.
     """
-    import glob
-
     serialization_dir = Path(serialization_dir)
     weights_file = Path(weights) if Path(weights).is_absolute() else serialization_dir / weights
     if not weights_file.exists():
@@ -222,6 +220,22 @@ def archive_model(
     if archive_file.is_dir():
         archive_file = archive_file / "model.tar.gz"
     logger.info("archiving weights, vocabulary and bundled files to %s", archive_file)
+    # Written under a temporary name in the same directory, then renamed: a crash while archiving leaves the
+    # previous archive (or none), never a broken one.
+    temporary = archive_file.with_name(f".{archive_file.name}.tmp-{os.getpid()}")
+    try:
+        _write_archive(temporary, serialization_dir, weights_file, include_in_archive)
+        os.replace(temporary, archive_file)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+    return str(archive_file)
+
+
+def _write_archive(archive_file: Path, serialization_dir: Path, weights_file: Path,
+                   include_in_archive: Optional[List[str]]) -> None:  # fmt: skip
+    import glob
+
     with tempfile.TemporaryDirectory() as staging, tarfile.open(archive_file, "w:gz") as archive:
         bundle_serialization_dir(serialization_dir, staging)
         archive.add(os.path.join(staging, "config.json"), arcname="config.json")
@@ -234,7 +248,8 @@ def archive_model(
         for target in include_in_archive or []:
             for path in glob.glob(str(serialization_dir / target)):
                 archive.add(path, arcname=os.path.relpath(path, serialization_dir))
-    return str(archive_file)
+    with open(archive_file, "rb") as written:
+        os.fsync(written.fileno())  # on disk before it is renamed over the previous archive
 
 
 def _extract(archive_file: Union[str, os.PathLike]) -> Tuple[Path, bool]:
@@ -275,8 +290,14 @@ def load_archive(original: Callable[..., Any], archive_file: Any, cuda_device: i
     user = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)
     ours = {k: v for k, v in load_overrides(directory).items()
             if not any(k == u or k.startswith(u + ".") for u in user)}  # fmt: skip
+    from luke_allennlp_compat import WeightsError
+
     try:
         return original(str(directory), cuda_device=cuda_device, overrides={**ours, **user}, weights_file=weights_file)
+    except WeightsError as error:
+        if not extracted:
+            raise
+        raise error.inside(archive_file, directory) from error  # the archive named, not its temporary directory
     finally:
         if extracted:
             _keep_only_bundle(directory)

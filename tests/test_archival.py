@@ -9,6 +9,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 
@@ -122,3 +123,34 @@ def test_stage2_archive_exports_without_stage1_corpus_or_base(
     rows = stage2_weights["pretraining." + key].size(0)
     assert torch.equal(exported[key][:rows], stage2_weights["pretraining." + key])  # + [MASK2]
     assert (elsewhere / "luke" / "entity_vocab.json").is_file() and (elsewhere / "luke" / "vocab.json").is_file()
+
+
+def test_an_interrupted_archiving_leaves_the_previous_archive(tmp_path, monkeypatch):
+    """model.tar.gz is written under a temporary name and renamed: a crash while archiving (here on the vocabulary,
+    after the weights) leaves the good archive of before, and no temporary file."""
+    from luke_allennlp import archival
+
+    run = tmp_path / "run"
+    (run / "vocabulary").mkdir(parents=True)
+    (run / "vocabulary" / "labels.txt").write_text("pos\nneg\n")
+    (run / "config.json").write_text(json.dumps({"model": {"type": "basic_classifier"}}))
+    (run / "best.th").write_bytes(b"first weights")
+    archival.archive_model(run)
+    good = (run / "model.tar.gz").read_bytes()
+    (run / "best.th").write_bytes(os.urandom(1 << 20))
+    add = tarfile.TarFile.add
+
+    def crash_on_vocabulary(self, name, arcname=None, **kwargs):
+        if arcname == "vocabulary":
+            raise KeyboardInterrupt  # as a kill, after the new weights were half written
+        return add(self, name, arcname=arcname, **kwargs)
+
+    monkeypatch.setattr(tarfile.TarFile, "add", crash_on_vocabulary)
+    with pytest.raises(KeyboardInterrupt):
+        archival.archive_model(run)
+    assert (run / "model.tar.gz").read_bytes() == good
+    assert sorted(p.name for p in run.iterdir()) == ["best.th", "config.json", "model.tar.gz", "vocabulary"]
+    monkeypatch.setattr(tarfile.TarFile, "add", add)
+    archival.archive_model(run)
+    with tarfile.open(run / "model.tar.gz") as tar:
+        assert tar.extractfile("weights.th").read() == (run / "best.th").read_bytes()

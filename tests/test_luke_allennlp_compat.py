@@ -171,14 +171,17 @@ def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, 
     env = {**os.environ, "MODEL_DIR": str(tiny_luke_dir), "DATA": str(data)}
     config = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
     out = tmp_path / "run"
-    run_allennlp("train", config, "-s", str(out), env=env)
+    trained = run_allennlp("train", config, "-s", str(out), env=env)
+    assert "FutureWarning" not in trained.stderr  # allennlp's torch.cuda.amp.autocast (repair 11)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["training_loss"] < json.loads((out / "metrics_epoch_0.json").read_text())["training_loss"]
     assert metrics["training_accuracy"] >= 0.9  # 16 sentences, 10 epochs: the tiny model fits them
 
     evaluation = tmp_path / "eval.json"
-    run_allennlp("evaluate", str(out / "model.tar.gz"), str(data), "--output-file", str(evaluation), env=env)
+    evaluated = run_allennlp("evaluate", str(out / "model.tar.gz"), str(data), "--output-file", str(evaluation),
+                             env=env)  # fmt: skip
     assert 0.0 <= json.loads(evaluation.read_text())["accuracy"] <= 1.0
+    assert f"Reading evaluation data from {data}\n" in evaluated.stderr  # not its stem, "sentiment" (repair 12)
 
     inputs, predictions = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     inputs.write_text('{"sentence": "a wonderful film"}\n{"sentence": "a dull film"}\n')
@@ -315,3 +318,142 @@ def test_push_to_hf_uploads_with_the_current_hub_api(tmp_path):
         "config.json", "vocabulary", "vocabulary/labels.txt", "weights.th",
     ]  # fmt: skip
     assert (uploaded / "weights.th").read_bytes() == b"archived weights"
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_an_output_that_is_an_input_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, command):
+    """Repair 12: `predict IN --output-file IN` emptied IN; `evaluate DATA --predictions-output-file DATA` replaced
+    the data. The same path, a symbolic link, a hard link, or the archive: refused before any file is opened."""
+    from allennlp.commands import main
+
+    archive, data = tmp_path / "model.tar.gz", tmp_path / "data.jsonl"
+    archive.write_bytes(b"the archive")
+    data.write_text('{"sentence": "kept"}\n')
+    (tmp_path / "symlink.jsonl").symlink_to(data)
+    os.link(data, tmp_path / "hardlink.jsonl")
+    options = ["--output-file"] if command == "predict" else ["--output-file", "--predictions-output-file"]
+    cases = [(data, "the input file"), (tmp_path / "symlink.jsonl", f"the input file ({data}, through a link)"),
+             (tmp_path / "hardlink.jsonl", f"the input file ({data}, through a link)"), (archive, "the archive")]  # fmt: skip
+    for option in options:
+        for output, what in cases:
+            monkeypatch.setattr(sys, "argv", ["allennlp", command, str(archive), str(data), option, str(output)])
+            with pytest.raises(SystemExit) as exited:
+                main(prog="allennlp")
+            assert exited.value.code == 1
+            assert capsys.readouterr().err == (
+                f"allennlp: error: {option} {output} is {what}: writing it would destroy it; choose another {option}\n"
+            )
+    if command == "evaluate":  # the metrics over the predictions
+        (tmp_path / "out.json").write_text("{}")
+        monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(archive), str(data), "--output-file",
+                                          str(tmp_path / "out.json"), "--predictions-output-file",
+                                          str(tmp_path / "out.json")])  # fmt: skip
+        with pytest.raises(SystemExit):
+            main(prog="allennlp")
+        assert "--predictions-output-file" in capsys.readouterr().err
+    assert data.read_text() == '{"sentence": "kept"}\n' and archive.read_bytes() == b"the archive"
+
+
+def test_errors_raised_on_purpose_by_the_project_are_user_errors():
+    """Repair 8: a `raise` statement of this project's code (a reader's "FILE:LINE: ..." error) is shown as one line;
+    an error inside a call it makes (a bug) keeps its traceback."""
+    import luke_allennlp
+
+    project_file = str(Path(luke_allennlp.__file__).with_name("not_a_module.py"))
+    namespace = {}
+    exec(compile("def on_purpose():\n    raise ValueError('f.txt:3: bad')\n\ndef bug():\n    return int('x')\n",
+                 project_file, "exec"), namespace)  # fmt: skip
+    for function, expected in [(namespace["on_purpose"], "f.txt:3: bad"), (namespace["bug"], None)]:
+        try:
+            function()
+        except ValueError as error:
+            shown = luke_allennlp_compat.user_error(error)
+            assert (str(shown) if shown else None) == expected
+    try:  # the same statement elsewhere is not the project's
+        exec(compile("raise ValueError('x')", __file__, "exec"))
+    except ValueError as error:
+        assert luke_allennlp_compat.user_error(error) is None
+    assert str(luke_allennlp_compat.user_error(FileNotFoundError("file x not found"))) == "file x not found"
+
+
+def test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback(tmp_path, monkeypatch, capsys):
+    from allennlp.commands import main
+
+    config, new = str(FIXTURES / "configs" / "luke_classifier.jsonnet"), str(tmp_path / "new")
+    (tmp_path / "bad.jsonnet").write_text('{ "a": 1,, }')
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "config.json").write_text("{}")
+    cases = [
+        (["evaluate", str(tmp_path / "missing.tar.gz"), "data.txt"], f"file {tmp_path / 'missing.tar.gz'} not found"),
+        (["train", str(tmp_path / "missing.jsonnet"), "-s", new], f"file {tmp_path / 'missing.jsonnet'} not found"),
+        (["train", config, "-s", new], f"{config}:3:19-42: undefined external variable: MODEL_DIR "
+         "(the config reads it with std.extVar: set it in the environment, e.g. MODEL_DIR=...)"),
+        (["train", str(tmp_path / "bad.jsonnet"), "-s", new],
+         f"{tmp_path / 'bad.jsonnet'}:1:10: unexpected: \",\" while parsing field definition"),
+        (["train", config, "-s", str(tmp_path / "out")], f"Serialization directory ({tmp_path / 'out'}) already "
+         "exists and is not empty. Specify --recover to recover from an existing output folder."),
+    ]  # fmt: skip
+    for argv, message in cases:
+        if argv[-1] == str(tmp_path / "out"):  # the config's variables set: the directory is checked next
+            monkeypatch.setenv("MODEL_DIR", "m")
+            monkeypatch.setenv("DATA", "d")
+        monkeypatch.setattr(sys, "argv", ["allennlp", *argv])
+        with pytest.raises(SystemExit) as exited:
+            main(prog="allennlp")
+        assert exited.value.code == 1 and capsys.readouterr().err == f"allennlp: error: {message}\n"
+    assert not os.path.exists(new)
+    monkeypatch.setenv("ALLENNLP_DEBUG", "1")
+    monkeypatch.setattr(sys, "argv", ["allennlp", *cases[0][0]])
+    with pytest.raises(FileNotFoundError, match="missing.tar.gz not found"):
+        main(prog="allennlp")
+
+
+def test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line(tiny_luke_dir, shared_data, tmp_path):
+    """The real command: the reader's error naming the file and line, and no traceback."""
+    lines = (shared_data / "conll2003" / "eng.testa").read_text().splitlines()[:40]
+    lines[7] = "LEICESTERSHIRE"  # line 8: the tag column missing
+    (tmp_path / "eng.testa").write_text("\n".join(lines) + "\n")
+    env = {**os.environ, "MODEL_NAME": str(tiny_luke_dir), "TRAIN_DATA_PATH": str(tmp_path / "eng.testa"),
+           "VALIDATION_DATA_PATH": str(tmp_path / "eng.testa")}  # fmt: skip
+    result = subprocess.run([str(ALLENNLP), "train", "configs/ner/conll2003.jsonnet", "-s", str(tmp_path / "out")],
+                            capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600)  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert result.stderr.splitlines()[-1] == (
+        f"allennlp: error: {tmp_path / 'eng.testa'}:8: expected 'word ... NER' columns (e.g. 'word POS chunk NER') "
+        "with an O/B-X/I-X tag last, got 'LEICESTERSHIRE'"
+    )
+
+
+def test_push_to_hf_without_a_network_is_one_line_and_its_help_matches_the_readme(tmp_path, monkeypatch, capsys):
+    """Repair 3: no 90-line httpx traceback offline; `--help` says `hf auth login` and that `-l` is ignored, as the
+    README does."""
+    import functools
+
+    from allennlp.commands import main
+    from huggingface_hub import HfApi, constants
+
+    push_module = sys.modules["allennlp.common.push_to_hf"]
+    run = tmp_path / "run"
+    (run / "vocabulary").mkdir(parents=True)
+    (run / "config.json").write_text("{}")
+    (run / "best.th").write_bytes(b"weights")
+    monkeypatch.setattr(sys, "argv", ["allennlp", "push-to-hf", "-n", "tiny", "-s", str(run)])
+    monkeypatch.setattr(push_module, "HfApi", functools.partial(HfApi, endpoint="http://127.0.0.1:9"))  # nothing there
+    for offline, reason in [
+        (False, "the hub cannot be reached (ConnectError: [Errno 111] Connection refused): check the network, then "
+                "run again"),
+        (True, "offline mode is enabled (HF_HUB_OFFLINE): unset HF_HUB_OFFLINE to upload"),
+    ]:  # fmt: skip
+        monkeypatch.setattr(constants, "is_offline_mode", lambda offline=offline: offline)
+        with pytest.raises(SystemExit):
+            main(prog="allennlp")
+        assert capsys.readouterr().err == f"allennlp: error: cannot push to tiny on the Hugging Face Hub: {reason}\n"
+
+    monkeypatch.setattr(sys, "argv", ["allennlp", "push-to-hf", "--help"])
+    with pytest.raises(SystemExit):
+        main(prog="allennlp")
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "Log in first with `hf auth login` (or set HF_TOKEN)" in help_text and "huggingface-cli" not in help_text
+    assert "-l LOCAL_REPO_PATH, --local-repo-path LOCAL_REPO_PATH ignored: nothing is cloned" in help_text
+    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    assert "hf auth login" in readme and "`--local-repo-path` is ignored (nothing is cloned;" in readme

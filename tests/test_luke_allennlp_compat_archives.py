@@ -179,6 +179,84 @@ def test_archive_surgery_extraction_defaults_to_the_data_filter(outside, monkeyp
     assert written_outside(outside) == (["victim.txt"], "untouched")
 
 
+# --- decompression bombs ---------------------------------------------------------------------------------------
+
+CHUNK = 16 << 20
+
+
+def gzip_bomb(path: Path, member_size: int, trailing: int = 0) -> Path:
+    """A gzipped tar of one `weights.th` of `member_size` zero bytes (a multiple of 16 MiB), then `trailing` zero
+    bytes after the end of the archive: gzip members of 16 MiB of zeros (16 KiB each) repeated, made at once."""
+    import gzip
+
+    zeros = gzip.compress(bytes(CHUNK), compresslevel=9)
+    info = tarfile.TarInfo("weights.th")
+    info.size = member_size
+    with open(path, "wb") as f:
+        f.write(gzip.compress(info.tobuf(format=tarfile.GNU_FORMAT)))
+        f.write(zeros * (member_size // CHUNK))
+        f.write(gzip.compress(bytes(2 * tarfile.RECORDSIZE)))  # the end-of-archive blocks
+        f.write(zeros * (trailing // CHUNK))
+    return path
+
+
+def test_a_decompression_bomb_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    """The issue's case: a 2 GiB member in a 2 MB archive (`evaluate` and `export-luke` wrote it all to the
+    temporary directory)."""
+    from allennlp.commands import main
+    from allennlp.common.file_utils import cached_path
+
+    bomb = gzip_bomb(tmp_path / "bomb.tar.gz", 2 << 30)
+    assert bomb.stat().st_size < 3 << 20
+    out = tmp_path / "out"
+    out.mkdir()
+    expected = (
+        f"{bomb} is refused: its members up to 'weights.th' would extract to 2.0 GiB, more than 100 times the "
+        "archive's 2.0 MiB (a decompression bomb? LUKE_ARCHIVE_MAX_RATIO raises the limit)"
+    )
+    with pytest.raises(ArchiveError, match=re.escape(expected)):
+        extract_archive(bomb, out)
+    assert list(out.iterdir()) == []
+    with pytest.raises(ArchiveError, match=re.escape(expected)):
+        cached_path(str(bomb), cache_dir=str(tmp_path / "cache"), extract_archive=True)
+    assert not list((tmp_path / "cache").rglob("weights.th"))
+    for command in (["evaluate", str(bomb), "data.txt"], ["export-luke", str(bomb), str(tmp_path / "export")]):
+        monkeypatch.setattr(sys, "argv", ["allennlp", *command])
+        with pytest.raises(SystemExit):
+            main(prog="allennlp")
+        assert capsys.readouterr().err == f"allennlp: error: {expected}\n"
+    # The absolute limit, whatever the ratio (here lifted).
+    monkeypatch.setenv("LUKE_ARCHIVE_MAX_RATIO", "0")
+    monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "1G")
+    with pytest.raises(ArchiveError, match=r"would extract to 2.0 GiB, more than the limit of 1.0 GiB \(LUKE_ARC"):
+        extract_archive(bomb, out)
+    # Zeros hidden after the last member are not written, but would be decompressed: refused as well.
+    monkeypatch.delenv("LUKE_ARCHIVE_MAX_BYTES")
+    monkeypatch.delenv("LUKE_ARCHIVE_MAX_RATIO")
+    trailing = gzip_bomb(tmp_path / "trailing.tar.gz", CHUNK, trailing=160 << 20)
+    with pytest.raises(ArchiveError, match=r"trailing.tar.gz is refused: its stream goes on past 64.0 MiB after"):
+        extract_archive(trailing, tmp_path / "out-trailing")
+
+
+def test_legitimate_archives_pass_the_limits(shared_data, tmp_path, monkeypatch):
+    """Weights compress by ~1.1x, vocabularies by 2-5x: a model's archive is far from the limits; the limits
+    can be changed from the environment."""
+    tokenizer = shared_data / "tokenizers" / "roberta-base"
+    weights = os.urandom(8 << 20)
+    archive = write_tar(tmp_path / "model.tar.gz", [
+        member("weights.th", weights), member("vocab.json", (tokenizer / "vocab.json").read_bytes()),
+        member("merges.txt", (tokenizer / "merges.txt").read_bytes()), member("labels.txt", b"O\nB-PER\n" * 1000),
+    ], compresslevel=6)  # fmt: skip
+    extract_archive(archive, tmp_path / "out")
+    assert (tmp_path / "out" / "weights.th").read_bytes() == weights
+    monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "9M")
+    with pytest.raises(ArchiveError, match=r"up to 'merges.txt' would extract to 9.3 MiB, more than the limit of 9.0"):
+        extract_archive(archive, tmp_path / "out-limited")
+    monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "lots")
+    with pytest.raises(ValueError, match="LUKE_ARCHIVE_MAX_BYTES='lots': expected a number"):
+        extract_archive(archive, tmp_path / "out-bad-setting")
+
+
 # --- the real commands ----------------------------------------------------------------------------------------
 
 
@@ -226,8 +304,9 @@ def crafted_archive(trained: Path, outside: Path, attack: str) -> Path:
 COMMAND_ATTACKS = ("dotdot", "absolute", "symlink", "hardlink", "corrupted")
 
 
-def test_predict_and_evaluate_refuse_crafted_archives(trained_archive, outside, monkeypatch):
-    """Every attack through both commands (in this process, through allennlp's command-line entry point)."""
+def test_predict_and_evaluate_refuse_crafted_archives(trained_archive, outside, monkeypatch, capsys):
+    """Every attack through both commands (in this process, through allennlp's command-line entry point): one
+    line naming the archive, exit status 1."""
     from allennlp.commands import main
 
     data = FIXTURES / "data" / "sentiment.jsonl"
@@ -248,8 +327,10 @@ def test_predict_and_evaluate_refuse_crafted_archives(trained_archive, outside, 
         ):
             monkeypatch.setattr(sys, "argv", ["allennlp", *command])
             expected = f"{archive} is corrupted" if attack == "corrupted" else f"{archive} is unsafe to extract"
-            with pytest.raises(ArchiveError, match=expected):
+            capsys.readouterr()
+            with pytest.raises(SystemExit) as exited:
                 main(prog="allennlp")
+            assert exited.value.code == 1 and capsys.readouterr().err.startswith(f"allennlp: error: {expected}")
             assert written_outside(outside) == before, (attack, command[0])
     assert set((outside / "tmp").rglob("config.json")) == extracted, "a failed extraction left a directory behind"
 
@@ -262,8 +343,99 @@ def test_the_allennlp_command_exits_with_the_error(trained_archive, outside, com
     args = [str(ALLENNLP), command, str(archive), str(FIXTURES / "data" / "sentiment.jsonl")]
     env = {**os.environ, "TMPDIR": str(outside / "tmp")}
     result = subprocess.run(args, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600)
-    assert result.returncode != 0
+    assert result.returncode == 1
     what = "is corrupted: " if attack == "corrupted" else "is unsafe to extract: member "
-    assert f"luke_allennlp_compat.ArchiveError: {archive} {what}" in result.stderr, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if " - INFO - " not in line]
+    assert len(errors) == 1 and errors[0].startswith(f"allennlp: error: {archive} {what}"), result.stderr[-3000:]
     assert written_outside(outside) == before
     assert not list((outside / "tmp").rglob("config.json"))
+
+
+# --- weights loaded with weights_only=True (repair 11) ----------------------------------------------------------
+
+
+class Payload:
+    """Unpickling it creates a file: what a crafted weights.th could do instead."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def with_weights(archive: Path, weights: bytes, path: Path) -> Path:
+    """A copy of `archive` whose weights.th is `weights`."""
+    with tarfile.open(archive) as source, tarfile.open(path, "w:gz") as tar:
+        for info in source:
+            data = source.extractfile(info).read() if info.isreg() else None
+            if info.name == "weights.th":
+                info.size, data = len(weights), weights
+            tar.addfile(info, None if data is None else io.BytesIO(data))
+    return path
+
+
+def test_a_malicious_weights_file_runs_nothing_on_any_path(trained_archive, tmp_path, monkeypatch):
+    """With TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 (which turns torch.load's default to weights_only=False), every
+    load of weights passes weights_only=True itself: archives, `from_archive` models, the pretrained initializer,
+    the trainer's reload of best.th, both checkpointers and the project's checkpoint loader. The error names the
+    file, and the archive."""
+    import torch
+    from allennlp.common import Params
+    from allennlp.models import Model
+    from allennlp.models.archival import load_archive
+    from allennlp.nn.initializers import PretrainedModelInitializer
+    from allennlp.training.checkpointer import Checkpointer
+    from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
+
+    from luke_allennlp.modeling.loading import read_state_dict
+    from luke_allennlp_compat import WeightsError
+
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "code-ran.txt"
+    buffer = io.BytesIO()
+    torch.save({"weight": torch.zeros(2), "payload": Payload(marker)}, buffer)
+    evil = buffer.getvalue()
+    with pytest.warns(UserWarning, match="forcing weights_only=False"):
+        torch.load(io.BytesIO(evil))  # the payload works where weights_only is left to the environment
+    assert marker.exists()
+    marker.unlink()
+
+    archive = with_weights(trained_archive, evil, tmp_path / "evil.tar.gz")
+    refused = "refused: it holds Python objects that are not weights (Unsupported global: GLOBAL io.open"
+    with pytest.raises(WeightsError, match=re.escape(f"{archive} (its member weights.th): {refused}")):
+        load_archive(str(archive))
+    with pytest.raises(WeightsError, match=re.escape(f"{archive} (its member weights.th): {refused}")):
+        Model.from_params(Params({"type": "from_archive", "archive_file": str(archive)}))
+    with pytest.raises(WeightsError, match=re.escape(f"{archive} (its member weights.th): {refused}")):
+        PretrainedModelInitializer(str(archive))
+    (tmp_path / "run").mkdir()
+    for name in ("model_state_e0_b1.th", "training_state_e0_b1.th", "best.th", "pytorch_model.bin"):
+        (tmp_path / "run" / name).write_bytes(evil)
+    weights = tmp_path / "run" / "best.th"
+    with pytest.raises(WeightsError, match=re.escape(f"{weights}: {refused}")):
+        PretrainedModelInitializer(str(weights))
+    with pytest.raises(WeightsError, match=re.escape(f"{weights}: {refused}")):
+        trainer = type("Trainer", (), {"_ddp_wrapped_model": None, "_pytorch_model": torch.nn.Linear(2, 2)})()
+        GradientDescentTrainer._load_model_state(trainer, str(weights))
+    with pytest.raises(WeightsError, match=re.escape(f"{tmp_path / 'run' / 'model_state_e0_b1.th'}: {refused}")):
+        Checkpointer(str(tmp_path / "run")).load_checkpoint()
+    with pytest.raises(WeightsError, match=re.escape(f"{tmp_path / 'run' / 'pytorch_model.bin'}: {refused}")):
+        read_state_dict(str(tmp_path / "run"))
+    assert not marker.exists()
+
+
+def test_a_damaged_weights_file_is_named_with_its_archive(trained_archive, tmp_path):
+    from allennlp.models.archival import load_archive
+
+    from luke_allennlp_compat import WeightsError
+
+    with tarfile.open(trained_archive) as tar:
+        weights = tar.extractfile("weights.th").read()
+    archive = with_weights(trained_archive, weights[:1000], tmp_path / "damaged.tar.gz")
+    with pytest.raises(WeightsError) as raised:
+        load_archive(str(archive))
+    assert str(raised.value) == (
+        f"{archive} (its member weights.th): cannot be read as PyTorch weights, it is truncated or damaged "
+        "(RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory)"
+    )

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 from allennlp.commands.subcommand import Subcommand
 
-from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, print_table
+from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder, print_table
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
@@ -66,6 +66,7 @@ def _run(args: argparse.Namespace) -> None:
     languages = args.language.split(",") if args.language else None
     if languages is not None and len(languages) != len(args.dump):
         raise ValueError(f"--language names {len(languages)} languages for {len(args.dump)} inputs")
+    make_output_folder(args.output)
     if len(args.dump) > 1:
         _run_multilingual(args, languages)
         return

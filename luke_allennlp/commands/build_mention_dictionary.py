@@ -5,7 +5,7 @@ import json
 
 from allennlp.commands.subcommand import Subcommand
 
-from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input
+from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.mention_dictionary import build_mention_dictionary, read_page_titles
 
@@ -49,6 +49,7 @@ class BuildMentionDictionary(Subcommand):
 
 
 def _run(args: argparse.Namespace) -> None:
+    make_output_folder(args.output)
     page_titles = read_page_titles(args.page_titles) if args.page_titles else None
     dictionary = build_mention_dictionary(
         args.dump, min_link_probability=args.min_link_probability, num_workers=args.num_workers,

@@ -60,6 +60,9 @@ def _run(args: argparse.Namespace) -> None:
         raise ValueError(f"{output} is not empty")
     if not Path(args.tokenizer).is_dir():
         raise ValueError(f"{args.tokenizer} is not a tokenizer directory")
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # its "Writing model shards" bar, for one small file
     write_tiny_checkpoint(output, args.kind, seed=args.seed, tokenizer=args.tokenizer, entity_vocab=args.entity_vocab,
                           **SIZES[args.size])  # fmt: skip
     print(f"wrote {output}: a random {args.size} {args.kind} checkpoint (use it as MODEL_NAME={output})")

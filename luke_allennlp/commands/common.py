@@ -3,6 +3,7 @@
 import argparse
 import functools
 import logging
+import os
 import sys
 from typing import Any, Callable, Sequence, Tuple
 
@@ -32,10 +33,18 @@ def exit_on_bad_input(
         try:
             function(args)
         except (DumpError, OSError, ValueError) as error:
+            if os.environ.get("ALLENNLP_DEBUG"):  # the traceback, as for the `allennlp` command's own user errors
+                raise
             logger.debug("%s failed", name, exc_info=True)
             sys.exit(f"allennlp {name}: error: {error}")
 
     return run
+
+
+def make_output_folder(output: str) -> None:
+    """Creates the folders of an output file before the work starts (a missing one made the command fail after it,
+    with a "No such file or directory" that read like a missing input)."""
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
 
 
 def print_table(rows: Sequence[Tuple[str, Any]]) -> None:

@@ -39,7 +39,7 @@ from luke_allennlp.commands.task_checkpoints import (
     TaskCheckpoint,
     uses_markers,
 )
-from luke_allennlp.modeling.loading import EXTRA_QUERIES
+from luke_allennlp.modeling.loading import EXTRA_QUERIES, save_safetensors
 from luke_allennlp_compat import extract_archive
 
 # Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
@@ -275,8 +275,6 @@ def _add_marker_rows(state: Dict[str, torch.Tensor], word_table: str, extra: Lis
 def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: str, tokenizer: Optional[str],
                  lite: bool) -> None:  # fmt: skip
     """A fine-tuned task archive as the matching transformers class (see `task_checkpoints`)."""
-    from safetensors.torch import save_file
-
     from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
     from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 
@@ -329,8 +327,7 @@ def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: s
         out.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
     with open(os.path.join(output_dir, "config.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, indent=2, sort_keys=True)
-    save_file({k: v.contiguous() for k, v in state.items()}, os.path.join(output_dir, "model.safetensors"),
-              metadata={"format": "pt"})  # fmt: skip
+    save_safetensors({k: v.contiguous() for k, v in state.items()}, os.path.join(output_dir, "model.safetensors"))
     print(
         f"Wrote {output_dir}: {spec.architecture} with {len(labels)} labels and {config.entity_vocab_size} entities, "
         f"and {type(luke_tokenizer).__name__} files (task={mode})"

@@ -143,7 +143,9 @@ def _read_weights(path: str) -> Dict[str, torch.Tensor]:
         from safetensors.torch import load_file
 
         return load_file(path)
-    return torch.load(path, map_location="cpu", weights_only=True)
+    from luke_allennlp_compat import load_weights  # weights_only=True; an unreadable file is named
+
+    return load_weights(path, map_location="cpu")
 
 
 def _strip_prefix(state: Dict[str, torch.Tensor], prefixes: tuple) -> Dict[str, torch.Tensor]:
@@ -304,9 +306,18 @@ def _load_checked(model: LukeEncoder, state: Dict[str, torch.Tensor], source: st
 
 def save_encoder(model: LukeEncoder, directory: str) -> None:
     """Writes `config.json` and `model.safetensors` in `transformers.LukeModel`'s layout."""
-    from safetensors.torch import save_file
-
     os.makedirs(directory, exist_ok=True)
     model.config.to_json_file(os.path.join(directory, "config.json"))
     state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    save_file(state, os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
+    save_safetensors(state, os.path.join(directory, "model.safetensors"))
+
+
+def save_safetensors(state: Dict[str, torch.Tensor], path: str) -> None:
+    """safetensors' `save_file` (metadata `format: pt`, as transformers writes), with the mode of any new file
+    (0666 less the umask, like the config beside it) instead of the 0600 safetensors gives it."""
+    from safetensors.torch import save_file
+
+    save_file(state, path, metadata={"format": "pt"})
+    umask = os.umask(0o022)  # (read by setting it: no other way)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)

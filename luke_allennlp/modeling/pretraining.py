@@ -176,7 +176,7 @@ class LukeForPretraining(nn.Module):
 
     def save_pretrained(self, directory: str) -> None:
         """Writes `config.json` and `model.safetensors`, loadable by `transformers.LukeForMaskedLM`."""
-        from safetensors.torch import save_file
+        from luke_allennlp.modeling.loading import save_safetensors
 
         os.makedirs(directory, exist_ok=True)
         config = {**self.config.to_dict(), "architectures": ["LukeForMaskedLM"]}
@@ -188,7 +188,7 @@ class LukeForPretraining(nn.Module):
         # bias as the source of `lm_head.bias`, so the file holds copies of both (transformers 4 re-ties them).
         state["lm_head.decoder.weight"] = state["luke.embeddings.word_embeddings.weight"].clone()
         state["lm_head.decoder.bias"] = state["lm_head.bias"].clone()
-        save_file(state, os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
+        save_safetensors(state, os.path.join(directory, "model.safetensors"))
 
 
 # Where each checkpoint family keeps its masked-LM head, as (prefix in the checkpoint, our prefix).

@@ -122,23 +122,25 @@ class LukeBioTagger(LukeTaskModel):
         return [[self.tags[i] for i in path] for path in paths]
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """Per sentence, as `luke_span_ner`: `words`, `tags` (IOB2, predicted), `entities` ({start, end, text,
-        type, score: the mean probability of the span's tags}) and, with gold labels, `gold_tags`."""
+        """Per sentence, as `luke_span_ner`: `words`, `tags` (IOB2, predicted; none for the words the model did
+        not see), `truncated`, `entities` ({start, end, text, type, score: the mean probability of the span's tags})
+        and, with gold labels, `gold_tags`."""
         probabilities = F.softmax(output_dict["logits"].detach().float(), dim=-1)
-        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": []}
+        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": [],
+                                   "truncated": []}  # fmt: skip
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
             result["gold_tags"] = []
         for b, tags in enumerate(self._decode(output_dict["logits"], output_dict["mask"])):
             words = output_dict["words"][b]
-            tags = tags + ["O"] * (len(words) - len(tags))  # words cut by max_seq_length
             spans = tags_to_spans(tags, "iob2")
             entities = []
             for (start, end), kind in sorted(spans.items()):
                 ids = [self.tag_index[tags[i]] for i in range(start, end)]
                 score = float(probabilities[b, torch.arange(start, end), ids].mean())
                 entities.append(entity_output(words, start, end, kind, score))
-            result["tags"].append(tags)
+            result["tags"].append(tags)  # none for the words cut by max_seq_length
+            result["truncated"].append(len(words) - len(tags))
             result["entities"].append(entities)
             if with_gold:
                 result["gold_tags"].append(spans_to_iob2(output_dict["gold_spans"][b], len(words)))

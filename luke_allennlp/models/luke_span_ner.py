@@ -148,10 +148,11 @@ class LukeSpanNer(LukeTaskModel):
         return decode_spans(spans.numpy(), logits, self.labels, self.outside)
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        """Per sentence: `words`, `tags` (IOB2, predicted), `entities` ({start, end (exclusive), text, type, score:
-        the softmax probability of the type over the types and `O` for that span}) and, with gold labels,
-        `gold_tags`."""
-        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": []}
+        """Per sentence: `words`, `tags` (IOB2, predicted: one per word the model saw; none for the words past
+        `max_seq_length`), `truncated` (how many those are), `entities` ({start, end (exclusive), text, type, score: the
+        softmax probability of the type over the types and `O` for that span}) and, with gold labels, `gold_tags`."""
+        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": [],
+                                   "truncated": []}  # fmt: skip
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
             result["gold_tags"] = []
@@ -159,8 +160,9 @@ class LukeSpanNer(LukeTaskModel):
             output_dict["span_logits"], output_dict["spans"], output_dict["words"], output_dict["gold_spans"]
         ):
             chosen = self._decode(logits, spans)
-            tags = spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, len(words))
-            result["tags"].append(tags)
+            seen = int(spans[:, 1].max()) if len(spans) else 0  # the reader's spans cover the words that fit
+            result["tags"].append(spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, seen))
+            result["truncated"].append(len(words) - seen)
             result["entities"].append([entity_output(words, s, e, k, p) for s, e, k, p in chosen])
             if with_gold:
                 result["gold_tags"].append(spans_to_iob2(gold, len(words)))

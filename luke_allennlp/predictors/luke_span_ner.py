@@ -23,12 +23,13 @@ class LukeSpanNerPredictor(LukePredictor):
 
     Input: `{"sentence": "raw text"}` or `{"words": [...]}` (a list of strings), optionally with document
     context `"left_context"` / `"right_context"` (lists of sentences, each a string or a list of words) and `"id"`.
-    Output: `words`, `tags` (IOB2) and `entities`: `[{"start", "end", "text", "type", "score"}]` with word indices,
-    `end` exclusive, `text` the entity's words joined by spaces, `score` the model's probability of the type for
-    the span.
+    Output: `words`, `tags` (IOB2), `truncated` and `entities`: `[{"start", "end", "text", "type", "score"}]` with
+    word indices, `end` exclusive, `text` the entity's words joined by spaces, `score` the model's probability of
+    the type for the span. Words past `max_seq_length`, which the model did not see, have no tag (`tags` is
+    shorter than `words`), and `truncated` counts them (0 when the sentence fits).
     """
 
-    output_keys = ("words", "tags", "entities")
+    output_keys = ("words", "tags", "truncated", "entities")
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         where = self.input_id(json_dict)

@@ -20,3 +20,19 @@ def test_build_mention_dictionary_command(tmp_path):
     assert dictionary.pages == {"Candle": {"China": "China", "Rome": "Rome"}}
     assert dictionary.names_for_page("Candle") == {"China": "China", "Rome": "Rome"}
     assert "wrote 1 pages" in result.stdout
+
+
+def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path, monkeypatch):
+    """Both builders failed after all their work with "No such file or directory" (reading like a missing input)
+    when the output's folder was missing: they create it first."""
+    from allennlp.commands import main
+
+    dump = write_crafted_dump(tmp_path / "crafted.xml")
+    for command, output in [
+        ("build-entity-vocab", "new/vocab/entities.tsv"),
+        ("build-mention-dictionary", "new/m.json"),
+    ]:
+        monkeypatch.setattr("sys.argv", ["allennlp", command, str(dump), str(tmp_path / output), "--num-workers", "1"])
+        main(prog="allennlp")
+        assert (tmp_path / output).stat().st_size > 0
+    assert MentionDictionary.from_file(tmp_path / "new" / "m.json").pages

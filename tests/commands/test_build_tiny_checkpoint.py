@@ -84,3 +84,16 @@ def test_mluke_checkpoint_from_an_xlmr_tokenizer_and_a_multilingual_vocabulary(
         len(ids),
         32,
     )
+
+
+def test_a_roberta_checkpoint_is_written_without_a_progress_bar(shared_data, tmp_path, monkeypatch, capsys):
+    """transformers' save_pretrained drew a "Writing model shards" bar for the one small file."""
+    from transformers.utils import logging as transformers_logging
+
+    try:
+        run_command("build-tiny-checkpoint", str(tmp_path / "tiny"), "--kind", "roberta", "--tokenizer",
+                    str(shared_data / "tokenizers" / "roberta-base"), monkeypatch=monkeypatch)  # fmt: skip
+    finally:
+        transformers_logging.enable_progress_bar()
+    assert "Writing model shards" not in capsys.readouterr().err
+    assert (tmp_path / "tiny" / "model.safetensors").stat().st_size > 0

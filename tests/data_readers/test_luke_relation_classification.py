@@ -119,7 +119,7 @@ def test_reads_kbp37_as_distributed(reader, kbp37_sample, caplog):
     with caplog.at_level(logging.WARNING):
         instances = list(reader.read(str(kbp37_sample)))
     assert len(instances) == 11 and reader.stats["skipped_empty_mentions"] == 1 and reader.stats["inputs"] == 11
-    assert "kbp37_sample.txt:7: the head mention is empty: skipped" in caplog.text
+    assert "kbp37_sample.txt, example 7: the head mention is empty: skipped" in caplog.text
     assert mentions(reader, instances[0]) == ["Maria Lindqvist", "Mia"]
     assert {i["label"].label for i in instances} >= {"no_relation", "org:top_members/employees(e1,e2)"}
 
@@ -131,7 +131,7 @@ def test_mentions_too_far_apart_are_skipped_when_reading(tiny_luke_dir, tmp_path
     path.write_text(f'1\t"{far}"\nOther\nComment:\n\n2\t"<e1>A</e1> met <e2>B</e2> ."\nOther\nComment:\n')
     with caplog.at_level(logging.WARNING):
         instances = list(reader.read(str(path)))
-    assert len(instances) == 1 and instances[0]["metadata"]["id"].endswith(":2")
+    assert len(instances) == 1 and instances[0]["metadata"]["id"].endswith("semeval.txt, example 2")
     assert reader.stats["skipped_mentions_too_far_apart"] == 1 and "subwords apart" in caplog.text
 
 
@@ -142,7 +142,7 @@ def test_text_is_utf8_with_an_optional_bom(reader, shared_data, tmp_path):
     semeval = tmp_path / "semeval.txt"
     semeval.write_bytes(b"\xef\xbb\xbf" + '1\t"The <e1>café</e1> in <e2>Paris</e2>"\nOther\n'.encode())
     ((example_id, text, *_),) = list(reader.read_examples(str(semeval)))
-    assert example_id.endswith("semeval.txt:1") and text == "The café in Paris"
+    assert example_id.endswith("semeval.txt, example 1") and text == "The café in Paris"
     semeval.write_bytes(
         '1\t"<e1>A</e1> <e2>B</e2>"\nOther\n\n2\t"<e1>C</e1> and \xe9 <e2>D</e2>"\nOther\n'.encode("latin-1")
     )
@@ -182,7 +182,7 @@ def test_a_label_unseen_in_training_is_named(reader, tmp_path):
     vocab = Vocabulary({"labels": {"Other": 1}}, non_padded_namespaces=["labels"])
     with pytest.raises(
         ValueError,
-        match=r"dev.txt:5: label\(s\) \['Cause-Effect\(e1,e2\)'\] not in the 'labels' vocabulary, which has \['Other'\]",
+        match=r"dev.txt, example 5: label\(s\) \['Cause-Effect\(e1,e2\)'\] not in the 'labels' vocabulary, which has \['Other'\]",
     ):
         instance.index_fields(vocab)
 

@@ -232,3 +232,23 @@ def test_luke_embedder_keeps_the_special_entities_of_an_mluke_vocabulary(tmp_pat
     embedder = LukeEmbedder(str(model), entity_vocab="task")
     # [PAD], [MASK], [HEAD], [TAIL] from the checkpoint's [PAD] (3) and [MASK] (4).
     assert torch.equal(embedder.luke.entity_embeddings.entity_embeddings.weight, table[[3, 4, 4, 4]])
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_saved_weights_have_the_mode_of_the_files_beside_them(tmp_path, umask):
+    """safetensors writes model.safetensors 0600; it gets the umask's mode, as config.json does."""
+    import os
+
+    from luke_allennlp.modeling import LukeConfig, LukeForPretraining
+
+    config = LukeConfig(vocab_size=100, entity_vocab_size=20, hidden_size=32, entity_emb_size=16, num_hidden_layers=1,
+                        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40)  # fmt: skip
+    previous = os.umask(umask)
+    try:
+        LukeEncoder(config).save_pretrained(str(tmp_path / "encoder"))
+        LukeForPretraining(config).save_pretrained(str(tmp_path / "pretraining"))
+    finally:
+        os.umask(previous)
+    for directory in ("encoder", "pretraining"):
+        modes = {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / directory).iterdir()}
+        assert modes == {"config.json": 0o666 & ~umask, "model.safetensors": 0o666 & ~umask}

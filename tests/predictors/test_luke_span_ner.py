@@ -51,7 +51,7 @@ def test_split_words():
 def test_predicts_raw_sentences_and_words(predictor):
     assert type(predictor).__name__ == "LukeSpanNerPredictor"  # the model's default predictor
     result = predictor.predict_json({"sentence": "Peter Blackburn visited Brussels ."})
-    assert set(result) == {"words", "tags", "entities"}
+    assert set(result) == {"words", "tags", "truncated", "entities"} and result["truncated"] == 0
     assert result["words"] == ["Peter", "Blackburn", "visited", "Brussels", "."]
     assert len(result["tags"]) == 5 and all(t == "O" or t[:2] in ("B-", "I-") for t in result["tags"])
     for entity in result["entities"]:
@@ -64,6 +64,17 @@ def test_predicts_raw_sentences_and_words(predictor):
     assert with_context["words"] == ["Brussels", "again"] and len(with_context["tags"]) == 2
     with pytest.raises(ValueError, match="sentence"):
         predictor.predict_json({"text": "no"})
+
+
+def test_words_past_the_window_have_no_tag_and_are_counted(predictor, caplog):
+    """A sentence longer than max_seq_length (64 subwords here): the words the model never saw were tagged "O", and
+    only the log said so; they have no tag now (`tags` is shorter than `words`), and `truncated` counts them."""
+    words = ["Peter", "Blackburn", "visited", "Brussels"] + ["and", "then", "Paris"] * 30
+    for result in [predictor.predict_json({"words": words}), predictor.predict_batch_json([{"words": words}])[0]]:
+        seen = len(words) - result["truncated"]
+        assert 0 < seen < len(words) and len(result["tags"]) == seen and result["words"] == words
+        assert all(entity["end"] <= seen for entity in result["entities"])
+    assert f"truncated to {seen} words of {len(words)}" in caplog.text
 
 
 def test_bad_inputs_get_clear_errors(predictor):
@@ -104,18 +115,21 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
     command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--silent",
                "--output-file", str(tmp_path / "out.jsonl")]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
-    assert result.returncode != 0
+    assert result.returncode == 1 and "Traceback" not in result.stderr  # one line (luke_allennlp_compat, repair 8)
     last = result.stderr.strip().splitlines()[-1]
-    assert (
-        last == f'ValueError: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
+    assert last == (
+        f'allennlp: error: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
     )
 
 
-def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch):
-    """It used to exit 0 without metrics."""
+def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch, capsys):
+    """It used to exit 0 without metrics. One line (luke_allennlp_compat, repair 8)."""
     from allennlp.commands import main
 
     (tmp_path / "empty.txt").write_text("-DOCSTART- -X- O O\n\n")
     monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(archive), str(tmp_path / "empty.txt")])
-    with pytest.raises(ValueError, match="empty.txt: no sentences in the file"):
+    with pytest.raises(SystemExit) as exited:
         main(prog="allennlp")
+    assert exited.value.code == 1
+    last = capsys.readouterr().err.splitlines()[-1]  # (after the reader's progress bar)
+    assert last.startswith(f"allennlp: error: {tmp_path / 'empty.txt'}: no sentences in the file")

@@ -1,7 +1,8 @@
 import logging
 import os
+import re
 import time
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
@@ -10,7 +11,11 @@ from allennlp.nn import util as nn_util
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
+from luke_allennlp_compat import WeightsError, load_weights
+
 logger = logging.getLogger(__name__)
+
+CHECKPOINT_FILE = re.compile(r"(model|training)_state_e\d+_b\d+(_w\d+)?\.th")
 
 
 def save_atomically(obj: Any, path: str) -> None:
@@ -33,8 +38,10 @@ class LukeCheckpointer(Checkpointer):
     """
     allennlp's `default` checkpointer with crash-safe files: each state file is written to a temporary name and
     renamed into place, and `--recover` takes the latest checkpoint whose two files load, falling back to an
-    older one (with a warning naming what was skipped) when the latest is incomplete or unreadable, e.g. left by
-    a kill during saving or by a full disk. Checkpoints are loaded with `weights_only=True`.
+    older one (with a warning naming what was skipped; the unreadable files renamed `*.damaged`) when the latest
+    is incomplete or unreadable, e.g. left by a kill during saving or by a full disk. Where none loads, `--recover`
+    stops at once (`RecoveryError`) instead of training from scratch. Checkpoints are loaded with
+    `weights_only=True`.
 
     Under distributed training every process saves at the same steps (saving is a collective call): the
     decision is rank 0's and all follow. Counting batches, every process counts the same; for
@@ -143,19 +150,59 @@ class LukeCheckpointer(Checkpointer):
         return {point for point in super()._find_all_checkpoints() if os.path.isfile(self._training_state_path(*point))}
 
     def load_checkpoint(self) -> Optional[TrainerCheckpoint]:
+        """
+        The newest checkpoint whose two files load. Newer ones that do not are renamed `*.damaged` (kept, but out
+        of the way of pruning and of `best.th`) with a warning. Where checkpoint files exist but no pair loads, a
+        `RecoveryError` stops `--recover` before anything is changed: it never trains from scratch in a directory
+        that holds checkpoints.
+        """
+        device = nn_util.device_mapping(-1)
+        damaged = []
         for point in sorted(self._find_all_checkpoints(), reverse=True):
             model_path, training_path = self._model_state_path(*point), self._training_state_path(*point)
             try:
-                model_state = torch.load(model_path, map_location=nn_util.device_mapping(-1), weights_only=True)
-                training_state = torch.load(training_path, map_location=nn_util.device_mapping(-1), weights_only=True)
-            except Exception as e:  # truncated, corrupted or not a checkpoint at all
+                model_state, training_state = load_weights(model_path, device), load_weights(training_path, device)
+            except WeightsError as e:  # truncated, corrupted or not a checkpoint at all
+                cause = e.__cause__ or e
                 logger.warning(
-                    "Skipping the unreadable checkpoint %s / %s (%s: %s)",
-                    model_path,
-                    training_path,
-                    type(e).__name__,
-                    e,
-                )
+                    "Skipping the unreadable checkpoint %s / %s (%s: %s)", model_path, training_path,
+                    type(cause).__name__, cause,
+                )  # fmt: skip
+                damaged.append((point, e))
                 continue
+            self._set_aside(point for point, _ in damaged)
             return TrainerCheckpoint(model_state, training_state)
+        directory = self._serialization_dir
+        files = (
+            sorted(n for n in os.listdir(directory) if CHECKPOINT_FILE.fullmatch(n))
+            if directory and os.path.isdir(directory)
+            else []
+        )
+        if damaged:
+            first = damaged[0][1]
+            more = f" (and {len(damaged) - 1} older checkpoint(s) likewise)" if len(damaged) > 1 else ""
+            raise RecoveryError(
+                f"{self._serialization_dir}: no checkpoint to recover from: {os.path.basename(first.path)} "
+                f"{first.reason}{more}. Nothing was changed; restore the files, or train into a new directory"
+            )
+        if files:
+            raise RecoveryError(
+                f"{self._serialization_dir}: no complete checkpoint to recover from (a model state and its training "
+                f"state): only {', '.join(files)}. Nothing was changed; restore the missing files, or train into a "
+                "new directory"
+            )
         return None
+
+    def _set_aside(self, points: Iterable[Tuple[int, int]]) -> None:
+        """Renames the files of unreadable checkpoints newer than the one recovered to `*.damaged` (primary only)."""
+        for point in points:
+            for path in (self._model_state_path(*point), self._training_state_path(*point)):
+                if self._is_primary and os.path.exists(path):
+                    os.replace(path, path + ".damaged")
+                    logger.warning("Renamed the unreadable checkpoint file %s to %s.damaged", path, path)
+
+
+class RecoveryError(RuntimeError):
+    """`--recover` in a directory whose checkpoints are all unreadable or incomplete."""
+
+    user_error = True  # the `allennlp` command prints it as one line (luke_allennlp_compat, repair 8)

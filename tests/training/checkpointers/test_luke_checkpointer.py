@@ -1,6 +1,9 @@
+import pytest
 import torch
 
+import luke_allennlp_compat
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer, save_atomically
+from tests.training.trainers.test_luke_gradient_descent import env  # noqa: F401  (a fixture)
 
 
 class Unpicklable:
@@ -26,3 +29,79 @@ def test_a_checkpoint_counts_once_both_files_exist(tmp_path):
     torch.save({"epochs_completed": 1}, checkpointer._training_state_path(1, 0))  # epoch 2's was never written
     model_state, training_state = checkpointer.load_checkpoint()
     assert training_state == {"epochs_completed": 1} and model_state["w"].item() == 1.0
+
+
+# --- --recover with damaged checkpoints (issue 19) ------------------------------------------------------------------
+
+
+def snapshot(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file() and p.suffix != ".log"}
+
+
+def killed_run(tmp_path):
+    """A run killed at epoch 1, step 2 (checkpoints every step, the 3 most recent kept)."""
+    from tests.training.trainers.test_luke_gradient_descent import Killed, train
+
+    out = tmp_path / "run"
+    callback = {"type": "test_kill", "epoch": 1, "step": 2, "marker": str(tmp_path / "marker")}
+    with pytest.raises(Killed):
+        train(out, **{"trainer.callbacks": [callback]})
+    return out, callback
+
+
+@pytest.mark.usefixtures("env")
+def test_recover_stops_at_once_when_no_model_state_is_readable(tmp_path):
+    """All model states truncated, training states intact: one clear error before anything is trained, pruned or
+    linked; every file as it was (the old behaviour: a warning, epoch 0 again, intact files pruned, best.th linked
+    to a truncated file, a failure at the end)."""
+    from allennlp.common.checks import ConfigurationError
+
+    from luke_allennlp.training.checkpointers.luke_checkpointer import RecoveryError
+    from tests.training.trainers.test_luke_gradient_descent import train
+
+    out, callback = killed_run(tmp_path)
+    states = sorted(out.glob("model_state_e*.th"))
+    assert len(states) == 3
+    for path in states:
+        path.write_bytes(path.read_bytes()[:100])
+    before = snapshot(out)
+    with pytest.raises(ConfigurationError) as raised:
+        train(out, recover=True, **{"trainer.callbacks": [callback]})
+    error = raised.value.__cause__
+    assert isinstance(error, RecoveryError) and luke_allennlp_compat.user_error(raised.value) is error
+    assert str(error).startswith(
+        f"{out}: no checkpoint to recover from: model_state_e1_b1.th cannot be read as PyTorch weights, it is "
+        "truncated or damaged (RuntimeError: PytorchStreamReader failed reading zip archive"
+    )
+    assert str(error).endswith(
+        "(and 2 older checkpoint(s) likewise). Nothing was changed; restore the files, or train into a new directory"
+    )
+    assert snapshot(out) == before and not (out / "model.tar.gz").exists()
+
+
+@pytest.mark.usefixtures("env")
+def test_recover_resumes_from_the_newest_readable_pair_and_sets_the_damaged_aside(tmp_path):
+    from tests.training.trainers.test_luke_gradient_descent import train
+
+    out, callback = killed_run(tmp_path)
+    newest = out / "model_state_e1_b1.th"
+    damaged = newest.read_bytes()[:100]
+    newest.write_bytes(damaged)
+    intact = snapshot(out)
+    train(out, recover=True, **{"trainer.callbacks": [callback]})
+    # Kept for inspection, out of the way of pruning and of best.th; the older pair it resumed from was used.
+    assert (out / "model_state_e1_b1.th.damaged").read_bytes() == damaged
+    assert (out / "training_state_e1_b1.th.damaged").read_bytes() == intact["training_state_e1_b1.th"]
+    for path in [*out.glob("*_state_e*.th"), out / "best.th"]:
+        torch.load(path, weights_only=True)  # every checkpoint left, and best.th, loads
+    assert (out / "model.tar.gz").exists()
+
+
+def test_recover_with_incomplete_checkpoints_only_stops(tmp_path):
+    from luke_allennlp.training.checkpointers.luke_checkpointer import RecoveryError
+
+    checkpointer = LukeCheckpointer(tmp_path)
+    torch.save({"w": torch.zeros(1)}, checkpointer._model_state_path(0, 1))  # its training state never written
+    with pytest.raises(RecoveryError, match=r"no complete checkpoint .*: only model_state_e0_b1.th. Nothing was"):
+        checkpointer.load_checkpoint()
+    assert LukeCheckpointer(tmp_path / "empty").load_checkpoint() is None  # nothing to recover: a fresh start
