@@ -1,4 +1,5 @@
 import json
+
 import pytest
 
 from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
