@@ -108,8 +108,11 @@ class SpilledCounter:
     runs are added up with SQL (`SUM ... GROUP BY`) when read.
     """
 
-    def __init__(self, connection: sqlite3.Connection, table: str, columns: Sequence[str], limit: int = SPILL_ENTRIES):
-        self.connection, self.table, self.limit = connection, table, limit
+    def __init__(
+        self, connection: sqlite3.Connection, table: str, columns: Sequence[str], limit: Optional[int] = None
+    ) -> None:
+        self.connection, self.table = connection, table
+        self.limit = SPILL_ENTRIES if limit is None else limit
         self.width = len(columns)
         connection.execute(f"CREATE TABLE {table}({', '.join(f'{c} TEXT' for c in columns)}, count INTEGER)")
         self.counts: Counter = Counter()

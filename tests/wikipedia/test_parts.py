@@ -179,3 +179,20 @@ def test_read_only_connections_and_bad_input(tmp_path):
         readonly.execute("INSERT INTO t VALUES (1)")
     with pytest.raises(ValueError, match="not a MediaWiki XML export with a <siteinfo>"):
         split_dump(tmp_path / "x.sqlite", [tmp_path / "p.xml"])
+
+
+def test_counts_spilled_in_many_runs_add_up_the_same(tmp_path_factory, tmp_path, monkeypatch):
+    """With a spill after every few entries (runs of counts on disk, added up by SQL) the dictionary is the same."""
+    from luke_allennlp.wikipedia import parts
+    from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
+    from luke_allennlp.wikipedia.mention_store import MentionStore
+
+    whole, _ = cut_dump(tmp_path_factory, 40)
+    build_mention_store(whole, tmp_path / "memory.sqlite", include_missing_pages=True)
+    monkeypatch.setattr(parts, "SPILL_ENTRIES", 7)
+    build_mention_store(whole, tmp_path / "spilled.sqlite", include_missing_pages=True)
+    spilled, memory = (MentionStore(tmp_path / f"{name}.sqlite").to_memory() for name in ("spilled", "memory"))
+    assert (spilled.pages, spilled._link_probability, spilled.entities, spilled.stats) == (
+        memory.pages, memory._link_probability, memory.entities, memory.stats,
+    )  # fmt: skip
+    assert len(memory.entities) > 100
