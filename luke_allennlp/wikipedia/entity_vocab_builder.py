@@ -202,13 +202,14 @@ def build_entity_vocab(
     links = count_dump_links(dump_path, num_workers, max_pages, include_missing_pages, links_in, language)
     ranked = sorted(links.counts.items(), key=lambda item: (-item[1], item[0]))
     eligible = [(title, count) for title, count in ranked if count >= min_count]
-    return _vocabulary(eligible, len(ranked), vocab_size, links.dump.language or "en", links.summary)
-
-
-def _vocabulary(eligible: List[Tuple[str, int]], linked_titles: int, vocab_size: int, language: str,
-                links: Dict[str, Any]) -> Tuple[EntityVocab, Dict[str, Any]]:  # fmt: skip
-    """The vocabulary of the titles linked at least `min_count` times (most linked first, ties by title)."""
     kept = eligible[: vocab_size - len(EntityVocab.SPECIAL_TOKENS)]
+    return _vocabulary(kept, len(eligible), len(ranked), links.dump.language or "en", links.summary)
+
+
+def _vocabulary(kept: List[Tuple[str, int]], eligible: int, linked_titles: int, language: str,
+                links: Dict[str, Any]) -> Tuple[EntityVocab, Dict[str, Any]]:  # fmt: skip
+    """The vocabulary of the `kept` titles (most linked first, ties by title), of the `eligible` linked at least
+    `min_count` times."""
     vocab = EntityVocab(
         list(EntityVocab.SPECIAL_TOKENS) + [title for title, _ in kept],
         [0] * len(EntityVocab.SPECIAL_TOKENS) + [count for _, count in kept],
@@ -218,8 +219,8 @@ def _vocabulary(eligible: List[Tuple[str, int]], linked_titles: int, vocab_size:
         "dump": links["dump"],
         "vocab_size": len(vocab),
         **{key: value for key, value in links.items() if key != "dump"},
-        "entities_below_min_count": linked_titles - len(eligible),
-        "entities_over_vocab_size": len(eligible) - len(kept),
+        "entities_below_min_count": linked_titles - eligible,
+        "entities_over_vocab_size": eligible - len(kept),
         "links_to_kept_entities": sum(count for _, count in kept),
         "top_entities": [[title, count] for title, count in kept[:20]],
     }
@@ -292,8 +293,10 @@ def merge_entity_vocab_parts(
         links_to = Counter(dict(connection.execute("SELECT status, SUM(count) FROM linked GROUP BY status")))
         counted = "status = 'article'" + (" OR status = 'missing'" if include_missing_pages else "")
         linked_titles = connection.execute(f"SELECT COUNT(*) FROM linked WHERE {counted}").fetchone()[0]
-        eligible = connection.execute(f"SELECT article, count FROM linked WHERE ({counted}) AND count >= ? "
-                                      "ORDER BY count DESC, article", (min_count,)).fetchall()  # fmt: skip
+        where = f"WHERE ({counted}) AND count >= {int(min_count)}"
+        eligible = connection.execute(f"SELECT COUNT(*) FROM linked {where}").fetchone()[0]
+        kept = connection.execute(f"SELECT article, count FROM linked {where} ORDER BY count DESC, article LIMIT "
+                                  f"{vocab_size - len(EntityVocab.SPECIAL_TOKENS)}").fetchall()  # fmt: skip
         connection.close()
     scan = _Scan(sum_counts([Counter(meta["kinds"]) for meta in metas]),
                  sum_counts([Counter(meta["outside"]) for meta in metas]), sum(meta["total"] for meta in metas),
@@ -301,4 +304,4 @@ def merge_entity_vocab_parts(
     dump = [meta["dump"] for meta in metas]
     summary = _links_summary(dump, sum_counts([meta["pages"] for meta in metas]), redirects.__dict__, scan,
                              metas[0]["links_in"], links_to, include_missing_pages, linked_titles)  # fmt: skip
-    return _vocabulary(eligible, linked_titles, vocab_size, metas[0]["language"] or "en", summary)
+    return _vocabulary(kept, eligible, linked_titles, metas[0]["language"] or "en", summary)
