@@ -4,7 +4,7 @@ memory after opening the store.
 
 Synthetic dumps repeat the real 206-page dump (`enwiki-pages-articles-shortened-206.xml.bz2`) 10x, 40x, 100x, copy k
 of each page titled `TITLE (copy k)` (`luke_allennlp.wikipedia.parts.repeat_dump`). Each builder runs in a fresh
-process with one worker (`--num-workers 1`: the peak is one process's, `ru_maxrss`; seconds are one core's, after
+process with one worker (`--num-workers 1`: the peak is one process's, `VmHWM`; seconds are one core's, after
 the imports):
 `build-entity-vocab --include-missing-pages`, `build-mention-dictionary --include-missing-pages` (the SQLite store)
 and `build-pretraining-corpus` (RoBERTa's tokenizer, the vocabulary of the same dump). The reader check opens the
@@ -30,13 +30,14 @@ DUMP = "enwiki-pages-articles-shortened-206.xml.bz2"
 
 # Run in a fresh interpreter: the function (timed after the imports), then its time and peak memory as JSON.
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
 import luke_allennlp.wikipedia.corpus, luke_allennlp.wikipedia.entity_vocab_builder
 import luke_allennlp.wikipedia.mention_dictionary
 started = time.time()
 {code}
-print(json.dumps({{"seconds": time.time() - started,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+# (VmHWM, this process's own peak: ru_maxrss would count the peak of the parent it was forked from)
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(json.dumps({{"seconds": time.time() - started, "peak_mb": peak / 1024}}))
 """
 BUILDERS = {
     "vocab": """
