@@ -30,14 +30,15 @@ DUMP = "enwiki-pages-articles-shortened-206.xml.bz2"
 
 # Run in a fresh interpreter: the function (timed after the imports), then its time and peak memory as JSON.
 CHILD = """
-import json, sys, time
+import json, os, sys, time
 import luke_allennlp.wikipedia.corpus, luke_allennlp.wikipedia.entity_vocab_builder
 import luke_allennlp.wikipedia.mention_dictionary
-started = time.time()
+started, cpu_started = time.time(), sum(os.times()[:2])
 {code}
 # (VmHWM, this process's own peak: ru_maxrss would count the peak of the parent it was forked from)
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
-print(json.dumps({{"seconds": time.time() - started, "peak_mb": peak / 1024}}))
+cpu = sum(os.times()[:2])  # (this process's user + system time: the machine may be shared)
+print(json.dumps({{"seconds": time.time() - started, "cpu_seconds": cpu - cpu_started, "peak_mb": peak / 1024}}))
 """
 BUILDERS = {
     "vocab": """
