@@ -70,8 +70,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         checkpoint's `entity_vocab.json` (or LUKE's `entity_vocab.jsonl`; an mLUKE checkpoint's `language:title`
         keys are read as titles of their languages).
     mention_dictionary : `str`, optional (default = `None`)
-        The JSON of `allennlp build-mention-dictionary` (version 2): candidates for corpus mentions and raw text,
-        names for mention detection. Benchmark files bring their own candidates.
+        The file of `allennlp build-mention-dictionary` (SQLite, queried as needed; or JSON, version 2, loaded
+        whole): candidates for corpus mentions and raw text, names for mention detection. Benchmark files bring
+        their own candidates.
     max_candidates : `int`, optional (default = `30`)
     max_seq_length : `int`, optional (default = `512`)
         Subwords per window, special tokens included.
@@ -260,16 +261,14 @@ class LukeEntityDisambiguationReader(DatasetReader):
         if self.dictionary is None:
             raise ValueError("finding mentions in raw text needs a mention_dictionary")
         if self._matcher is None:
-            self.dictionary.candidates("")  # a version-1 file, without candidates, raises here
-            names = {
-                name: (1 if any(title in self.entity_vocab for title, _ in counts) else None)
-                for name, counts in (self.dictionary.entities or {}).items()
-                if self.dictionary.link_probability(name) >= self.min_link_probability
-            }
-            self._matcher = NameMatcher(names)
+            # (names are looked up as the text brings them in a SQLite dictionary, all held in a JSON one's matcher)
+            self._matcher = self.dictionary.name_matcher(
+                self.min_link_probability,
+                lambda candidates: 1 if any(title in self.entity_vocab for title, _ in candidates) else None,
+            )
         mentions = []
         for start, end, name in self._matcher.find(text):
-            if self._matcher.names[name] is None:  # matched so that it hides shorter names inside it
+            if self._matcher.value(name) is None:  # matched so that it hides shorter names inside it
                 self.stats["detected_names_without_candidates"] += 1
             else:
                 mentions.append(EdMention(start, end, None, self.dictionary.candidates(name)))

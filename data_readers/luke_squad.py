@@ -94,7 +94,8 @@ class LukeSquadReader(DatasetReader):
     question_first : `bool`, optional (default = `None`)
         Whether the question comes first in the pair; `None` follows the tokenizer (XLNet: passage first).
     mention_dictionary : `str`, optional (default = `None`)
-        The JSON written by `allennlp build-mention-dictionary`; enables entity inputs.
+        The file written by `allennlp build-mention-dictionary` (SQLite, queried page by page; or JSON, loaded
+        whole); enables entity inputs.
     entity_vocab : `str`, optional (default = `None`)
         The entity vocabulary of the checkpoint's entity table (any format `EntityVocab.from_file` reads);
         `None` is the checkpoint's `entity_vocab.json` (an mLUKE checkpoint's `language:title` keys read as titles
@@ -351,7 +352,7 @@ class LukeSquadReader(DatasetReader):
         """The names found in `text` whose targets are in the vocabulary, as entities over their subwords."""
         found = Mentions()
         for start, end, name in matcher.find(text.text):
-            entity_id = matcher.names[name]
+            entity_id = matcher.value(name)
             if entity_id is None:
                 found.not_in_entity_vocab += 1
                 continue

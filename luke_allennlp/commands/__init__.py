@@ -6,6 +6,7 @@ its parser):
   mLUKE's);
 - `build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus;
 - `build-mention-dictionary DUMP OUT`: the names linked on each page, for SQuAD's entity inputs;
+- `merge-pretraining-corpus PART_DIR... OUT_DIR`: the corpora of a dump's parts joined;
 - `build-tiny-checkpoint OUT_DIR --tokenizer DIR`: a randomly initialised checkpoint for smoke runs;
 - `export-luke ARCHIVE OUT_DIR`: a `luke_pretraining` or fine-tuned task archive as a transformers LUKE checkpoint;
 - `import-luke-task CHECKPOINT OUT_DIR`: a transformers LUKE task checkpoint as an AllenNLP archive;
@@ -18,9 +19,10 @@ from luke_allennlp.commands.build_pretraining_corpus import BuildPretrainingCorp
 from luke_allennlp.commands.build_tiny_checkpoint import BuildTinyCheckpoint
 from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.import_luke_task import ImportLukeTask
+from luke_allennlp.commands.merge_pretraining_corpus import MergePretrainingCorpus
 from luke_allennlp.commands.squad_predictions import SquadPredictions
 
 __all__ = [
     "BuildEntityVocab", "BuildMentionDictionary", "BuildPretrainingCorpus", "BuildTinyCheckpoint", "ExportLuke",
-    "ImportLukeTask", "SquadPredictions",
+    "ImportLukeTask", "MergePretrainingCorpus", "SquadPredictions",
 ]  # fmt: skip

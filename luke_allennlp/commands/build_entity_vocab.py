@@ -12,7 +12,7 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder, print_table
 from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
+from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab, count_part_links, merge_entity_vocab_parts
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab
 
@@ -55,18 +55,36 @@ class BuildEntityVocab(Subcommand):
                                     "only from there) or every link the page shows (infoboxes, tables, references, "
                                     "image captions too)")  # fmt: skip
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
+        subparser.add_argument("--stage", choices=("count", "merge"),
+                               help="build over dump parts (README: Wikipedia in parts): 'count' writes one part's "
+                                    "titles and link counts to OUTPUT (a part file); 'merge' reads the part files "
+                                    "(in dump order) and writes the vocabulary one run over the whole dump gives")  # fmt: skip
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser
 
 
 def _run(args: argparse.Namespace) -> None:
+    make_output_folder(args.output)
+    if args.stage == "count":
+        if len(args.dump) != 1:
+            raise ValueError(f"--stage count reads one dump part, not {len(args.dump)} files")
+        count_part_links(args.dump[0], args.output, args.num_workers, args.max_pages, args.links_in, args.language)
+        print(f"wrote the titles and link counts of {args.dump[0]} to {args.output}")
+        return
     if not args.output.endswith((".jsonl", ".tsv")):
         raise ValueError(f"{args.output}: the output must end with .jsonl or .tsv")
     languages = args.language.split(",") if args.language else None
     if languages is not None and len(languages) != len(args.dump):
         raise ValueError(f"--language names {len(languages)} languages for {len(args.dump)} inputs")
-    make_output_folder(args.output)
+    if args.stage == "merge":
+        vocab, summary = merge_entity_vocab_parts(args.dump, _or(args.vocab_size, 500_000), args.min_count,
+                                                  args.include_missing_pages)  # fmt: skip
+        summary_path = _write(vocab, summary, args.output)
+        print(
+            f"wrote {len(vocab):,} entities from {len(args.dump)} parts to {args.output}; the summary to {summary_path}"
+        )
+        return
     if len(args.dump) > 1:
         _run_multilingual(args, languages)
         return

@@ -66,6 +66,11 @@ class BuildPretrainingCorpus(Subcommand):
             "the sentence rules (default: what the dump says, if anything)",
         )
         subparser.add_argument("--max-pages", type=int, help="stop after N articles")
+        subparser.add_argument("--titles", nargs="+", metavar="PART_FILE",
+                               help="for a dump part: the part files of every part of the dump, in order (from "
+                                    "build-entity-vocab --stage count, or build-mention-dictionary --stage links), "
+                                    "whose titles and redirects resolve the links; join the parts' corpora with "
+                                    "merge-pretraining-corpus")  # fmt: skip
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser
@@ -80,7 +85,7 @@ def _run(args: argparse.Namespace) -> None:
     )  # fmt: skip
     metadata = build_pretraining_corpus(
         args.dump, args.tokenizer, args.entity_vocab, args.output_dir, options, num_workers=args.num_workers,
-        max_pages=args.max_pages,
+        max_pages=args.max_pages, titles=args.titles,
     )  # fmt: skip
     skipped = [(f"skipped: {name.replace('_', ' ')}", count) for name, count in metadata["skipped"].items() if count]
     print_table([(name, metadata[name]) for name in ("pages", "sequences", "words", "entities")] + skipped)

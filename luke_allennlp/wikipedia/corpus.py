@@ -50,13 +50,14 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import COLUMNS, ENTITY_VOCAB_FILE, METADATA_FILE, TOKENIZER_DIR
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
+from luke_allennlp.wikipedia.parts import index_from_parts, sum_counts
 from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING, WikiIndex
 from luke_allennlp.wikipedia.sentences import sentence_splitter
 from luke_allennlp.wikipedia.titles import Namespaces
@@ -337,6 +338,7 @@ def build_pretraining_corpus(
     options: CorpusOptions = CorpusOptions(),
     num_workers: int = 1,
     max_pages: Optional[int] = None,
+    titles: Optional[Sequence["os.PathLike[str] | str"]] = None,
 ) -> Dict[str, Any]:
     """
     Builds the corpus in `out_dir` (which must not exist or be empty) and returns its metadata.
@@ -357,13 +359,17 @@ def build_pretraining_corpus(
         Processes turning pages into rows (1: this process).
     max_pages : `Optional[int]`, optional (default = `None`)
         Stop after this many articles (redirects are still read from the whole dump).
+    titles : `Optional[Sequence[PathLike]]`, optional (default = `None`)
+        For a dump part: the part files (`luke_allennlp.wikipedia.parts`) of every part of the dump, in order, whose
+        titles and redirects resolve the links (a link may lead to a page of another part); the parts' corpora are
+        then joined by `merge_pretraining_corpus`. By default the dump's own titles.
     """
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FileExistsError(f"{out}: the output directory exists and is not empty")
     created = not out.exists()
     try:
-        return _build(dump_path, tokenizer_name, entity_vocab_path, out, options, num_workers, max_pages)
+        return _build(dump_path, tokenizer_name, entity_vocab_path, out, options, num_workers, max_pages, titles)
     except BaseException:  # leave no half-built corpus behind
         if created:
             shutil.rmtree(out, ignore_errors=True)
@@ -374,7 +380,7 @@ def build_pretraining_corpus(
 
 
 def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: CorpusOptions, num_workers: int,
-           max_pages: Optional[int]) -> Dict[str, Any]:  # fmt: skip
+           max_pages: Optional[int], titles=None) -> Dict[str, Any]:  # fmt: skip
     from datasets import Dataset
     from datasets.arrow_writer import ArrowWriter
 
@@ -392,6 +398,8 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     logger.info("%s: reading titles and redirects", dump_path)
     first_pass = WikiDump(dump_path)
     index = WikiIndex.from_pages(first_pass)
+    if titles is not None:  # (the pass above still reads the part's siteinfo and counts its pages)
+        index = index_from_parts(titles)
     logger.info("%d articles, %d redirects (%d in loops)", len(index.articles), index.stats.redirects,
                 index.stats.redirect_loops)  # fmt: skip
     options = replace(options, language=options.language or first_pass.language)
@@ -537,3 +545,53 @@ def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, op
         "redirects": asdict(index.stats),
         "seconds": round(seconds, 1),
     }
+
+
+# Metadata added up over a dump's parts (the rest is the same in every part: options, vocabulary, the merged index).
+_ADDED_IN_PARTS = ("pages", "pages_with_sequences", "sentences", "sequences", "words", "entities", "unk_entities",
+                   "links", "skipped", "adjusted", "unk_links", "markup_links", "links_outside_text", "dump_stats",
+                   "seconds")  # fmt: skip
+
+
+def merge_pretraining_corpus(
+    part_dirs: Sequence["os.PathLike[str] | str"], out_dir: "os.PathLike[str] | str"
+) -> Dict[str, Any]:
+    """
+    The corpora of a dump's parts (built with `titles`, in dump order) joined into the corpus one run over the whole
+    dump gives: rows in order, counts added up. The parts must share tokenizer, entity vocabulary and options.
+    Returns the metadata.
+    """
+    from datasets import concatenate_datasets, load_from_disk
+
+    if not part_dirs:
+        raise ValueError("no corpus parts to merge")
+    parts = [Path(d) for d in part_dirs]
+    metadata = []
+    for part in parts:
+        if not (part / METADATA_FILE).is_file():
+            raise FileNotFoundError(f"{part}: no {METADATA_FILE}: not a corpus directory")
+        metadata.append(json.loads((part / METADATA_FILE).read_text(encoding="utf-8")))
+    options = {key: metadata[0][key] for key in asdict(CorpusOptions())}
+    for part, meta in zip(parts, metadata):
+        if {key: meta[key] for key in options} != options or meta["entity_vocab_size"] != metadata[0][
+            "entity_vocab_size"
+        ]:
+            raise ValueError(f"{part}: built with other options or another entity vocabulary than {parts[0]}")
+        if (part / ENTITY_VOCAB_FILE).read_bytes() != (parts[0] / ENTITY_VOCAB_FILE).read_bytes():
+            raise ValueError(f"{part}: another entity vocabulary than {parts[0]}'s")
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out}: the output directory exists and is not empty")
+    dataset = concatenate_datasets([load_from_disk(str(part)) for part in parts])
+    out.mkdir(parents=True, exist_ok=True)
+    dataset.save_to_disk(str(out), num_shards=None if dataset.num_rows else 1)
+    shutil.copytree(parts[0] / TOKENIZER_DIR, out / TOKENIZER_DIR)
+    shutil.copyfile(parts[0] / ENTITY_VOCAB_FILE, out / ENTITY_VOCAB_FILE)
+    merged = {key: sum_counts([meta[key] for meta in metadata]) if key in _ADDED_IN_PARTS else metadata[0][key]
+              for key in metadata[0]}  # fmt: skip
+    merged["skipped"]["duplicate_titles"] = metadata[0]["skipped"]["duplicate_titles"]  # (the merged index's)
+    merged["dump"] = [meta["dump"] for meta in metadata]
+    with open(out / METADATA_FILE, "w", encoding="utf-8") as f:
+        json.dump(merged, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    return merged

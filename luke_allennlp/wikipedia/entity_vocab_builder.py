@@ -10,14 +10,26 @@ in LUKE (`links_in`); the summary accounts for every other link of the articles 
 
 import logging
 import os
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
+from luke_allennlp.wikipedia.parts import (
+    SpilledCounter,
+    TitleWriter,
+    attached,
+    connect,
+    lookup_sql,
+    merge_titles,
+    read_part_meta,
+    set_meta,
+    sum_counts,
+)
 from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING, TitleCollector, WikiIndex
 from luke_allennlp.wikipedia.titles import Namespaces
 
@@ -79,27 +91,8 @@ def count_dump_links(
         raise ValueError(f"links_in must be {' or '.join(map(repr, LINK_SCOPES))}, not {links_in!r}")
     dump = WikiDump(dump_path, max_pages=max_pages, language=language)
     collector = TitleCollector()
-
-    def articles():
-        for page in dump:
-            collector.add(page)
-            if page.is_article and page.text:
-                yield page
-
     targets: Counter = Counter()
-    kinds: Counter = Counter()
-    outside: Counter = Counter()
-    interlanguage: List[Tuple[str, str, str]] = []
-    total = 0
-    batches = ((dump.namespaces, links_in, batch) for batch in page_batches(articles()))
-    for batch_targets, batch_kinds, batch_outside, batch_total, batch_interlanguage in ordered_map(
-        _count_links, batches, num_workers
-    ):
-        targets.update(batch_targets)
-        kinds.update(batch_kinds)
-        outside.update(batch_outside)
-        total += batch_total
-        interlanguage += batch_interlanguage
+    scan = _scan(dump, links_in, num_workers, collector.add, targets.update)
     index = collector.index()
 
     counts: Counter = Counter()
@@ -109,23 +102,64 @@ def count_dump_links(
         links_to[status] += count
         if status == ARTICLE or (status == MISSING and include_missing_pages):
             counts[title] += count
-    summary = {
-        "dump": os.fspath(dump_path),
-        "pages": dump.stats.as_dict(),
-        "redirects": index.stats.__dict__,
+    summary = _links_summary(os.fspath(dump_path), dump.stats.as_dict(), index.stats.__dict__, scan, links_in,
+                             links_to, include_missing_pages, len(counts))  # fmt: skip
+    return DumpLinks(dump, index, counts, scan.interlanguage, summary)
+
+
+@dataclass
+class _Scan:
+    """What streaming a dump's articles counted besides the targets."""
+
+    kinds: Counter
+    outside: Counter
+    total: int
+    links_counted: int
+    interlanguage: List[Tuple[str, str, str]]
+
+
+def _scan(dump: WikiDump, links_in: str, num_workers: int, add_page: Callable[[WikiPage], None],
+          add_targets: Callable[[Counter], None]) -> _Scan:  # fmt: skip
+    """Streams the dump: every page to `add_page` (titles), each batch's link targets to `add_targets`."""
+    if links_in not in LINK_SCOPES:
+        raise ValueError(f"links_in must be {' or '.join(map(repr, LINK_SCOPES))}, not {links_in!r}")
+
+    def articles():
+        for page in dump:
+            add_page(page)
+            if page.is_article and page.text:
+                yield page
+
+    scan = _Scan(Counter(), Counter(), 0, 0, [])
+    batches = ((dump.namespaces, links_in, batch) for batch in page_batches(articles()))
+    for targets, kinds, outside, total, interlanguage in ordered_map(_count_links, batches, num_workers):
+        add_targets(targets)
+        scan.links_counted += sum(targets.values())
+        scan.kinds.update(kinds)
+        scan.outside.update(outside)
+        scan.total += total
+        scan.interlanguage += interlanguage
+    return scan
+
+
+def _links_summary(dump: Any, pages: Dict[str, Any], redirects: Dict[str, Any], scan: _Scan, links_in: str,
+                   links_to: Counter, include_missing_pages: bool, linked_titles: int) -> Dict[str, Any]:  # fmt: skip
+    return {
+        "dump": dump,
+        "pages": pages,
+        "redirects": redirects,
         # Every link of the articles: links_to_* (those counted) + other_links + links_not_counted.
-        "links": total,
+        "links": scan.total,
         "links_in": links_in,
-        "links_counted": sum(targets.values()),
+        "links_counted": scan.links_counted,
         "links_to_articles": links_to[ARTICLE],
         "links_to_missing_pages": links_to[MISSING],
         "links_through_redirect_loops": links_to[LOOP],
-        "other_links": {kind: n for kind, n in sorted(kinds.items())},
-        "links_not_counted": {place: n for place, n in sorted(outside.items())},
+        "other_links": {kind: n for kind, n in sorted(scan.kinds.items())},
+        "links_not_counted": {place: n for place, n in sorted(scan.outside.items())},
         "include_missing_pages": include_missing_pages,
-        "linked_titles": len(counts),
+        "linked_titles": linked_titles,
     }
-    return DumpLinks(dump, index, counts, interlanguage, summary)
 
 
 def build_entity_vocab(
@@ -166,28 +200,108 @@ def build_entity_vocab(
     """
     check_vocab_size(vocab_size)
     links = count_dump_links(dump_path, num_workers, max_pages, include_missing_pages, links_in, language)
-    counts, total = links.counts, links.summary["links"]
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ranked = sorted(links.counts.items(), key=lambda item: (-item[1], item[0]))
     eligible = [(title, count) for title, count in ranked if count >= min_count]
     kept = eligible[: vocab_size - len(EntityVocab.SPECIAL_TOKENS)]
+    return _vocabulary(kept, len(eligible), len(ranked), links.dump.language or "en", links.summary)
+
+
+def _vocabulary(kept: List[Tuple[str, int]], eligible: int, linked_titles: int, language: str,
+                links: Dict[str, Any]) -> Tuple[EntityVocab, Dict[str, Any]]:  # fmt: skip
+    """The vocabulary of the `kept` titles (most linked first, ties by title), of the `eligible` linked at least
+    `min_count` times."""
     vocab = EntityVocab(
         list(EntityVocab.SPECIAL_TOKENS) + [title for title, _ in kept],
         [0] * len(EntityVocab.SPECIAL_TOKENS) + [count for _, count in kept],
-        language=links.dump.language or "en",
+        language=language,
     )
     summary = {
-        "dump": links.summary["dump"],
+        "dump": links["dump"],
         "vocab_size": len(vocab),
-        **{key: value for key, value in links.summary.items() if key != "dump"},
-        "entities_below_min_count": len(ranked) - len(eligible),
-        "entities_over_vocab_size": len(eligible) - len(kept),
+        **{key: value for key, value in links.items() if key != "dump"},
+        "entities_below_min_count": linked_titles - eligible,
+        "entities_over_vocab_size": eligible - len(kept),
         "links_to_kept_entities": sum(count for _, count in kept),
         "top_entities": [[title, count] for title, count in kept[:20]],
     }
     logger.info(
         "entity vocabulary: %d entities (+%d special) from %d links (of %d, links_in=%s) to %d articles (%d links to "
         "missing pages, %d through redirect loops)", len(kept), len(EntityVocab.SPECIAL_TOKENS),
-        summary["links_counted"], total, links_in, len(counts), summary["links_to_missing_pages"],
-        summary["links_through_redirect_loops"],
+        summary["links_counted"], summary["links"], summary["links_in"], linked_titles,
+        summary["links_to_missing_pages"], summary["links_through_redirect_loops"],
     )  # fmt: skip
     return vocab, summary
+
+
+# --- in parts -------------------------------------------------------------------------------------------------------
+
+PART_KIND = "entity-vocab-counts"
+
+
+def count_part_links(
+    dump_path: "os.PathLike[str] | str",
+    out_path: "os.PathLike[str] | str",
+    num_workers: int = 1,
+    max_pages: Optional[int] = None,
+    links_in: str = "text",
+    language: Optional[str] = None,
+) -> None:
+    """
+    One dump part's titles, redirects and link targets (as written, before redirects) to the part file `out_path`
+    (see `luke_allennlp.wikipedia.parts`), for `merge_entity_vocab_parts`.
+    """
+    dump = WikiDump(dump_path, max_pages=max_pages, language=language)
+    connection = connect(out_path, create=True)
+    titles = TitleWriter(connection)
+    targets = SpilledCounter(connection, "targets", ("target",))
+    scan = _scan(dump, links_in, num_workers, titles.add, targets.add)
+    titles.flush()
+    targets.flush()
+    set_meta(connection, kind=PART_KIND, dump=os.fspath(dump_path), links_in=links_in, language=dump.language,
+             pages=dump.stats.as_dict(), kinds=dict(scan.kinds), outside=dict(scan.outside), total=scan.total,
+             links_counted=scan.links_counted)  # fmt: skip
+    connection.close()
+
+
+def merge_entity_vocab_parts(
+    parts: Sequence["os.PathLike[str] | str"],
+    vocab_size: int = 500_000,
+    min_count: int = 1,
+    include_missing_pages: bool = False,
+    work_dir: "Optional[os.PathLike[str] | str]" = None,
+) -> Tuple[EntityVocab, Dict[str, Any]]:
+    """
+    The vocabulary of a dump from its parts' files (in dump order): the same as `build_entity_vocab` over the whole
+    dump. Links are followed through the redirects of every part; the counts are added up on disk.
+    """
+    check_vocab_size(vocab_size)
+    if not parts:
+        raise ValueError("no part files to merge")
+    metas = [read_part_meta(path, PART_KIND) for path in parts]
+    if any(meta["links_in"] != metas[0]["links_in"] for meta in metas):
+        raise ValueError("the parts were counted with different links_in: count them all with the same options")
+    with tempfile.TemporaryDirectory(prefix="entity-vocab-", dir=work_dir) as work:
+        connection = connect(os.path.join(work, "merge.sqlite"), create=True)
+        redirects = merge_titles(connection, parts)
+        connection.execute("CREATE TABLE runs(target TEXT, count INTEGER)")
+        for path in parts:
+            with attached(connection, path) as part:
+                connection.execute(f"INSERT INTO runs SELECT target, count FROM {part}.targets")
+        connection.execute(f"CREATE TABLE linked AS SELECT {lookup_sql('t.target')}, SUM(t.count) AS count FROM "
+                           "(SELECT target, SUM(count) AS count FROM runs GROUP BY target) t LEFT JOIN redirect_ends r "
+                           "ON r.title = t.target GROUP BY 1, 2")  # fmt: skip
+        links_to = Counter(dict(connection.execute("SELECT status, SUM(count) FROM linked GROUP BY status")))
+        counted = "status = 'article'" + (" OR status = 'missing'" if include_missing_pages else "")
+        linked_titles = connection.execute(f"SELECT COUNT(*) FROM linked WHERE {counted}").fetchone()[0]
+        where = f"WHERE ({counted}) AND count >= {int(min_count)}"
+        eligible = connection.execute(f"SELECT COUNT(*) FROM linked {where}").fetchone()[0]
+        kept = connection.execute(f"SELECT article, count FROM linked {where} ORDER BY count DESC, article LIMIT "
+                                  f"{vocab_size - len(EntityVocab.SPECIAL_TOKENS)}").fetchall()  # fmt: skip
+        connection.close()
+    scan = _Scan(sum_counts([Counter(meta["kinds"]) for meta in metas]),
+                 sum_counts([Counter(meta["outside"]) for meta in metas]), sum(meta["total"] for meta in metas),
+                 sum(meta["links_counted"] for meta in metas), [])  # fmt: skip
+    dump = [meta["dump"] for meta in metas]
+    summary = _links_summary(dump, sum_counts([meta["pages"] for meta in metas]), redirects.__dict__, scan,
+                             metas[0]["links_in"], links_to, include_missing_pages, linked_titles)  # fmt: skip
+    return _vocabulary(kept, eligible, linked_titles, metas[0]["language"] or "en", summary)

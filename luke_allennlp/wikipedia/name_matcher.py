@@ -8,8 +8,9 @@ occurs where its exact text (case-sensitive) starts where a token starts and end
 occurs in "New York" but not in "Yorkshire" or "NewYork", "U.S." in "U.S.-based".
 """
 
+import functools
 import re
-from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # how names and text are split into tokens
 
@@ -40,16 +41,30 @@ class NameMatcher:
         # Per first token, the names' lengths in tokens, longest first.
         self._lengths_by_first_token = {token: tuple(sorted(n, reverse=True)) for token, n in lengths.items()}
 
+    def _first(self, token: str) -> Tuple[Tuple[int, ...], Optional[Container[str]]]:
+        """The lengths in tokens of the names that start with `token`, longest first, and names to test candidates
+        against (None: ask `_has`)."""
+        return self._lengths_by_first_token.get(token, ()), self.names
+
+    def _has(self, name: str) -> bool:
+        return name in self.names
+
+    def value(self, name: str) -> Optional[int]:
+        """The entity id (or None) a found name was given."""
+        return self.names[name]
+
     def _at_each_token(self, text: str) -> Iterator[List[Tuple[int, int, str]]]:
         """For each token of `text`, the names starting there, longest first, as (start, end exclusive, name)."""
         tokens = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
         for i, (start, _, token) in enumerate(tokens):
             found = []
-            for length in self._lengths_by_first_token.get(token, ()):
+            lengths, names = self._first(token)
+            for length in lengths:
                 if i + length <= len(tokens):
                     end = tokens[i + length - 1][1]
-                    if text[start:end] in self.names:
-                        found.append((start, end, text[start:end]))
+                    name = text[start:end]
+                    if name in names if names is not None else self._has(name):
+                        found.append((start, end, name))
             yield found
 
     def occurrences(self, text: str) -> List[Tuple[int, int, str]]:
@@ -65,3 +80,28 @@ class NameMatcher:
                 matches.append(found[0])
                 position = found[0][1]
         return matches
+
+
+class LookupNameMatcher(NameMatcher):
+    """
+    A `NameMatcher` whose names are looked up as they are met, in a store too large to hold (a mention
+    dictionary's SQLite file): `first_token(token)` gives the lengths in tokens of the names starting with `token`,
+    longest first, and, when they are few, those names (else None: each is then asked with `contains(name)`);
+    `value(name)` gives a found name's value. Answers are cached (at most `cache_size` of each), so memory grows
+    with the text read, up to a bound, not with the store.
+    """
+
+    def __init__(
+        self,
+        first_token: Callable[[str], Tuple[Tuple[int, ...], Optional[Container[str]]]],
+        contains: Callable[[str], bool],
+        value: Callable[[str], Optional[int]] = lambda name: None,
+        cache_size: int = 1 << 14,
+    ) -> None:
+        self.names = {}
+        self._first = functools.lru_cache(maxsize=cache_size)(first_token)  # type: ignore[method-assign]
+        self._has = functools.lru_cache(maxsize=cache_size * 8)(contains)  # type: ignore[method-assign]
+        self._value = functools.lru_cache(maxsize=cache_size)(value)
+
+    def value(self, name: str) -> Optional[int]:
+        return self._value(name)

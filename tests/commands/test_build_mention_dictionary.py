@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 from tests.commands.test_build_entity_vocab import run
 from tests.wikipedia.crafted import write_crafted_dump
@@ -36,3 +38,38 @@ def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path, monkeypatch):
         main(prog="allennlp")
         assert (tmp_path / output).stat().st_size > 0
     assert MentionDictionary.from_file(tmp_path / "new" / "m.json").pages
+def test_builds_over_dump_parts_through_the_commands(tmp_path_factory, tmp_path):
+    """The README's recipe for a dump in parts, command by command (in process), gives the single run's files."""
+    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.wikipedia.mention_store import MentionStore
+    from tests.test_mluke_pipeline import allennlp
+    from tests.wikipedia.test_parts import cut_dump
+
+    whole, parts = cut_dump(tmp_path_factory, 40)
+    common = ["--num-workers", "1", "--include-missing-pages"]
+    for i, part in enumerate(parts):
+        allennlp("build-entity-vocab", part, tmp_path / f"vocab{i}.sqlite", "--stage", "count", "--num-workers", "1")
+        allennlp("build-mention-dictionary", part, tmp_path / f"links{i}.sqlite", "--stage", "links", *common)
+    vocab_parts = [tmp_path / f"vocab{i}.sqlite" for i in range(3)]
+    allennlp("build-entity-vocab", *vocab_parts, tmp_path / "merged.jsonl", "--stage", "merge", *common)
+    allennlp("build-mention-dictionary", *(tmp_path / f"links{i}.sqlite" for i in range(3)), tmp_path / "names.sqlite",
+             "--stage", "names")  # fmt: skip
+    for i, part in enumerate(parts):
+        allennlp("build-mention-dictionary", part, tmp_path / f"occurrences{i}.sqlite", "--stage", "occurrences",
+                 "--names", tmp_path / "names.sqlite", "--num-workers", "1")  # fmt: skip
+    out = allennlp("build-mention-dictionary", tmp_path / "names.sqlite", *(tmp_path / f"occurrences{i}.sqlite"
+                   for i in range(3)), tmp_path / "merged.sqlite", "--stage", "merge", *common)  # fmt: skip
+    assert "wrote" in out and "(stage merge)" in out
+    allennlp("build-entity-vocab", whole, tmp_path / "single.jsonl", *common)
+    allennlp("build-mention-dictionary", whole, tmp_path / "single.sqlite", *common)
+    assert list(EntityVocab.from_file(tmp_path / "merged.jsonl")) == list(
+        EntityVocab.from_file(tmp_path / "single.jsonl")
+    )
+    merged, single = MentionStore(tmp_path / "merged.sqlite").to_memory(), MentionStore(tmp_path / "single.sqlite")
+    assert merged.pages == single.to_memory().pages and merged.stats == single.stats
+    with pytest.raises(SystemExit, match="--names is given with --stage occurrences, and only there"):
+        allennlp("build-mention-dictionary", parts[0], tmp_path / "x.sqlite", "--stage", "occurrences")
+    with pytest.raises(SystemExit, match="one dump, not 2: dump parts are built with --stage"):
+        allennlp("build-mention-dictionary", parts[0], parts[1], tmp_path / "x.sqlite")
+    with pytest.raises(SystemExit, match="a part file of kind 'entity-vocab-counts', not 'mention-links'"):
+        allennlp("build-mention-dictionary", vocab_parts[0], tmp_path / "x.sqlite", "--stage", "names")
