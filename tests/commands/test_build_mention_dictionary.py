@@ -38,6 +38,8 @@ def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path, monkeypatch):
         main(prog="allennlp")
         assert (tmp_path / output).stat().st_size > 0
     assert MentionDictionary.from_file(tmp_path / "new" / "m.json").pages
+
+
 def test_builds_over_dump_parts_through_the_commands(tmp_path_factory, tmp_path):
     """The README's recipe for a dump in parts, command by command (in process), gives the single run's files."""
     from luke_allennlp.data.entity_vocab import EntityVocab
