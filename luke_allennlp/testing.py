@@ -69,14 +69,12 @@ def write_tiny_checkpoint(
     torch.manual_seed(seed)
     word_tokenizer = None
     if tokenizer is not None:
-        from luke_allennlp.data.tokenization import load_fast_tokenizer
+        from luke_allennlp.data.tokenization import load_fast_tokenizer, load_tokenizer
 
         if (Path(tokenizer) / "tokenizer_config.json").exists() or (Path(tokenizer) / "tokenizer.json").exists():
             word_tokenizer = load_fast_tokenizer(str(tokenizer))
-        else:  # bare BPE files (vocab.json, merges.txt), as the shared data's roberta-base
-            from transformers import RobertaTokenizerFast
-
-            word_tokenizer = RobertaTokenizerFast.from_pretrained(str(tokenizer))
+        else:  # bare BPE files (vocab.json, merges.txt), as the shared data's roberta-base, as they are
+            word_tokenizer = load_tokenizer(str(tokenizer))
         # The largest id, not len(): a vocabulary may have gaps (RoBERTa's vocab.json has 50,262 entries, ids to 50,264).
         vocab_size = max(word_tokenizer.get_vocab().values()) + 1
         config = {"vocab_size": vocab_size, "pad_token_id": word_tokenizer.pad_token_id, **config}
@@ -337,4 +335,23 @@ def write_tiny_task_checkpoint(
         sizes.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
     model = getattr(transformers, architecture)(transformers.LukeConfig(**sizes))
     model.save_pretrained(str(directory))
+    return directory
+
+
+def resave_with_transformers(source: Union[str, os.PathLike], directory: Union[str, os.PathLike]) -> Path:
+    """
+    `source`, a checkpoint directory, loaded with transformers' own classes (`AutoTokenizer`: the `LukeTokenizer`,
+    `MLukeTokenizer`, ... its tokenizer_config.json names; the model class of `config.architectures`, else
+    `AutoModel`) and written to `directory` by their `save_pretrained`: the layout transformers 5 writes (no
+    vocab.json, merges.txt, entity_vocab.json or sentencepiece.bpe.model; `tokenizer.json`, and the entity
+    vocabulary inside `tokenizer_config.json`).
+    """
+    import transformers
+
+    config = json.loads((Path(source) / "config.json").read_text(encoding="utf-8"))
+    architecture = (config.get("architectures") or ["AutoModel"])[0]
+    model_class = getattr(transformers, architecture, transformers.AutoModel)
+    directory = Path(directory)
+    transformers.AutoTokenizer.from_pretrained(str(source)).save_pretrained(str(directory))
+    model_class.from_pretrained(str(source)).save_pretrained(str(directory))
     return directory

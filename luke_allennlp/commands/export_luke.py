@@ -340,16 +340,17 @@ def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: s
 def _checkpoint_entities(model_name: str, size: int, lite: bool):
     """The entity vocabulary of a model that kept its checkpoint's entity table (luke_squad), and the rows to keep:
     all, with [MASK2] appended if missing; the special entities alone if `lite`."""
-    from luke_allennlp.data.entity_vocab import EntityVocab
-    from luke_allennlp.modeling.loading import checkpoint_file
+    from luke_allennlp.modeling.loading import checkpoint_entities
 
-    path = checkpoint_file(model_name, "entity_vocab.json")
-    if path is None:
-        raise ValueError(f"{model_name}: no entity_vocab.json for the model's entity table")
-    vocab = EntityVocab.from_file(path)
-    entities = vocab.to_transformers_json()
-    if len(vocab) != size:
-        raise ValueError(f"{path} has {len(vocab)} entities, the model's entity table {size} rows")
+    found = checkpoint_entities(model_name)
+    if found is None:
+        raise ValueError(
+            f"{model_name}: no entity vocabulary for the model's entity table (neither entity_vocab.json nor an "
+            "entity_vocab in tokenizer_config.json)"
+        )
+    entities, path = found
+    if max(entities.values()) + 1 != size:
+        raise ValueError(f"{path} has {max(entities.values()) + 1} entities, the model's entity table {size} rows")
     special = {name: entities[name] for name in CHECKPOINT_SPECIAL_ENTITIES if name in entities}
     special.setdefault("[MASK2]", special["[MASK]"])
     if lite:

@@ -1,8 +1,10 @@
 """Fast subword tokenizers for pre-split words, and where a model's special tokens go."""
 
 import functools
+import json
 import logging
-from typing import List, Optional, Tuple
+import os
+from typing import Any, List, Optional, Sequence, Tuple
 
 import transformers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
@@ -13,6 +15,12 @@ from luke_allennlp_compat import special_tokens_template
 # LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
 FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
 ENTITY_SPECIAL_TOKEN_KEYS = ("entity_unk_token", "entity_pad_token", "entity_mask_token", "entity_mask2_token")
+# Word tokens transformers 5's LukeTokenizer / MLukeTokenizer write into a saved tokenizer.json besides `<ent>` and
+# `<ent2>`: the special entities, and `<ent>`/`<ent2>` with sentencepiece's word-start mark. No word table has rows
+# for them (their ids lie beyond it, or take `<mask>`'s).
+NON_WORD_TOKENS = ("[UNK]", "[PAD]", "[MASK]", "[MASK2]", "\u2581<ent>", "\u2581<ent2>")
+# RoBERTa's special tokens: a folder of only `vocab.json` and `merges.txt` that has them is RoBERTa's BPE.
+ROBERTA_SPECIAL_TOKENS = ("<s>", "</s>", "<pad>", "<unk>", "<mask>")
 
 
 @functools.lru_cache(maxsize=8)
@@ -21,8 +29,10 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
     The checkpoint's fast tokenizer, able to take pre-split words (`is_split_into_words=True`): byte-level
     BPE tokenizers (RoBERTa, GPT-2, LUKE) are loaded with `add_prefix_space=True`, so that every word is
     tokenised as it would be after a space. A LUKE checkpoint (`LukeTokenizer`, `MLukeTokenizer`) gets the fast
-    version of its word tokenizer (RoBERTa's BPE, XLM-R's sentencepiece) from its files, with its special tokens
-    (`<ent>`, `<ent2>` included) and without the special entities (`[MASK]`, ...), which are no word tokens.
+    version of its word tokenizer (RoBERTa's BPE, XLM-R's sentencepiece) from its files, in the released layout
+    (`vocab.json` and `merges.txt`, `sentencepiece.bpe.model`) or transformers 5's (`tokenizer.json`), with its
+    special tokens (`<ent>`, `<ent2>` included) and without the special entities (`[MASK]`, ...), which are no word
+    tokens. A folder of only `vocab.json` and `merges.txt` is RoBERTa's BPE (see `load_tokenizer`).
     """
     word_tokenizer = FAST_WORD_TOKENIZERS.get(tokenizer_class(model_name))
     if word_tokenizer is not None:
@@ -37,14 +47,79 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
         level = base_logger.level
         base_logger.setLevel(logging.ERROR)
         try:
-            return fast_class.from_pretrained(model_name, **kwargs)
+            return _without_added_tokens(fast_class.from_pretrained(model_name, **kwargs), NON_WORD_TOKENS)
         finally:
             base_logger.setLevel(level)
-    tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True)
+    tokenizer = load_tokenizer(model_name)
     if not tokenizer.is_fast:
         raise ValueError(f"{model_name}: a fast (Rust) tokenizer is required for its offset and word maps")
     if getattr(tokenizer, "add_prefix_space", None) is False:
-        tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True, add_prefix_space=True)
+        tokenizer = load_tokenizer(model_name, add_prefix_space=True)
+    return tokenizer
+
+
+def load_tokenizer(model_name: str, **kwargs: Any) -> PreTrainedTokenizerFast:
+    """
+    The tokenizer of a directory or hub name as transformers loads it (`AutoTokenizer`, fast), and also from a
+    folder that holds only `vocab.json` and `merges.txt` (RoBERTa's and GPT-2's original files), read as RoBERTa's
+    byte-level BPE when its vocabulary has RoBERTa's special tokens. A folder transformers cannot read gets one line
+    saying what it lacks.
+    """
+    if _is_bare_bpe(model_name):
+        return transformers.RobertaTokenizerFast.from_pretrained(model_name, **kwargs)
+    try:
+        return AutoTokenizer.from_pretrained(model_name, use_fast=True, **kwargs)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        if not os.path.isdir(model_name):
+            raise
+        files = ", ".join(sorted(os.listdir(model_name))) or "nothing"
+        raise ValueError(
+            f"{model_name} is no tokenizer transformers can load (it holds {files}; {type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''}): a tokenizer folder needs tokenizer.json (what "
+            "save_pretrained writes), or a tokenizer_config.json naming the tokenizer class with that class's "
+            "files, or RoBERTa's vocab.json and merges.txt"
+        ) from error
+
+
+def _is_bare_bpe(model_name: str) -> bool:
+    """A local folder with `vocab.json` and `merges.txt` and nothing that names a tokenizer class."""
+    if not os.path.isdir(model_name):
+        return False
+    present = set(os.listdir(model_name))
+    if {"tokenizer.json", "tokenizer_config.json", "config.json"} & present or not {
+        "vocab.json",
+        "merges.txt",
+    } <= present:
+        return False
+    vocab = load_json(os.path.join(model_name, "vocab.json"))
+    missing = [token for token in ROBERTA_SPECIAL_TOKENS if not isinstance(vocab, dict) or token not in vocab]
+    if missing:
+        raise ValueError(
+            f"{model_name}: vocab.json and merges.txt alone are read as RoBERTa's byte-level BPE, but vocab.json "
+            f"lacks RoBERTa's special tokens {', '.join(missing)}: add the tokenizer_config.json (and tokenizer.json) "
+            "that the tokenizer's save_pretrained writes"
+        )
+    return True
+
+
+def _without_added_tokens(tokenizer: PreTrainedTokenizerFast, tokens: Sequence[str]) -> PreTrainedTokenizerFast:
+    """
+    The tokenizer without the added tokens `tokens` (its backend rebuilt without them), in place; a special token
+    of its vocabulary that they displaced from the added tokens (transformers 5 gives `[PAD]` the id of `<mask>`)
+    is added back, so that it stays one token in a text.
+    """
+    if not any(added.content in tokens for added in tokenizer.added_tokens_decoder.values()):
+        return tokenizer
+    from tokenizers import AddedToken, Tokenizer
+
+    state = json.loads(tokenizer.backend_tokenizer.to_str())
+    state["added_tokens"] = [added for added in state["added_tokens"] if added["content"] not in tokens]
+    backend = Tokenizer.from_str(json.dumps(state))
+    kept = {added["content"] for added in state["added_tokens"]}
+    vocab = backend.get_vocab(with_added_tokens=False)
+    lost = [token for token in tokenizer.all_special_tokens if token not in kept and token in vocab]
+    backend.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in lost])
+    tokenizer._tokenizer = backend
     return tokenizer
 
 
