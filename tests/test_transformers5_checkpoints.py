@@ -8,12 +8,24 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import torch
 import transformers
 from allennlp.commands.evaluate import evaluate_from_archive
+from allennlp.commands.train import train_model
+from allennlp.common import Params
+from allennlp.models import Model
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
 
+from luke_allennlp.commands.export_luke import export_luke
 from luke_allennlp.commands.import_luke_task import import_luke_task
-from luke_allennlp.testing import shared_data_dir
+from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
+from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.modeling.loading import special_entity_ids
+from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.testing import resave_with_transformers, shared_data_dir, write_tiny_task_checkpoint
 
 TOLERANCE = 1e-5
 OPEN_ENTITY_TYPES = ("entity", "event", "group", "location", "object", "organization", "person", "place", "time")
@@ -39,17 +51,32 @@ def transformers5_typing_checkpoint(directory: Path) -> Path:
     return directory
 
 
-def test_a_transformers5_task_checkpoint_imported_and_evaluated_on_open_entity(tmp_path):
+@pytest.fixture(scope="module")
+def typing_import(tmp_path_factory):
+    """The transformers 5 typing checkpoint, its imported archive, and 48 real Open Entity dev examples."""
+    root = tmp_path_factory.mktemp("typing")
+    checkpoint = transformers5_typing_checkpoint(root / "checkpoint")
+    examples = json.loads((shared_data_dir() / "open_entity" / "dev.json").read_text())[:48]
+    data = root / "dev.json"
+    data.write_text(json.dumps(examples))
+    return checkpoint, import_luke_task(str(checkpoint), str(root / "imported")), data
+
+
+def transformers_probabilities(checkpoint: Path, sentence: str, span) -> torch.Tensor:
+    tokenizer = transformers.LukeTokenizer.from_pretrained(str(checkpoint), task="entity_classification",
+                                                           add_prefix_space=True)  # fmt: skip
+    model = transformers.LukeForEntityClassification.from_pretrained(str(checkpoint)).eval()
+    with torch.no_grad():
+        return torch.sigmoid(model(**tokenizer(sentence, entity_spans=[tuple(span)], return_tensors="pt")).logits[0])
+
+
+def test_a_transformers5_task_checkpoint_imported_and_evaluated_on_open_entity(typing_import, tmp_path):
     """Acceptance (issue 19): the imported archive's probabilities on real Open Entity examples equal transformers'
     to 1e-5, and `evaluate --predictions-output-file` writes one line per example."""
-    checkpoint = transformers5_typing_checkpoint(tmp_path / "typing")
+    checkpoint, archive, data = typing_import
     assert not any((checkpoint / name).exists() for name in RELEASED_ONLY)
     assert "entity_vocab" in json.loads((checkpoint / "tokenizer_config.json").read_text())
-    examples = json.loads((shared_data_dir() / "open_entity" / "dev.json").read_text())[:48]
-    data = tmp_path / "dev.json"
-    data.write_text(json.dumps(examples))
-
-    archive = import_luke_task(str(checkpoint), str(tmp_path / "imported"))
+    examples = json.loads(data.read_text())
     predictions = tmp_path / "predictions.jsonl"
     metrics = evaluate_from_archive(archive, str(data), predictions_output_file=str(predictions), batch_size=16)
     rows = [json.loads(line) for line in predictions.read_text().splitlines()]
@@ -69,3 +96,85 @@ def test_a_transformers5_task_checkpoint_imported_and_evaluated_on_open_entity(t
         spread = max(spread, (theirs - 0.5).abs().max().item())
     print(f"transformers 5 typing checkpoint: max |probability difference| {worst:.2e} over {len(rows)} examples")
     assert worst < TOLERANCE and spread > 0.05
+
+
+def test_an_imported_archive_predicts_exports_and_fine_tunes_as_a_trained_one(typing_import, tmp_path):
+    checkpoint, archive, data = typing_import
+    example = json.loads(data.read_text())[3]
+    sentence, span = example["sent"], (example["start"], example["end"])
+    expected = transformers_probabilities(checkpoint, sentence, span)
+
+    # predict
+    predictor = Predictor.from_path(archive)
+    output = predictor.predict_json({"sentence": sentence, "span": list(span)})
+    predicted = torch.tensor([output["probabilities"][label] for label in OPEN_ENTITY_TYPES])
+    assert (predicted - expected).abs().max() < TOLERANCE
+
+    # export back: transformers loads it and computes the same
+    export_luke(archive, str(tmp_path / "exported"))
+    assert (transformers_probabilities(tmp_path / "exported", sentence, span) - expected).abs().max() < TOLERANCE
+
+    # the pretrained initializer on the archive gives the imported weights
+    loaded = load_archive(archive)
+    imported = loaded.model.state_dict()
+    model_config = loaded.config["model"].as_dict(quiet=True)
+    model_config["initializer"] = {"regexes": [[".*", {"type": "pretrained", "weights_file_path": archive}]]}
+    initialised = Model.from_params(vocab=loaded.model.vocab, params=Params(model_config)).state_dict()
+    assert all(torch.equal(initialised[k], v) for k, v in imported.items())
+
+    # fine-tuning further from it (a from_archive model)
+    config = {
+        "dataset_reader": {"type": "luke_open_entity", "model_name": str(checkpoint), "entity_marker_token": "<ent>"},
+        "train_data_path": str(data),
+        "model": {"type": "from_archive", "archive_file": archive},
+        "data_loader": {"batch_size": 16, "shuffle": False},
+        "trainer": {"num_epochs": 1, "optimizer": {"type": "adamw", "lr": 1e-3}, "cuda_device": -1},
+    }
+    tuned = train_model(Params(config), str(tmp_path / "tuned"))
+    assert (tmp_path / "tuned" / "model.tar.gz").is_file()
+    changed = tuned.state_dict()["classifier.weight"]
+    assert changed.shape == imported["classifier.weight"].shape and not torch.equal(
+        changed, imported["classifier.weight"]
+    )
+
+
+@pytest.fixture(scope="module")
+def both_layouts(tmp_path_factory, tiny_mluke_dir):
+    """(released layout, transformers 5's) for a LUKE checkpoint (lite entity order: [MASK] 0, [PAD] 2, and one
+    real entity) and an mLUKE one (`language:title` entities)."""
+    root = tmp_path_factory.mktemp("layouts")
+    entities = {"[MASK]": 0, "[UNK]": 1, "[PAD]": 2, "[MASK2]": 3, "Denver Broncos": 4}
+    luke = write_tiny_task_checkpoint(root / "luke", "LukeForMaskedLM", entity_vocab=entities)
+    return {
+        "luke": (luke, resave_with_transformers(luke, root / "luke5")),
+        "mluke": (tiny_mluke_dir, resave_with_transformers(tiny_mluke_dir, root / "mluke5")),
+    }
+
+
+@pytest.mark.parametrize("kind", ["luke", "mluke"])
+def test_both_layouts_give_the_same_tokenizer_entities_and_embedder(both_layouts, kind):
+    released, saved = both_layouts[kind]
+    assert {"tokenizer.json", "tokenizer_config.json"} <= {p.name for p in saved.iterdir()}
+    assert not any((saved / name).exists() for name in RELEASED_ONLY)
+    text = "Peter Blackburn visited Tokyo and 東京都 ; Москва [MASK] <ent> x".split()
+    words = [load_fast_tokenizer(str(d)) for d in (released, saved)]
+    assert words[0].get_vocab() == words[1].get_vocab()
+    ids = [w(text, is_split_into_words=True)["input_ids"] for w in words]
+    # the special entities are no word tokens; <ent> is one
+    assert ids[0] == ids[1] and words[1].convert_tokens_to_ids("<ent>") in ids[1]
+    assert max(ids[1]) < json.loads((saved / "config.json").read_text())["vocab_size"]
+
+    vocabs = [checkpoint_entity_vocab(str(d)) for d in (released, saved)]
+    assert vocabs[0].to_transformers_json() == vocabs[1].to_transformers_json()
+    for other in (EntityVocab.from_file(saved), EntityVocab.from_file(saved / "tokenizer_config.json")):
+        assert other.to_transformers_json() == vocabs[1].to_transformers_json()
+    if kind == "mluke":
+        assert vocabs[1]["Tokyo"] == vocabs[1].get("東京都", language="ja")  # language:title keys read as such
+    assert special_entity_ids(str(saved), {"[PAD]": 0, "[MASK]": 2}) == special_entity_ids(
+        str(released), {"[PAD]": 0, "[MASK]": 2}
+    )
+    tables = [
+        LukeEmbedder(str(d), entity_vocab="task").luke.entity_embeddings.entity_embeddings.weight
+        for d in (released, saved)
+    ]
+    assert torch.equal(tables[0], tables[1])
