@@ -8,11 +8,12 @@ import json
 import shutil
 from pathlib import Path
 
+import datasets
 import pytest
 import torch
 import transformers
 from allennlp.commands.evaluate import evaluate_from_archive
-from allennlp.commands.train import train_model
+from allennlp.commands.train import train_model, train_model_from_file
 from allennlp.common import Params
 from allennlp.models import Model
 from allennlp.models.archival import load_archive
@@ -22,10 +23,19 @@ from luke_allennlp.commands.export_luke import export_luke
 from luke_allennlp.commands.import_luke_task import import_luke_task
 from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
 from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.data.tokenization import load_fast_tokenizer, load_tokenizer
 from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
-from luke_allennlp.testing import resave_with_transformers, shared_data_dir, write_tiny_task_checkpoint
+from luke_allennlp.testing import (
+    resave_with_transformers,
+    shared_data_dir,
+    write_tiny_checkpoint,
+    write_tiny_task_checkpoint,
+)
+from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
+from tests.conftest import REPO_ROOT, set_config_env
+from tests.wikipedia.crafted import write_crafted_dump
 
 TOLERANCE = 1e-5
 OPEN_ENTITY_TYPES = ("entity", "event", "group", "location", "object", "organization", "person", "place", "time")
@@ -178,3 +188,66 @@ def test_both_layouts_give_the_same_tokenizer_entities_and_embedder(both_layouts
         for d in (released, saved)
     ]
     assert torch.equal(tables[0], tables[1])
+
+
+def test_the_corpus_builder_reads_both_layouts_and_the_bare_roberta_files(both_layouts, tmp_path):
+    """A transformers 5 checkpoint is tokenizer and entity vocabulary (its directory) of the corpus; RoBERTa's
+    vocab.json + merges.txt alone load as build-tiny-checkpoint reads them."""
+    dump = write_crafted_dump(tmp_path / "crafted.xml")
+    options = CorpusOptions(max_seq_length=64, unknown_entities="unk")
+    rows = {}
+    for name, directory in zip(("released", "saved"), both_layouts["luke"]):
+        build_pretraining_corpus(dump, str(directory), directory, tmp_path / name, options)
+        rows[name] = datasets.load_from_disk(str(tmp_path / name))["word_ids"]
+    assert rows["released"] == rows["saved"] and len(rows["saved"]) == 3
+    roberta = shared_data_dir() / "tokenizers" / "roberta-base"
+    vocab, _ = build_entity_vocab(dump)
+    vocab.save_jsonl(tmp_path / "vocab.jsonl")
+    metadata = build_pretraining_corpus(dump, str(roberta), tmp_path / "vocab.jsonl", tmp_path / "bare", options)
+    assert metadata["sequences"] == 3
+    # the same ids as RoBERTa's tokenizer of the tiny checkpoints (a prefix space before every word)
+    assert datasets.load_from_disk(str(tmp_path / "bare"))["word_ids"] == rows["saved"]
+
+
+def test_a_folder_without_a_tokenizer_is_named_with_what_it_lacks(tmp_path):
+    (tmp_path / "vocab.json").write_text(json.dumps({"a": 0, "b": 1}))
+    (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n")
+    with pytest.raises(ValueError, match=r"vocab\.json lacks RoBERTa's special tokens <s>, </s>, <pad>, <unk>, <mask>"):
+        load_tokenizer(str(tmp_path))
+    (tmp_path / "merges.txt").unlink()
+    with pytest.raises(
+        ValueError, match="is no tokenizer transformers can load \\(it holds vocab.json; .*needs tokenizer.json"
+    ):
+        load_tokenizer(str(tmp_path))
+
+
+@pytest.mark.parametrize("kind", ["luke", "mluke"])
+def test_build_tiny_checkpoint_takes_a_transformers5_tokenizer(both_layouts, kind, tmp_path):
+    released, saved = both_layouts[kind]
+    out = write_tiny_checkpoint(tmp_path / "tiny", kind, tokenizer=saved)
+    words = [load_fast_tokenizer(str(d)) for d in (released, out)]
+    text = "Peter visited Tokyo and 東京都 <ent> x".split()
+    assert (
+        words[0](text, is_split_into_words=True)["input_ids"] == words[1](text, is_split_into_words=True)["input_ids"]
+    )
+    config = json.loads((out / "config.json").read_text())
+    assert config["vocab_size"] == max(words[1].get_vocab().values()) + 1
+    if kind == "mluke":  # transformers' MLukeTokenizer reads what it wrote
+        assert transformers.MLukeTokenizer.from_pretrained(str(out)).entity_vocab["en:Tokyo"] == 3
+
+
+@pytest.mark.slow  # ~30 s; the reader, embedder and export parts are checked in the default suite above
+def test_a_config_trains_on_a_transformers5_checkpoint_and_exports(
+    both_layouts, open_entity_slice, tmp_path, monkeypatch
+):
+    """MODEL_NAME = a directory transformers 5 saved: the reader's tokenizer, the embedder's task entities (the lite
+    order's [MASK] row, not LUKE's default id 2), the archive, and export-luke of it."""
+    saved = both_layouts["luke"][1]
+    set_config_env(monkeypatch, saved, open_entity_slice)
+    overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
+    model = train_model_from_file(str(REPO_ROOT / "configs/entity_typing/open_entity.jsonnet"), str(tmp_path / "run"),
+                                  overrides=json.dumps(overrides))  # fmt: skip
+    assert model is not None and (tmp_path / "run" / "model.tar.gz").is_file()
+    export_luke(str(tmp_path / "run" / "model.tar.gz"), str(tmp_path / "exported"))
+    exported = transformers.LukeForEntityClassification.from_pretrained(str(tmp_path / "exported"))
+    assert exported.config.id2label[0] in OPEN_ENTITY_TYPES
