@@ -251,3 +251,23 @@ def test_a_config_trains_on_a_transformers5_checkpoint_and_exports(
     export_luke(str(tmp_path / "run" / "model.tar.gz"), str(tmp_path / "exported"))
     exported = transformers.LukeForEntityClassification.from_pretrained(str(tmp_path / "exported"))
     assert exported.config.id2label[0] in OPEN_ENTITY_TYPES
+
+
+def test_a_relation_checkpoint_saved_by_transformers5_imports_with_its_mask2(tmp_path):
+    """[MASK2] (the tail) found in tokenizer_config.json's entity vocabulary; logits equal transformers'."""
+    from tests.commands.test_import_luke_task import HEAD, TAIL, TEXT, forward, model_of, transformers_inputs
+
+    released = write_tiny_task_checkpoint(tmp_path / "released", "LukeForEntityPairClassification",
+                                          ["no_relation", "per:city_of_residence"], task="entity_pair_classification",
+                                          seed=3)  # fmt: skip
+    saved = resave_with_transformers(released, tmp_path / "saved")
+    archive = load_archive(import_luke_task(str(saved), str(tmp_path / "imported")))
+    ours, tensors = forward(archive, [archive.dataset_reader.text_to_instance(TEXT, HEAD, TAIL)])
+    inputs = transformers_inputs(saved, "entity_pair_classification", TEXT, [HEAD, TAIL])
+    assert tensors["word_ids"].tolist() == inputs["input_ids"].tolist()
+    with torch.no_grad():
+        theirs = model_of(saved, "LukeForEntityPairClassification")(**inputs).logits
+    assert (ours["logits"] - theirs).abs().max() < TOLERANCE and theirs.abs().max() > 1e-2
+    table = archive.model.embedder.luke.entity_embeddings.entity_embeddings.weight
+    theirs_table = model_of(saved, "LukeForEntityPairClassification").luke.entity_embeddings.entity_embeddings.weight
+    assert torch.equal(table[3], theirs_table[3]) and torch.equal(table[0], theirs_table[2])  # [TAIL], [PAD]
