@@ -222,9 +222,11 @@ def test_a_folder_without_a_tokenizer_is_named_with_what_it_lacks(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["luke", "mluke"])
-def test_build_tiny_checkpoint_takes_a_transformers5_tokenizer(both_layouts, kind, tmp_path):
+def test_build_tiny_checkpoint_takes_a_transformers5_tokenizer_and_entity_vocabulary(both_layouts, kind, tmp_path):
     released, saved = both_layouts[kind]
-    out = write_tiny_checkpoint(tmp_path / "tiny", kind, tokenizer=saved)
+    out = write_tiny_checkpoint(tmp_path / "tiny", kind, tokenizer=saved, entity_vocab=saved)
+    # the entity vocabulary of the saved directory (in its tokenizer_config.json), as the released files have it
+    assert EntityVocab.from_file(out).to_transformers_json() == EntityVocab.from_file(released).to_transformers_json()
     words = [load_fast_tokenizer(str(d)) for d in (released, out)]
     text = "Peter visited Tokyo and 東京都 <ent> x".split()
     assert (
