@@ -73,11 +73,12 @@ def load_tokenizer(model_name: str, **kwargs: Any) -> PreTrainedTokenizerFast:
         if not os.path.isdir(model_name):
             raise
         files = ", ".join(sorted(os.listdir(model_name))) or "nothing"
+        reason = (str(error).strip().splitlines() or [""])[0].rstrip(" :")
         raise ValueError(
             f"{model_name} is no tokenizer transformers can load (it holds {files}; {type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else ''}): a tokenizer folder needs tokenizer.json (what "
-            "save_pretrained writes), or a tokenizer_config.json naming the tokenizer class with that class's "
-            "files, or RoBERTa's vocab.json and merges.txt"
+            f"{reason}): a tokenizer folder needs tokenizer.json (what save_pretrained writes), or a "
+            "tokenizer_config.json naming the tokenizer class with that class's files, or RoBERTa's vocab.json and "
+            "merges.txt"
         ) from error
 
 
@@ -86,10 +87,9 @@ def _is_bare_bpe(model_name: str) -> bool:
     if not os.path.isdir(model_name):
         return False
     present = set(os.listdir(model_name))
-    if {"tokenizer.json", "tokenizer_config.json", "config.json"} & present or not {
-        "vocab.json",
-        "merges.txt",
-    } <= present:
+    if present & {"tokenizer.json", "tokenizer_config.json", "config.json"}:
+        return False
+    if not {"vocab.json", "merges.txt"} <= present:
         return False
     vocab = load_json(os.path.join(model_name, "vocab.json"))
     missing = [token for token in ROBERTA_SPECIAL_TOKENS if not isinstance(vocab, dict) or token not in vocab]
