@@ -42,7 +42,6 @@ def checkpoint_entity_vocab(
         if path is not None:
             return EntityVocab.from_file(path)
     raise ValueError(
-        f"{model_name} has no {' or '.join(names)}"
-        + (" (nor an entity_vocab in tokenizer_config.json)" if TOKENIZER_ENTITY_VOCAB in names else "")
-        + ": pass entity_vocab, the vocabulary of its entity table"
+        f"{model_name} has no {' or '.join(names)}: pass entity_vocab, the vocabulary of its entity table"
+        + (" (its tokenizer_config.json holds none either)" if TOKENIZER_ENTITY_VOCAB in names else "")
     )
