@@ -108,7 +108,7 @@ def test_a_transformers5_task_checkpoint_imported_and_evaluated_on_open_entity(t
     assert worst < TOLERANCE and spread > 0.05
 
 
-def test_an_imported_archive_predicts_exports_and_fine_tunes_as_a_trained_one(typing_import, tmp_path):
+def test_an_imported_archive_predicts_exports_and_initialises_as_a_trained_one(typing_import, tmp_path):
     checkpoint, archive, data = typing_import
     example = json.loads(data.read_text())[3]
     sentence, span = example["sent"], (example["start"], example["end"])
@@ -132,7 +132,11 @@ def test_an_imported_archive_predicts_exports_and_fine_tunes_as_a_trained_one(ty
     initialised = Model.from_params(vocab=loaded.model.vocab, params=Params(model_config)).state_dict()
     assert all(torch.equal(initialised[k], v) for k, v in imported.items())
 
-    # fine-tuning further from it (a from_archive model)
+
+@pytest.mark.slow  # ~15 s: a training run; the pretrained initializer on the archive is checked in the default suite
+def test_an_imported_archive_fine_tunes_further_as_a_from_archive_model(typing_import, tmp_path):
+    checkpoint, archive, data = typing_import
+    imported = load_archive(archive).model.state_dict()
     config = {
         "dataset_reader": {"type": "luke_open_entity", "model_name": str(checkpoint), "entity_marker_token": "<ent>"},
         "train_data_path": str(data),
