@@ -54,7 +54,9 @@ class ExportLuke(Subcommand):
         subparser.add_argument("archive_file", help="the model.tar.gz of a luke_pretraining or LUKE task run")
         subparser.add_argument("output_dir", help="the directory to write")
         subparser.add_argument("--tokenizer", help="the model's tokenizer (default: the training corpus's / reader's)")
-        subparser.add_argument("--entity-vocab", help="its entity vocabulary file (default: the training corpus's)")
+        subparser.add_argument(
+            "--entity-vocab", help="its entity vocabulary file or checkpoint directory (default: the corpus's)"
+        )
         subparser.add_argument("--lite", action="store_true", help="keep only the special entities (a lite model)")
         subparser.set_defaults(
             func=lambda args: export_luke(
