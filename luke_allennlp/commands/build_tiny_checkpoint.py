@@ -47,8 +47,8 @@ class BuildTinyCheckpoint(Subcommand):
         subparser.add_argument(
             "--entity-vocab",
             help="luke: an entity vocabulary file giving the entity table (default 40 rows); mluke: LUKE's JSONL "
-            "(multilingual lines) or an mLUKE entity_vocab.json (default: a built-in multilingual sample); either: a LUKE "
-            "checkpoint directory, whose tokenizer's vocabulary it takes",
+            "(multilingual lines) or an mLUKE entity_vocab.json (default: a built-in multilingual sample); either: "
+            "a LUKE checkpoint directory, whose tokenizer's vocabulary it takes",
         )
         subparser.add_argument("--seed", type=int, default=0, help="the random seed of the weights")
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))

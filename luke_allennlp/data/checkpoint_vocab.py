@@ -23,8 +23,10 @@ def checkpoint_entity_vocab(
     """
     `entity_vocab` (a path or URL, any format `EntityVocab.from_file` reads, a checkpoint directory included; a
     `.json` of an `MLukeTokenizer` checkpoint is read with `language:title` keys), or else the first of `names` the
-    checkpoint has: `entity_vocab.json` stands for its tokenizer's entity vocabulary in either layout (`EntityVocab.from_checkpoint`: an `MLukeTokenizer` checkpoint's `language:title` keys are read
-    as titles with their languages, so that `"Tokyo"` finds the entity of `"en:Tokyo"`).
+    checkpoint has. `entity_vocab.json` stands for its tokenizer's entity vocabulary in either layout (released, or
+    transformers 5's inside tokenizer_config.json; see `EntityVocab.from_checkpoint`): an `MLukeTokenizer`
+    checkpoint's `language:title` keys are read as titles with their languages, so that `"Tokyo"` finds the entity of
+    `"en:Tokyo"`.
     """
     from luke_allennlp.modeling.loading import checkpoint_entities, checkpoint_file
 

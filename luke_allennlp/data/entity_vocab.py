@@ -175,9 +175,8 @@ class EntityVocab:
     @classmethod
     def _from_transformers_json(cls, text: str, path: str, language: str) -> "EntityVocab":
         mapping = cls._read_json_object(text, path)
-        if isinstance(mapping, dict) and isinstance(
-            mapping.get("entity_vocab"), dict
-        ):  # a LukeTokenizer's tokenizer_config.json (transformers 5)
+        # a LukeTokenizer's tokenizer_config.json (transformers 5) holds the vocabulary as its entity_vocab
+        if isinstance(mapping, dict) and isinstance(mapping.get("entity_vocab"), dict):
             prefixed = mapping.get("tokenizer_class") == "MLukeTokenizer"
             return cls.from_transformers_mapping(mapping["entity_vocab"], path, prefixed, language)
         return cls.from_transformers_mapping(mapping, path, language=language)
