@@ -259,6 +259,7 @@ def test_a_config_trains_on_a_transformers5_checkpoint_and_exports(
     assert exported.config.id2label[0] in OPEN_ENTITY_TYPES
 
 
+@pytest.mark.slow  # ~10 s; the import from tokenizer_config.json is checked in the default suite (Open Entity)
 def test_a_relation_checkpoint_saved_by_transformers5_imports_with_its_mask2(tmp_path):
     """[MASK2] (the tail) found in tokenizer_config.json's entity vocabulary; logits equal transformers'."""
     from tests.commands.test_import_luke_task import HEAD, TAIL, TEXT, forward, model_of, transformers_inputs
