@@ -191,3 +191,57 @@ def test_word_ids_are_sentencepieces_and_transformers_mluke_tokenizers(tiny_luke
     assert len(lines) == 620 and compared > 450 and unknown < 30
     encoded = mluke("梅雨は日本の気象である。", entities=["ja:梅雨"], entity_spans=[(0, 2)])
     assert encoded["entity_ids"] == [3]
+
+
+def japanese_task_files(shared_data, directory):
+    """The hand-picked names of tests/data_readers/japanese.py in JSQuAD paragraphs and JGLUE captions, as an Open
+    Entity file (paper format), a KBP37 file and a pre-segmented CoNLL file."""
+    from tests.data_readers.japanese import conll_lines, japanese_mentions
+
+    texts = japanese_mentions(shared_data / "jglue")
+    typing = [{"sent": text, "start": s, "end": e, "labels": [kind]} for text, ms in texts for _, (s, e), kind in ms]
+    (directory / "typing.json").write_text(json.dumps(typing, ensure_ascii=False), encoding="utf-8")
+    blocks, conll = [], []
+    tags = {"location": "LOC", "person": "PER", "organization": "ORG", "object": "MISC", "entity": "MISC"}
+    for number, (text, mentions) in enumerate(texts, start=1):
+        kept = [
+            m for i, m in enumerate(mentions) if not any(o[1][0] < m[1][1] and m[1][0] < o[1][1] for o in mentions[:i])
+        ]
+        conll += ["-DOCSTART- O", ""] + conll_lines(text, kept, tags) + [""]
+        if len(kept) >= 2:
+            (_, (hs, he), _), (_, (ts, te), _) = sorted(kept[:2], key=lambda m: m[1])
+            tagged = f"{text[:hs]}<e1>{text[hs:he]}</e1>{text[he:ts]}<e2>{text[ts:te]}</e2>{text[te:]}"
+            blocks.append(
+                f'{number}\t"{tagged}"\n{"no_relation" if number % 2 else "per:cities_of_residence(e1,e2)"}\n'
+            )
+    (directory / "relations.txt").write_text("\n".join(blocks), encoding="utf-8")
+    (directory / "ner.txt").write_text("\n".join(conll), encoding="utf-8")
+    return {"typing": directory / "typing.json", "relations": directory / "relations.txt", "ner": directory / "ner.txt"}
+
+
+# (config, checkpoint fixture, data, overrides): the full and the lite checkpoint as MODEL_NAME of the entity tasks.
+CONFIG_RUNS = [
+    pytest.param("entity_typing/open_entity.jsonnet", "tiny_luke_japanese_lite_dir", "typing", {}, id="typing-lite"),
+    pytest.param("ner/conll2003.jsonnet", "tiny_luke_japanese_dir", "ner",
+                 {"dataset_reader.words_without_spaces": True, "dataset_reader.encoding": "iob2"}, id="ner"),
+    pytest.param("relation_classification/kbp37.jsonnet", "tiny_luke_japanese_dir", "relations", {}, id="kbp37"),
+    pytest.param("entity_typing/open_entity.jsonnet", "tiny_luke_japanese_dir", "typing", {}, id="typing",
+                 marks=pytest.mark.slow),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("config,checkpoint,data,overrides", CONFIG_RUNS)
+def test_entity_task_configs_train_on_japanese_text(config, checkpoint, data, overrides, shared_data, tmp_path,
+                                                    monkeypatch, request):  # fmt: skip
+    from allennlp.commands.train import train_model_from_file
+
+    from tests.conftest import REPO_ROOT, set_config_env
+
+    files = japanese_task_files(shared_data, tmp_path)
+    set_config_env(monkeypatch, request.getfixturevalue(checkpoint), files[data])
+    small = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 128}
+    train_model_from_file(
+        str(REPO_ROOT / "configs" / config), str(tmp_path / "run"), overrides=json.dumps({**small, **overrides})
+    )
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["training_loss"] > 0 and any(key.startswith("validation_") and "f1" in key for key in metrics)
