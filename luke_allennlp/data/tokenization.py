@@ -74,9 +74,11 @@ def _as_released(model_name: str) -> Iterator[str]:
     """
     from luke_allennlp.modeling.loading import checkpoint_file
 
-    tokenizer_path, config_path = (checkpoint_file(model_name, f) for f in ("tokenizer.json", "tokenizer_config.json"))
+    config_path = checkpoint_file(model_name, "tokenizer_config.json")
     config = load_json(config_path) if config_path is not None else {}
-    if tokenizer_path is None or "entity_vocab" not in config:
+    # (tokenizer.json only then: a hub checkpoint of the released layout is not asked for more files than before)
+    tokenizer_path = checkpoint_file(model_name, "tokenizer.json") if "entity_vocab" in config else None
+    if tokenizer_path is None:
         yield model_name
         return
     drop = set(_SAVED_ENTITY_TOKENS) | {str(config[key]) for key in ENTITY_SPECIAL_TOKEN_KEYS if config.get(key)}
