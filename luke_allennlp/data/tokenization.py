@@ -4,7 +4,7 @@ import functools
 import json
 import logging
 import os
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import transformers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
@@ -21,6 +21,8 @@ ENTITY_SPECIAL_TOKEN_KEYS = ("entity_unk_token", "entity_pad_token", "entity_mas
 NON_WORD_TOKENS = ("[UNK]", "[PAD]", "[MASK]", "[MASK2]", "\u2581<ent>", "\u2581<ent2>")
 # RoBERTa's special tokens: a folder of only `vocab.json` and `merges.txt` that has them is RoBERTa's BPE.
 ROBERTA_SPECIAL_TOKENS = ("<s>", "</s>", "<pad>", "<unk>", "<mask>")
+
+logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=8)
@@ -47,9 +49,10 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
         level = base_logger.level
         base_logger.setLevel(logging.ERROR)
         try:
-            return _without_added_tokens(fast_class.from_pretrained(model_name, **kwargs), NON_WORD_TOKENS)
+            tokenizer = fast_class.from_pretrained(model_name, **kwargs)
         finally:
             base_logger.setLevel(level)
+        return _without_added_tokens(tokenizer, NON_WORD_TOKENS, _with_sentencepiece_normaliser(tokenizer, model_name))
     tokenizer = load_tokenizer(model_name)
     if not tokenizer.is_fast:
         raise ValueError(f"{model_name}: a fast (Rust) tokenizer is required for its offset and word maps")
@@ -102,17 +105,20 @@ def _is_bare_bpe(model_name: str) -> bool:
     return True
 
 
-def _without_added_tokens(tokenizer: PreTrainedTokenizerFast, tokens: Sequence[str]) -> PreTrainedTokenizerFast:
+def _without_added_tokens(
+    tokenizer: PreTrainedTokenizerFast, tokens: Sequence[str], state: Optional[Dict[str, Any]] = None
+) -> PreTrainedTokenizerFast:
     """
     The tokenizer without the added tokens `tokens` (its backend rebuilt without them), in place; a special token
     of its vocabulary that they displaced from the added tokens (transformers 5 gives `[PAD]` the id of `<mask>`)
-    is added back, so that it stays one token in a text.
+    is added back, so that it stays one token in a text. `state`: the backend's state (`to_str`'s JSON) to rebuild
+    from where the caller changed more of it (rebuilt even if no token of `tokens` is there).
     """
-    if not any(added.content in tokens for added in tokenizer.added_tokens_decoder.values()):
+    if state is None and not any(added.content in tokens for added in tokenizer.added_tokens_decoder.values()):
         return tokenizer
     from tokenizers import AddedToken, Tokenizer
 
-    state = json.loads(tokenizer.backend_tokenizer.to_str())
+    state = state if state is not None else json.loads(tokenizer.backend_tokenizer.to_str())
     state["added_tokens"] = [added for added in state["added_tokens"] if added["content"] not in tokens]
     backend = Tokenizer.from_str(json.dumps(state))
     kept = {added["content"] for added in state["added_tokens"]}
@@ -121,6 +127,65 @@ def _without_added_tokens(tokenizer: PreTrainedTokenizerFast, tokens: Sequence[s
     backend.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in lost])
     tokenizer._tokenizer = backend
     return tokenizer
+
+
+def _with_sentencepiece_normaliser(tokenizer: PreTrainedTokenizerFast, model_name: str) -> Optional[Dict[str, Any]]:
+    """
+    Where transformers 5's `MLukeTokenizer` saved the checkpoint (its tokenizer_config.json holds the entity
+    vocabulary, its `tokenizer.json`'s unigram model has no `Precompiled` normaliser), the backend's state with what
+    that save lost restored: the save rebuilds the SentencePiece model without SentencePiece's normaliser (full-width "２",
+    "（" of Japanese text become unknown) and with `<s>` as the unknown piece; SentencePiece's default normaliser
+    (nmt_nfkc, what `XLMRobertaTokenizer`'s conversion writes), its whitespace splitting and `<unk>` come back, so
+    that the ids are the released files'. None elsewhere (the released layout, transformers 4's saves).
+    """
+    from luke_allennlp.modeling.loading import read_tokenizer_config
+
+    if type(tokenizer.backend_tokenizer.model).__name__ != "Unigram":
+        return None
+    config = read_tokenizer_config(model_name)
+    if "entity_vocab" not in config:
+        return None
+    state = json.loads(tokenizer.backend_tokenizer.to_str())
+    if '"Precompiled"' in json.dumps(state.get("normalizer")):  # a normaliser of SentencePiece's is there
+        return None
+    logger.warning(
+        "%s: a tokenizer saved by transformers 5's MLukeTokenizer, which drops SentencePiece's normaliser: read with "
+        "SentencePiece's default (nmt_nfkc) restored",
+        model_name,
+    )
+    state["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": _nmt_nfkc_charsmap()}
+    pre_tokenizers = [{"type": "WhitespaceSplit"}] + ([state["pre_tokenizer"]] if state.get("pre_tokenizer") else [])
+    state["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": pre_tokenizers}
+    unk = config.get("unk_token") or "<unk>"
+    unk = str(unk.get("content") or "<unk>") if isinstance(unk, dict) else str(unk)  # (an AddedToken's form)
+    pieces = [piece for piece, _ in state["model"]["vocab"]]
+    if unk in pieces:
+        state["model"]["unk_id"] = pieces.index(unk)
+    return state
+
+
+@functools.lru_cache(maxsize=1)
+def _nmt_nfkc_charsmap() -> str:
+    """SentencePiece's default normalisation rule (nmt_nfkc) as tokenizers' `Precompiled` normaliser stores it
+    (base64), taken from a model SentencePiece trains in memory on one line (milliseconds)."""
+    import base64
+    import io
+
+    import sentencepiece
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(["a b c"]),
+        model_writer=model,
+        vocab_size=8,
+        hard_vocab_limit=False,
+        normalization_rule_name="nmt_nfkc",
+        minloglevel=2,
+    )
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model.getvalue())
+    return base64.b64encode(proto.normalizer_spec.precompiled_charsmap).decode("ascii")
 
 
 def tokenizer_class(model_name: str) -> Optional[str]:
