@@ -56,8 +56,16 @@ def write_tiny_checkpoint(
     sentencepiece tokenizer trained in the call (see `save_xlnet_tokenizer`), or "mluke" (laid out as a released
     `studio-ousia/mluke-*` checkpoint, see `write_tiny_mluke_checkpoint`). For "luke", `entity_vocab` (an
     entity vocabulary file, `EntityVocab.from_file`) sets the entity table's size and is saved as
-    `entity_vocab.json`. `config` overrides the tiny sizes (e.g. `**BASE`).
+    `entity_vocab.json`. `config` overrides the tiny sizes (e.g. `**BASE`). "luke-japanese" and "luke-japanese-lite"
+    are laid out as `studio-ousia/luke-japanese-base(-lite)` over a SentencePiece model trained on the shared JGLUE
+    training text, or over `tokenizer` (see `luke_allennlp.luke_japanese`).
     """
+    if kind in ("luke-japanese", "luke-japanese-lite"):
+        from luke_allennlp.luke_japanese import write_tiny_luke_japanese_checkpoint
+
+        jglue = None if tokenizer is not None else shared_data_dir() / "jglue"
+        return write_tiny_luke_japanese_checkpoint(directory, kind.endswith("-lite"), seed, tokenizer, jglue,
+                                                   entity_vocab, **config)  # fmt: skip
     if kind == "mluke":
         return write_tiny_mluke_checkpoint(directory, seed, tokenizer, entity_vocab, **config)
     if kind != "luke" and entity_vocab is not None:
@@ -69,14 +77,12 @@ def write_tiny_checkpoint(
     torch.manual_seed(seed)
     word_tokenizer = None
     if tokenizer is not None:
-        from luke_allennlp.data.tokenization import load_fast_tokenizer
+        from luke_allennlp.data.tokenization import load_fast_tokenizer, load_tokenizer
 
         if (Path(tokenizer) / "tokenizer_config.json").exists() or (Path(tokenizer) / "tokenizer.json").exists():
             word_tokenizer = load_fast_tokenizer(str(tokenizer))
-        else:  # bare BPE files (vocab.json, merges.txt), as the shared data's roberta-base
-            from transformers import RobertaTokenizerFast
-
-            word_tokenizer = RobertaTokenizerFast.from_pretrained(str(tokenizer))
+        else:  # bare BPE files (vocab.json, merges.txt), as the shared data's roberta-base, as they are
+            word_tokenizer = load_tokenizer(str(tokenizer))
         # The largest id, not len(): a vocabulary may have gaps (RoBERTa's vocab.json has 50,262 entries, ids to 50,264).
         vocab_size = max(word_tokenizer.get_vocab().values()) + 1
         config = {"vocab_size": vocab_size, "pad_token_id": word_tokenizer.pad_token_id, **config}
@@ -337,4 +343,23 @@ def write_tiny_task_checkpoint(
         sizes.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
     model = getattr(transformers, architecture)(transformers.LukeConfig(**sizes))
     model.save_pretrained(str(directory))
+    return directory
+
+
+def resave_with_transformers(source: Union[str, os.PathLike], directory: Union[str, os.PathLike]) -> Path:
+    """
+    `source`, a checkpoint directory, loaded with transformers' own classes (`AutoTokenizer`: the `LukeTokenizer`,
+    `MLukeTokenizer`, ... its tokenizer_config.json names; the model class of `config.architectures`, else
+    `AutoModel`) and written to `directory` by their `save_pretrained`: the layout transformers 5 writes (no
+    vocab.json, merges.txt, entity_vocab.json or sentencepiece.bpe.model; `tokenizer.json`, and the entity
+    vocabulary inside `tokenizer_config.json`).
+    """
+    import transformers
+
+    config = json.loads((Path(source) / "config.json").read_text(encoding="utf-8"))
+    architecture = (config.get("architectures") or ["AutoModel"])[0]
+    model_class = getattr(transformers, architecture, transformers.AutoModel)
+    directory = Path(directory)
+    transformers.AutoTokenizer.from_pretrained(str(source)).save_pretrained(str(directory))
+    model_class.from_pretrained(str(source)).save_pretrained(str(directory))
     return directory

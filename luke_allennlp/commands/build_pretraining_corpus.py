@@ -22,7 +22,10 @@ class BuildPretrainingCorpus(Subcommand):
         subparser = parser.add_parser(self.name, description=description, help=summary)
         subparser.add_argument("dump", help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz)")
         subparser.add_argument("tokenizer", help="a fast tokenizer: directory or hub name")
-        subparser.add_argument("entity_vocab", help="the entity vocabulary (LUKE JSONL/TSV or transformers' JSON)")
+        subparser.add_argument(
+            "entity_vocab",
+            help="the entity vocabulary (LUKE JSONL/TSV, transformers' JSON, or a LUKE checkpoint directory)",
+        )
         subparser.add_argument("output_dir", help="the corpus directory to create (must not exist or be empty)")
         subparser.add_argument(
             "--max-seq-length",

@@ -54,7 +54,9 @@ class ExportLuke(Subcommand):
         subparser.add_argument("archive_file", help="the model.tar.gz of a luke_pretraining or LUKE task run")
         subparser.add_argument("output_dir", help="the directory to write")
         subparser.add_argument("--tokenizer", help="the model's tokenizer (default: the training corpus's / reader's)")
-        subparser.add_argument("--entity-vocab", help="its entity vocabulary file (default: the training corpus's)")
+        subparser.add_argument(
+            "--entity-vocab", help="its entity vocabulary file or checkpoint directory (default: the corpus's)"
+        )
         subparser.add_argument("--lite", action="store_true", help="keep only the special entities (a lite model)")
         subparser.set_defaults(
             func=lambda args: export_luke(
@@ -131,14 +133,16 @@ def _export_pretraining(archive, archive_file: str, output_dir: str, tokenizer: 
         raise ValueError(
             f"{entity_vocab_path} has {len(vocab)} entities, the model's entity table {model.config.entity_vocab_size} rows"
         )
-    entities = vocab.to_transformers_json()
+    word_tokenizer = _word_tokenizer(tokenizer_path)
+    # MLukeTokenizer's keys are "language:title" (the original conversion prefixes every title, LUKE-Japanese's
+    # "ja:東京" too), a one-language vocabulary's included; LukeTokenizer's are bare titles.
+    entities = vocab.to_transformers_json(language_prefixed=True if _word_model(word_tokenizer) == "Unigram" else None)
     rows = None
     if lite:  # the special entities alone, [PAD] [UNK] [MASK] at LUKE's ids 0-2
         special = [vocab.pad_id, vocab.unk_id, vocab.mask_id]
         rows, entities = special, {name: i for i, name in enumerate(EntityVocab.SPECIAL_TOKENS)}
     entities.setdefault("[MASK2]", max(entities.values()) + 1)
     os.makedirs(output_dir, exist_ok=True)
-    word_tokenizer = _word_tokenizer(tokenizer_path)
     luke_tokenizer = write_luke_tokenizer(word_tokenizer, entities, output_dir, source_dir=tokenizer_path)
     state, config = _release(model, luke_tokenizer, word_tokenizer.get_vocab(), vocab, rows)
     release = LukeForPretraining(config)
@@ -337,16 +341,17 @@ def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: s
 def _checkpoint_entities(model_name: str, size: int, lite: bool):
     """The entity vocabulary of a model that kept its checkpoint's entity table (luke_squad), and the rows to keep:
     all, with [MASK2] appended if missing; the special entities alone if `lite`."""
-    from luke_allennlp.data.entity_vocab import EntityVocab
-    from luke_allennlp.modeling.loading import checkpoint_file
+    from luke_allennlp.modeling.loading import checkpoint_entities
 
-    path = checkpoint_file(model_name, "entity_vocab.json")
-    if path is None:
-        raise ValueError(f"{model_name}: no entity_vocab.json for the model's entity table")
-    vocab = EntityVocab.from_file(path)
-    entities = vocab.to_transformers_json()
-    if len(vocab) != size:
-        raise ValueError(f"{path} has {len(vocab)} entities, the model's entity table {size} rows")
+    found = checkpoint_entities(model_name)
+    if found is None:
+        raise ValueError(
+            f"{model_name}: no entity vocabulary for the model's entity table (neither entity_vocab.json nor an "
+            "entity_vocab in tokenizer_config.json)"
+        )
+    entities, path = found
+    if max(entities.values()) + 1 != size:
+        raise ValueError(f"{path} has {max(entities.values()) + 1} entities, the model's entity table {size} rows")
     special = {name: entities[name] for name in CHECKPOINT_SPECIAL_ENTITIES if name in entities}
     special.setdefault("[MASK2]", special["[MASK]"])
     if lite:

@@ -10,8 +10,13 @@ matching model (`luke_span_ner`, `luke_relation_classifier`, `luke_entity_typing
 - The checkpoint's special entities become the readers' task entities (`task_checkpoints.TASKS`): `[MASK]` ->
   `[MASK]` (and `[HEAD]`), the pair classifier's `[MASK2]` -> `[TAIL]`. The relation and typing readers get
   LUKE's `<ent>` / `<ent2>` markers, as the checkpoints' `LukeTokenizer` modes insert them.
-- The archive's embedder and reader name the checkpoint (`model_name`, `load_weights: false`): its config and
-  tokenizer are read from there when the archive loads; the weights are the archive's.
+- The archive's embedder and reader name the checkpoint (`model_name`, `load_weights: false`), whose config and
+  tokenizer files are bundled into the archive (`luke_allennlp.archival`); the weights are the archive's. The
+  tokenizer's files may be the released layout or transformers 5's (`tokenizer.json`, the entity vocabulary in
+  `tokenizer_config.json`).
+- The archive has the `evaluation` section of the repository's configs, so it behaves as a trained archive: `allennlp
+  evaluate --predictions-output-file` writes one line per example; `predict`, `export-luke` and fine-tuning further
+  (a `from_archive` model, or the `pretrained` initializer on the archive) work as on one.
 """
 
 import argparse
@@ -26,7 +31,8 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.task_checkpoints import BY_ARCHITECTURE, SPECIAL_ENTITY_KEYS, TASKS, TaskCheckpoint
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
-from luke_allennlp.modeling.loading import checkpoint_file, read_config, read_state_dict
+from luke_allennlp.evaluation.per_instance_serializer import PER_INSTANCE_EVALUATION
+from luke_allennlp.modeling.loading import checkpoint_entities, read_config, read_state_dict, read_tokenizer_config
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +88,8 @@ def import_luke_task(
             **spec.model_options,
         },
         "data_loader": {"batch_size": batch_size, "shuffle": False},
+        # as in the repository's configs: `evaluate --predictions-output-file` writes one line per example
+        "evaluation": PER_INSTANCE_EVALUATION,
         "imported_from": {"checkpoint": checkpoint, "architecture": spec.architecture},
     }
     vocab = Vocabulary(non_padded_namespaces=["labels"])
@@ -150,18 +158,16 @@ def checkpoint_labels(
 
 def checkpoint_special_entities(checkpoint: str) -> Dict[str, int]:
     """The checkpoint's `[PAD]`, `[UNK]`, `[MASK]`, `[MASK2]` ids (whatever its tokenizer_config.json names them),
-    as far as its entity_vocab.json has them."""
-    names = dict(zip(SPECIAL_ENTITY_KEYS, SPECIAL_ENTITY_KEYS))
-    config_path = checkpoint_file(checkpoint, "tokenizer_config.json")
-    if config_path is not None:
-        with open(config_path, encoding="utf-8") as f:
-            tokenizer_config = json.load(f)
-        names = {name: str(tokenizer_config.get(key) or name) for name, key in SPECIAL_ENTITY_KEYS.items()}
-    vocab_path = checkpoint_file(checkpoint, "entity_vocab.json")
-    if vocab_path is None:
-        raise ValueError(f"{checkpoint}: no entity_vocab.json (the LukeTokenizer's entity vocabulary)")
-    with open(vocab_path, encoding="utf-8") as f:
-        vocab = json.load(f)
+    as far as its entity vocabulary (`entity_vocab.json`, or transformers 5's tokenizer_config.json) has them."""
+    tokenizer_config = read_tokenizer_config(checkpoint)
+    names = {name: str(tokenizer_config.get(key) or name) for name, key in SPECIAL_ENTITY_KEYS.items()}
+    found = checkpoint_entities(checkpoint)
+    if found is None:
+        raise ValueError(
+            f"{checkpoint}: no entity vocabulary (the LukeTokenizer's): neither entity_vocab.json nor an entity_vocab "
+            "in tokenizer_config.json; save the checkpoint's tokenizer with it (tokenizer.save_pretrained)"
+        )
+    vocab = found[0]
     return {name: vocab[names[name]] for name in names if names[name] in vocab}
 
 
@@ -185,7 +191,7 @@ def model_state(checkpoint: str, spec: TaskCheckpoint, own: Dict[str, torch.Tens
         for name in TASK_ENTITY_VOCAB:
             source = spec.imported_entities[name]
             if source not in ids:
-                raise ValueError(f"{checkpoint}: entity_vocab.json has no {source} (for the task entity {name})")
+                raise ValueError(f"{checkpoint}: its entity vocabulary has no {source} (for the task entity {name})")
             if ids[source] >= state[table].size(0):
                 raise ValueError(
                     f"{checkpoint}: {source} has id {ids[source]}, beyond its {state[table].size(0)} entity rows"

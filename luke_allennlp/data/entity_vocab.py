@@ -8,6 +8,8 @@ Three file formats are read:
 - LUKE's TSV, `title<TAB>count`, the id being the line index (the format of the released `entity_vocab.tsv`).
 - `transformers`' `entity_vocab.json` (`{title: id}`), what `LukeTokenizer` ships; `MLukeTokenizer`'s (mLUKE) keys
   are `language:title` (`"en:Tokyo"`, `"ja:東京"`, several keys sharing one id), read by `from_language_prefixed_json`.
+  transformers 5's `save_pretrained` writes no `entity_vocab.json`: the same object is the `entity_vocab` of its
+  `tokenizer_config.json`, read from there (`from_checkpoint` for a checkpoint or tokenizer directory).
 
 Plain Python: no AllenNLP, no torch.
 """
@@ -16,7 +18,7 @@ import json
 import logging
 import os
 import re
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from luke_allennlp.data.files import read_text, split_lines
 
@@ -98,9 +100,13 @@ class EntityVocab:
     def from_file(cls, path: PathLike, language: str = "en") -> "EntityVocab":
         """
         Reads LUKE's JSONL or TSV, or `transformers`' `entity_vocab.json`: `.tsv` and `.jsonl` by extension,
-        anything else by content. `language` is given to titles of formats that have none (TSV, JSON).
+        anything else by content. `language` is given to titles of formats that have none (TSV, JSON). A directory is
+        read as a LUKE checkpoint or tokenizer directory (`from_checkpoint`), a `tokenizer_config.json` holding an
+        `entity_vocab` (what transformers 5 saves) as that vocabulary.
         """
         path = os.fspath(path)
+        if os.path.isdir(path):
+            return cls.from_checkpoint(path)
         text = read_text(path)
         if path.endswith(".tsv"):
             return cls._from_tsv(text, path, language)
@@ -168,11 +174,12 @@ class EntityVocab:
 
     @classmethod
     def _from_transformers_json(cls, text: str, path: str, language: str) -> "EntityVocab":
-        mapping = cls._read_mapping(text, path)
-        entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * (max(mapping.values()) + 1)
-        for title, entity_id in mapping.items():
-            entries[entity_id] = (entries[entity_id] or []) + [(title, language)]
-        return cls._from_entries(entries, [0] * len(entries), language, source=path)
+        mapping = cls._read_json_object(text, path)
+        # a LukeTokenizer's tokenizer_config.json (transformers 5) holds the vocabulary as its entity_vocab
+        if isinstance(mapping, dict) and isinstance(mapping.get("entity_vocab"), dict):
+            prefixed = mapping.get("tokenizer_class") == "MLukeTokenizer"
+            return cls.from_transformers_mapping(mapping["entity_vocab"], path, prefixed, language)
+        return cls.from_transformers_mapping(mapping, path, language=language)
 
     @classmethod
     def from_language_prefixed_json(cls, path: PathLike) -> "EntityVocab":
@@ -183,8 +190,48 @@ class EntityVocab:
         code before its first colon is kept as a title of no language, and counted in a warning.
         """
         path = os.fspath(path)
-        mapping = cls._read_mapping(read_text(path), path)
+        return cls.from_transformers_mapping(cls._read_json_object(read_text(path), path), path, language_prefixed=True)
+
+    @classmethod
+    def from_checkpoint(cls, name_or_path: str) -> "EntityVocab":
+        """
+        The entity vocabulary of a LUKE checkpoint or tokenizer (a directory or a hub name) as its `LukeTokenizer` or
+        `MLukeTokenizer` saved it: `entity_vocab.json` (the released layout), else the `entity_vocab` inside
+        `tokenizer_config.json` (transformers 5's `save_pretrained`). Where `tokenizer_config.json` names
+        `MLukeTokenizer`, keys are `language:title` (see `from_language_prefixed_json`).
+        """
+        from luke_allennlp.modeling.loading import checkpoint_entities, read_tokenizer_config
+
+        found = checkpoint_entities(name_or_path)
+        if found is None:
+            raise ValueError(
+                f"{name_or_path} has no entity vocabulary: neither entity_vocab.json (the released layout) nor an "
+                "entity_vocab in tokenizer_config.json (transformers 5's save_pretrained of a LukeTokenizer)"
+            )
+        mapping, path = found
+        prefixed = read_tokenizer_config(name_or_path).get("tokenizer_class") == "MLukeTokenizer"
+        return cls.from_transformers_mapping(mapping, path, prefixed)
+
+    @classmethod
+    def from_transformers_mapping(
+        cls, mapping: Dict[str, int], source: str, language_prefixed: bool = False, language: str = "en"
+    ) -> "EntityVocab":
+        """
+        The vocabulary of a `{title: id}` object (`source` names where it was read, for errors). With
+        `language_prefixed` (mLUKE), keys are `language:title` (see `from_language_prefixed_json`); else every
+        title gets `language`.
+        """
+        if not isinstance(mapping, dict) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in mapping.values()
+        ):
+            raise ValueError(f"{source}: expected a JSON object mapping titles to non-negative integer ids")
+        if not mapping:
+            raise ValueError(f"{source}: no entities")
         entries: List[Optional[List[Tuple[str, Optional[str]]]]] = [None] * (max(mapping.values()) + 1)
+        if not language_prefixed:
+            for title, entity_id in mapping.items():
+                entries[entity_id] = (entries[entity_id] or []) + [(title, language)]
+            return cls._from_entries(entries, [0] * len(entries), language, source=source)
         unprefixed = []
         for key, entity_id in mapping.items():
             special = key in cls.SPECIAL_TOKENS or key == "[MASK2]"
@@ -194,23 +241,18 @@ class EntityVocab:
             pair = (match.group(2), match.group(1)) if match else (key, None)
             entries[entity_id] = (entries[entity_id] or []) + [pair]
         if unprefixed:
-            logger.warning("%s: %d titles have no language prefix, e.g. %r; kept without a language", path,
+            logger.warning("%s: %d titles have no language prefix, e.g. %r; kept without a language", source,
                            len(unprefixed), unprefixed[0])  # fmt: skip
-        return cls._from_entries(entries, [0] * len(entries), None, source=path)
+        return cls._from_entries(entries, [0] * len(entries), None, source=source)
 
     @staticmethod
-    def _read_mapping(text: str, path: str) -> Dict[str, int]:
+    def _read_json_object(text: str, path: str) -> Dict[str, Any]:
         try:
-            mapping = json.loads(text)
+            return json.loads(text)
         except json.JSONDecodeError as error:
             raise ValueError(
                 f"{path}, line {error.lineno}: neither LUKE's JSONL nor a JSON object {{title: id}} ({error.msg})"
             ) from None
-        if not isinstance(mapping, dict) or not all(isinstance(i, int) and i >= 0 for i in mapping.values()):
-            raise ValueError(f"{path}: expected a JSON object mapping titles to non-negative integer ids")
-        if not mapping:
-            raise ValueError(f"{path}: no entities")
-        return mapping
 
     # --- writing -----------------------------------------------------------------------------------------------
 

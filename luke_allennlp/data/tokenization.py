@@ -1,8 +1,10 @@
 """Fast subword tokenizers for pre-split words, and where a model's special tokens go."""
 
 import functools
+import json
 import logging
-from typing import List, Optional, Tuple
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import transformers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
@@ -13,6 +15,14 @@ from luke_allennlp_compat import special_tokens_template
 # LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
 FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
 ENTITY_SPECIAL_TOKEN_KEYS = ("entity_unk_token", "entity_pad_token", "entity_mask_token", "entity_mask2_token")
+# Word tokens transformers 5's LukeTokenizer / MLukeTokenizer write into a saved tokenizer.json besides `<ent>` and
+# `<ent2>`: the special entities, and `<ent>`/`<ent2>` with sentencepiece's word-start mark. No word table has rows
+# for them (their ids lie beyond it, or take `<mask>`'s).
+NON_WORD_TOKENS = ("[UNK]", "[PAD]", "[MASK]", "[MASK2]", "\u2581<ent>", "\u2581<ent2>")
+# RoBERTa's special tokens: a folder of only `vocab.json` and `merges.txt` that has them is RoBERTa's BPE.
+ROBERTA_SPECIAL_TOKENS = ("<s>", "</s>", "<pad>", "<unk>", "<mask>")
+
+logger = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=8)
@@ -21,8 +31,10 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
     The checkpoint's fast tokenizer, able to take pre-split words (`is_split_into_words=True`): byte-level
     BPE tokenizers (RoBERTa, GPT-2, LUKE) are loaded with `add_prefix_space=True`, so that every word is
     tokenised as it would be after a space. A LUKE checkpoint (`LukeTokenizer`, `MLukeTokenizer`) gets the fast
-    version of its word tokenizer (RoBERTa's BPE, XLM-R's sentencepiece) from its files, with its special tokens
-    (`<ent>`, `<ent2>` included) and without the special entities (`[MASK]`, ...), which are no word tokens.
+    version of its word tokenizer (RoBERTa's BPE, XLM-R's sentencepiece) from its files, in the released layout
+    (`vocab.json` and `merges.txt`, `sentencepiece.bpe.model`) or transformers 5's (`tokenizer.json`), with its
+    special tokens (`<ent>`, `<ent2>` included) and without the special entities (`[MASK]`, ...), which are no word
+    tokens. A folder of only `vocab.json` and `merges.txt` is RoBERTa's BPE (see `load_tokenizer`).
     """
     word_tokenizer = FAST_WORD_TOKENIZERS.get(tokenizer_class(model_name))
     if word_tokenizer is not None:
@@ -37,15 +49,143 @@ def load_fast_tokenizer(model_name: str) -> PreTrainedTokenizerFast:
         level = base_logger.level
         base_logger.setLevel(logging.ERROR)
         try:
-            return fast_class.from_pretrained(model_name, **kwargs)
+            tokenizer = fast_class.from_pretrained(model_name, **kwargs)
         finally:
             base_logger.setLevel(level)
-    tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True)
+        return _without_added_tokens(tokenizer, NON_WORD_TOKENS, _with_sentencepiece_normaliser(tokenizer, model_name))
+    tokenizer = load_tokenizer(model_name)
     if not tokenizer.is_fast:
         raise ValueError(f"{model_name}: a fast (Rust) tokenizer is required for its offset and word maps")
     if getattr(tokenizer, "add_prefix_space", None) is False:
-        tokenizer = AutoTokenizer.from_pretrained(model_name, use_fast=True, add_prefix_space=True)
+        tokenizer = load_tokenizer(model_name, add_prefix_space=True)
     return tokenizer
+
+
+def load_tokenizer(model_name: str, **kwargs: Any) -> PreTrainedTokenizerFast:
+    """
+    The tokenizer of a directory or hub name as transformers loads it (`AutoTokenizer`, fast), and also from a
+    folder that holds only `vocab.json` and `merges.txt` (RoBERTa's and GPT-2's original files), read as RoBERTa's
+    byte-level BPE when its vocabulary has RoBERTa's special tokens. A folder transformers cannot read gets one line
+    saying what it lacks.
+    """
+    if _is_bare_bpe(model_name):
+        return transformers.RobertaTokenizerFast.from_pretrained(model_name, **kwargs)
+    try:
+        return AutoTokenizer.from_pretrained(model_name, use_fast=True, **kwargs)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        if not os.path.isdir(model_name):
+            raise
+        files = ", ".join(sorted(os.listdir(model_name))) or "nothing"
+        reason = (str(error).strip().splitlines() or [""])[0].rstrip(" :")
+        raise ValueError(
+            f"{model_name} is no tokenizer transformers can load (it holds {files}; {type(error).__name__}: "
+            f"{reason}): a tokenizer folder needs tokenizer.json (what save_pretrained writes), or a "
+            "tokenizer_config.json naming the tokenizer class with that class's files, or RoBERTa's vocab.json and "
+            "merges.txt"
+        ) from error
+
+
+def _is_bare_bpe(model_name: str) -> bool:
+    """A local folder with `vocab.json` and `merges.txt` and nothing that names a tokenizer class."""
+    if not os.path.isdir(model_name):
+        return False
+    present = set(os.listdir(model_name))
+    if present & {"tokenizer.json", "tokenizer_config.json", "config.json"}:
+        return False
+    if not {"vocab.json", "merges.txt"} <= present:
+        return False
+    vocab = load_json(os.path.join(model_name, "vocab.json"))
+    missing = [token for token in ROBERTA_SPECIAL_TOKENS if not isinstance(vocab, dict) or token not in vocab]
+    if missing:
+        raise ValueError(
+            f"{model_name}: vocab.json and merges.txt alone are read as RoBERTa's byte-level BPE, but vocab.json "
+            f"lacks RoBERTa's special tokens {', '.join(missing)}: add the tokenizer_config.json (and tokenizer.json) "
+            "that the tokenizer's save_pretrained writes"
+        )
+    return True
+
+
+def _without_added_tokens(
+    tokenizer: PreTrainedTokenizerFast, tokens: Sequence[str], state: Optional[Dict[str, Any]] = None
+) -> PreTrainedTokenizerFast:
+    """
+    The tokenizer without the added tokens `tokens` (its backend rebuilt without them), in place; a special token
+    of its vocabulary that they displaced from the added tokens (transformers 5 gives `[PAD]` the id of `<mask>`)
+    is added back, so that it stays one token in a text. `state`: the backend's state (`to_str`'s JSON) to rebuild
+    from where the caller changed more of it (rebuilt even if no token of `tokens` is there).
+    """
+    if state is None and not any(added.content in tokens for added in tokenizer.added_tokens_decoder.values()):
+        return tokenizer
+    from tokenizers import AddedToken, Tokenizer
+
+    state = state if state is not None else json.loads(tokenizer.backend_tokenizer.to_str())
+    state["added_tokens"] = [added for added in state["added_tokens"] if added["content"] not in tokens]
+    backend = Tokenizer.from_str(json.dumps(state))
+    kept = {added["content"] for added in state["added_tokens"]}
+    vocab = backend.get_vocab(with_added_tokens=False)
+    lost = [token for token in tokenizer.all_special_tokens if token not in kept and token in vocab]
+    backend.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in lost])
+    tokenizer._tokenizer = backend
+    return tokenizer
+
+
+def _with_sentencepiece_normaliser(tokenizer: PreTrainedTokenizerFast, model_name: str) -> Optional[Dict[str, Any]]:
+    """
+    Where transformers 5's `MLukeTokenizer` saved the checkpoint (its tokenizer_config.json holds the entity
+    vocabulary, its `tokenizer.json`'s unigram model has no `Precompiled` normaliser), the backend's state with what
+    that save lost restored: the save rebuilds the SentencePiece model without SentencePiece's normaliser (full-width "２",
+    "（" of Japanese text become unknown) and with `<s>` as the unknown piece; SentencePiece's default normaliser
+    (nmt_nfkc, what `XLMRobertaTokenizer`'s conversion writes), its whitespace splitting and `<unk>` come back, so
+    that the ids are the released files'. None elsewhere (the released layout, transformers 4's saves).
+    """
+    from luke_allennlp.modeling.loading import read_tokenizer_config
+
+    if type(tokenizer.backend_tokenizer.model).__name__ != "Unigram":
+        return None
+    config = read_tokenizer_config(model_name)
+    if "entity_vocab" not in config:
+        return None
+    state = json.loads(tokenizer.backend_tokenizer.to_str())
+    if '"Precompiled"' in json.dumps(state.get("normalizer")):  # a normaliser of SentencePiece's is there
+        return None
+    logger.warning(
+        "%s: a tokenizer saved by transformers 5's MLukeTokenizer, which drops SentencePiece's normaliser: read with "
+        "SentencePiece's default (nmt_nfkc) restored",
+        model_name,
+    )
+    state["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": _nmt_nfkc_charsmap()}
+    pre_tokenizers = [{"type": "WhitespaceSplit"}] + ([state["pre_tokenizer"]] if state.get("pre_tokenizer") else [])
+    state["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": pre_tokenizers}
+    unk = config.get("unk_token") or "<unk>"
+    unk = str(unk.get("content") or "<unk>") if isinstance(unk, dict) else str(unk)  # (an AddedToken's form)
+    pieces = [piece for piece, _ in state["model"]["vocab"]]
+    if unk in pieces:
+        state["model"]["unk_id"] = pieces.index(unk)
+    return state
+
+
+@functools.lru_cache(maxsize=1)
+def _nmt_nfkc_charsmap() -> str:
+    """SentencePiece's default normalisation rule (nmt_nfkc) as tokenizers' `Precompiled` normaliser stores it
+    (base64), taken from a model SentencePiece trains in memory on one line (milliseconds)."""
+    import base64
+    import io
+
+    import sentencepiece
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(["a b c"]),
+        model_writer=model,
+        vocab_size=8,
+        hard_vocab_limit=False,
+        normalization_rule_name="nmt_nfkc",
+        minloglevel=2,
+    )
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model.getvalue())
+    return base64.b64encode(proto.normalizer_spec.precompiled_charsmap).decode("ascii")
 
 
 def tokenizer_class(model_name: str) -> Optional[str]:

@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 
@@ -107,13 +107,40 @@ def read_config(name_or_path: str) -> Dict[str, Any]:
         return json.load(f)
 
 
-def special_entity_ids(name_or_path: str, defaults: Dict[str, int]) -> Dict[str, int]:
-    """`[PAD]`, `[UNK]`, `[MASK]`, ... ids from the checkpoint's `entity_vocab.json` (LUKE's defaults if absent)."""
-    path = checkpoint_file(name_or_path, "entity_vocab.json")
+def read_tokenizer_config(name_or_path: str) -> Dict[str, Any]:
+    """The checkpoint's `tokenizer_config.json` ({} if it has none)."""
+    path = checkpoint_file(name_or_path, "tokenizer_config.json")
     if path is None:
-        return dict(defaults)
+        return {}
     with open(path, encoding="utf-8") as f:
-        vocab = json.load(f)
+        config = json.load(f)
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return config
+
+
+def checkpoint_entities(name_or_path: str) -> Optional[Tuple[Dict[str, int], str]]:
+    """
+    The entity vocabulary (`{title: id}`) the checkpoint's `LukeTokenizer` / `MLukeTokenizer` saved, and the file
+    holding it: `entity_vocab.json` (the released checkpoints, transformers 4), else the `entity_vocab` of
+    `tokenizer_config.json` (what transformers 5's `save_pretrained` writes instead). None if it has neither.
+    """
+    path = checkpoint_file(name_or_path, "entity_vocab.json")
+    if path is not None:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f), path
+    vocab = read_tokenizer_config(name_or_path).get("entity_vocab")
+    if isinstance(vocab, dict):
+        return vocab, str(checkpoint_file(name_or_path, "tokenizer_config.json"))
+    return None
+
+
+def special_entity_ids(name_or_path: str, defaults: Dict[str, int]) -> Dict[str, int]:
+    """`[PAD]`, `[UNK]`, `[MASK]`, ... ids from the checkpoint's entity vocabulary (LUKE's defaults if it has none)."""
+    found = checkpoint_entities(name_or_path)
+    if found is None:
+        return dict(defaults)
+    vocab = found[0]
     return {name: vocab.get(name, default) for name, default in defaults.items()}
 
 
