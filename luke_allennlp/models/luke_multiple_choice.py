@@ -40,7 +40,8 @@ class LukeMultipleChoice(LukePooledHeadModel):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        super().__init__(vocab, embedder, 1, dropout, **kwargs)
+        super().__init__(vocab, embedder, **kwargs)
+        self.build_head(1, dropout)
         self.metric = {"accuracy": CategoricalAccuracy()}
         initializer(self)
 

@@ -46,8 +46,8 @@ class LukeSequenceClassifier(LukePooledHeadModel):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
-        num_labels = 1 if regression else vocab.get_vocab_size(label_namespace)
-        super().__init__(vocab, embedder, num_labels, dropout, **kwargs)
+        super().__init__(vocab, embedder, **kwargs)
+        self.build_head(1 if regression else vocab.get_vocab_size(label_namespace), dropout)
         self.regression = regression
         self.label_namespace = label_namespace
         self.metric = Correlation() if regression else {"accuracy": CategoricalAccuracy()}

@@ -7,8 +7,6 @@ move between the two without change.
 from typing import Optional
 
 import torch
-from allennlp.data import Vocabulary
-from allennlp.modules.token_embedders import TokenEmbedder
 
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 
@@ -16,23 +14,15 @@ from luke_allennlp.models.luke_task_model import LukeTaskModel
 class LukePooledHeadModel(LukeTaskModel):
     """
     A `LukeTaskModel` whose head scores each input's pooled state: `dropout` then `classifier` (hidden ->
-    `num_outputs`). A subclass sets `metric` and calls `initializer` after this `__init__`.
-
-    # Parameters
-
-    vocab : `Vocabulary`
-    embedder : `TokenEmbedder`
-        The `luke` embedder (its encoder's pooler gives the sequence's state).
-    num_outputs : `int`
-    dropout : `float`, optional
-        `None`: as transformers' LUKE heads take it, the checkpoint's `classifier_dropout`, else `hidden_dropout_prob`.
+    `num_outputs`), which a subclass builds with `build_head` (then sets `metric` and calls `initializer`). (The head
+    is not an `__init__` argument: allennlp would read it from the subclass's config.)
     """
 
-    def __init__(
-        self, vocab: Vocabulary, embedder: TokenEmbedder, num_outputs: int, dropout: Optional[float] = None, **kwargs
-    ) -> None:
-        super().__init__(vocab, embedder, **kwargs)
+    def build_head(self, num_outputs: int, dropout: Optional[float] = None) -> None:
+        """`dropout` `None`: as transformers' LUKE heads take it, the checkpoint's `classifier_dropout`, else its
+        `hidden_dropout_prob`."""
         self.require_entity_states("a pooled sequence head")
+        embedder = self.embedder
         config = embedder.luke.config
         if embedder.luke.pooler is None:
             raise ValueError("the luke embedder's encoder has no pooler")
