@@ -95,7 +95,8 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
         metadata = {"id": example_id, "sentence1": sentence1, "sentence2": sentence2}
         if label is not None:
             if self.regression:
-                fields["label"] = TensorField(torch.tensor(float(label), dtype=torch.float32))
+                # float64: the metric correlates the gold scores as written (2.4, not float32 2.4000001).
+                fields["label"] = TensorField(torch.tensor(float(label), dtype=torch.float64))
             else:
                 fields["label"] = LabelField(str(label), self.label_namespace)
             metadata["label"] = label

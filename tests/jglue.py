@@ -44,6 +44,7 @@ def write_slice(key: str, directory: Path, lines: int, start: int = 0) -> Path:
     """Lines start..start+lines of a JSON-lines JGLUE file, as they are, written to `directory`."""
     text = jglue_file(key).read_text(encoding="utf-8").split("\n")[start : start + lines]
     path = Path(directory) / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(text) + "\n", encoding="utf-8")
     return path
 
@@ -53,6 +54,7 @@ def write_jsquad_slice(directory: Path, paragraphs: int = 3, article: int = 0) -
     data = json.loads(jglue_file("jsquad_valid").read_text(encoding="utf-8"))
     chosen = data["data"][article]
     path = Path(directory) / "jsquad_slice.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         json.dumps({"data": [{**chosen, "paragraphs": chosen["paragraphs"][:paragraphs]}]}, ensure_ascii=False),
         encoding="utf-8",
