@@ -56,8 +56,16 @@ def write_tiny_checkpoint(
     sentencepiece tokenizer trained in the call (see `save_xlnet_tokenizer`), or "mluke" (laid out as a released
     `studio-ousia/mluke-*` checkpoint, see `write_tiny_mluke_checkpoint`). For "luke", `entity_vocab` (an
     entity vocabulary file, `EntityVocab.from_file`) sets the entity table's size and is saved as
-    `entity_vocab.json`. `config` overrides the tiny sizes (e.g. `**BASE`).
+    `entity_vocab.json`. `config` overrides the tiny sizes (e.g. `**BASE`). "luke-japanese" and "luke-japanese-lite"
+    are laid out as `studio-ousia/luke-japanese-base(-lite)` over a SentencePiece model trained on the shared JGLUE
+    training text, or over `tokenizer` (see `luke_allennlp.luke_japanese`).
     """
+    if kind in ("luke-japanese", "luke-japanese-lite"):
+        from luke_allennlp.luke_japanese import write_tiny_luke_japanese_checkpoint
+
+        jglue = None if tokenizer is not None else shared_data_dir() / "jglue"
+        return write_tiny_luke_japanese_checkpoint(directory, kind.endswith("-lite"), seed, tokenizer, jglue,
+                                                   entity_vocab, **config)  # fmt: skip
     if kind == "mluke":
         return write_tiny_mluke_checkpoint(directory, seed, tokenizer, entity_vocab, **config)
     if kind != "luke" and entity_vocab is not None:

@@ -74,6 +74,21 @@ def tiny_mluke_dir(tmp_path_factory, xlmr_tokenizer_dir) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_luke_japanese_dir(tmp_path_factory) -> Path:
+    """A tiny random LUKE laid out as `studio-ousia/luke-japanese-base` (`luke_allennlp.luke_japanese`): MLukeTokenizer
+    files over a SentencePiece model (8,000 pieces) trained on JGLUE's training text, `ja:title` entities of JSQuAD's
+    article titles (~4 s)."""
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-luke-japanese"), "luke-japanese")
+
+
+@pytest.fixture(scope="session")
+def tiny_luke_japanese_lite_dir(tmp_path_factory, tiny_luke_japanese_dir) -> Path:
+    """`tiny_luke_japanese_dir`'s tokenizer laid out as `studio-ousia/luke-japanese-base-lite` (special entities only)."""
+    directory = tmp_path_factory.mktemp("tiny-luke-japanese-lite")
+    return write_tiny_checkpoint(directory, "luke-japanese-lite", tokenizer=tiny_luke_japanese_dir)
+
+
+@pytest.fixture(scope="session")
 def conll_slice(shared_data, tmp_path_factory) -> Path:
     """The first two documents of CoNLL-2003 eng.testa (29 sentences), written to a temporary file."""
     lines = (shared_data / "conll2003" / "eng.testa").read_text().split("\n")

@@ -1,11 +1,16 @@
 """
-`allennlp build-tiny-checkpoint OUT_DIR --tokenizer DIR [--kind luke|mluke|roberta|bert] [--size tiny|base]
-[--entity-vocab FILE] [--seed N]`: a randomly initialised checkpoint built offline from a tokenizer, for smoke
+`allennlp build-tiny-checkpoint OUT_DIR --tokenizer DIR [--kind luke|mluke|luke-japanese|luke-japanese-lite|roberta|bert]
+[--size tiny|base] [--entity-vocab FILE] [--jglue DIR] [--seed N]`: a randomly initialised checkpoint built offline from a tokenizer, for smoke
 runs of the configs where no pretrained checkpoint can be downloaded. `OUT_DIR` works as `MODEL_NAME` for every
 config (`config.json`, `model.safetensors` and the tokenizer's files). `--kind mluke` takes an XLM-R-style
 sentencepiece tokenizer (e.g. `xlm-roberta-base`'s files) and writes the layout of a released
 `studio-ousia/mluke-*` checkpoint: `MLukeTokenizer` files and an `entity_vocab.json` keyed by `language:title`
-(from `--entity-vocab`, LUKE's multilingual JSONL, or a small built-in sample of multilingual entities). `--size tiny` is 2 layers of width 32
+(from `--entity-vocab`, LUKE's multilingual JSONL, or a small built-in sample of multilingual entities).
+`--kind luke-japanese` (`luke-japanese-lite`) writes the layout of `studio-ousia/luke-japanese-base` (`-base-lite`):
+`MLukeTokenizer` files over a Japanese SentencePiece model, either `--tokenizer` (XLM-R-style; `tokenizer.json`
+suffices) or one trained in the call on the training text of `--jglue DIR` (JGLUE v1.3 as distributed), and an
+`entity_vocab.json` keyed `ja:title` (from `--entity-vocab`, or the article titles of JGLUE's JSQuAD; lite: the four
+special entities alone); see `luke_allennlp.luke_japanese`. `--size tiny` is 2 layers of width 32
 (seconds per step on a CPU); `--size base` the paper's shape (12 layers, hidden 768). The weights are random:
 what a run with it measures is that it runs, not what LUKE learns.
 """
@@ -16,6 +21,7 @@ from pathlib import Path
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import exit_on_bad_input
+from luke_allennlp.luke_japanese import write_tiny_luke_japanese_checkpoint
 from luke_allennlp.testing import BASE, write_tiny_checkpoint
 
 SIZES = {"tiny": {}, "base": BASE}
@@ -33,13 +39,15 @@ class BuildTinyCheckpoint(Subcommand):
         )
         subparser.add_argument("output_dir", help="the checkpoint directory to write (must be empty or absent)")
         subparser.add_argument(
-            "--tokenizer", required=True, help="a tokenizer directory (RoBERTa's, a LUKE checkpoint's, ...)"
+            "--tokenizer",
+            help="a tokenizer directory (RoBERTa's, a LUKE checkpoint's, ...); luke-japanese: or --jglue",
         )
         subparser.add_argument(
             "--kind",
-            choices=["luke", "mluke", "roberta", "bert"],
+            choices=["luke", "mluke", "luke-japanese", "luke-japanese-lite", "roberta", "bert"],
             default="luke",
-            help="the model (default luke; mluke: mLUKE's layout over an XLM-R-style sentencepiece tokenizer)",
+            help="the model (default luke; mluke: mLUKE's layout over an XLM-R-style sentencepiece tokenizer; "
+            "luke-japanese(-lite): studio-ousia/luke-japanese-base(-lite)'s layout)",
         )
         subparser.add_argument(
             "--size", choices=sorted(SIZES), default="tiny", help="tiny (2 layers, hidden 32) or base"
@@ -47,7 +55,13 @@ class BuildTinyCheckpoint(Subcommand):
         subparser.add_argument(
             "--entity-vocab",
             help="luke: an entity vocabulary file giving the entity table (default 40 rows); mluke: LUKE's JSONL "
-            "(multilingual lines) or an mLUKE entity_vocab.json (default: a built-in multilingual sample)",
+            "(multilingual lines) or an mLUKE entity_vocab.json (default: a built-in multilingual sample); luke-japanese: "
+            "a luke-japanese entity_vocab.json or a Japanese TSV/JSONL (default: JSQuAD's article titles)",
+        )
+        subparser.add_argument(
+            "--jglue",
+            help="luke-japanese: train the SentencePiece model on this JGLUE directory's training text (JSTS, "
+            "JCommonsenseQA) instead of --tokenizer",
         )
         subparser.add_argument("--seed", type=int, default=0, help="the random seed of the weights")
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
@@ -58,8 +72,17 @@ def _run(args: argparse.Namespace) -> None:
     output = Path(args.output_dir)
     if output.exists() and any(output.iterdir()):
         raise ValueError(f"{output} is not empty")
-    if not Path(args.tokenizer).is_dir():
+    japanese = args.kind.startswith("luke-japanese")
+    if args.tokenizer is None and not (japanese and args.jglue is not None):
+        raise ValueError("--tokenizer is required" + (" (or --jglue for luke-japanese)" if japanese else ""))
+    if args.tokenizer is not None and not Path(args.tokenizer).is_dir():
         raise ValueError(f"{args.tokenizer} is not a tokenizer directory")
-    write_tiny_checkpoint(output, args.kind, seed=args.seed, tokenizer=args.tokenizer, entity_vocab=args.entity_vocab,
-                          **SIZES[args.size])  # fmt: skip
+    if args.jglue is not None and not japanese:
+        raise ValueError("--jglue is for --kind luke-japanese or luke-japanese-lite")
+    if japanese:
+        write_tiny_luke_japanese_checkpoint(output, args.kind.endswith("-lite"), args.seed, args.tokenizer,
+                                            args.jglue, args.entity_vocab, **SIZES[args.size])  # fmt: skip
+    else:
+        write_tiny_checkpoint(output, args.kind, seed=args.seed, tokenizer=args.tokenizer,
+                              entity_vocab=args.entity_vocab, **SIZES[args.size])  # fmt: skip
     print(f"wrote {output}: a random {args.size} {args.kind} checkpoint (use it as MODEL_NAME={output})")

@@ -84,3 +84,26 @@ def test_mluke_checkpoint_from_an_xlmr_tokenizer_and_a_multilingual_vocabulary(
         len(ids),
         32,
     )
+
+
+def test_luke_japanese_checkpoints_from_a_sentencepiece_tokenizer(tiny_luke_japanese_dir, tmp_path, monkeypatch):
+    """--kind luke-japanese(-lite): the layout of studio-ousia/luke-japanese-base(-lite) over a given tokenizer, with
+    the titles of a Japanese entity vocabulary (the TSV of build-entity-vocab) written `ja:title`."""
+    (tmp_path / "vocab.tsv").write_text("[PAD]\t0\n[UNK]\t0\n[MASK]\t0\n東京都\t9\n日本共産党\t4\n", encoding="utf-8")
+    out = tmp_path / "ja"
+    run_command("build-tiny-checkpoint", str(out), "--kind", "luke-japanese", "--tokenizer", str(tiny_luke_japanese_dir),
+                "--entity-vocab", str(tmp_path / "vocab.tsv"), "--seed", "3", monkeypatch=monkeypatch)  # fmt: skip
+    entities = json.loads((out / "entity_vocab.json").read_text())
+    assert entities == {"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "ja:東京都": 3, "ja:日本共産党": 4, "[MASK2]": 5}
+    assert json.loads((out / "config.json").read_text())["entity_vocab_size"] == 6
+    ids = load_fast_tokenizer(str(out))("東京都に住む")["input_ids"]
+    assert ids == load_fast_tokenizer(str(tiny_luke_japanese_dir))("東京都に住む")["input_ids"]
+    run_command("build-tiny-checkpoint", str(tmp_path / "lite"), "--kind", "luke-japanese-lite", "--tokenizer",
+                str(tiny_luke_japanese_dir), monkeypatch=monkeypatch)  # fmt: skip
+    assert json.loads((tmp_path / "lite" / "entity_vocab.json").read_text()) == {
+        "[MASK]": 0, "[UNK]": 1, "[PAD]": 2, "[MASK2]": 3}  # fmt: skip
+    with pytest.raises(SystemExit, match=r"--tokenizer is required \(or --jglue for luke-japanese\)"):
+        run_command("build-tiny-checkpoint", str(tmp_path / "x"), "--kind", "luke-japanese", monkeypatch=monkeypatch)
+    with pytest.raises(SystemExit, match="--jglue is for --kind luke-japanese"):
+        run_command("build-tiny-checkpoint", str(tmp_path / "x"), "--tokenizer", str(tiny_luke_japanese_dir),
+                    "--jglue", str(tmp_path), monkeypatch=monkeypatch)  # fmt: skip
