@@ -7,8 +7,9 @@ from typing import Optional
 
 from luke_allennlp.testing import shared_data_dir
 
-# The tiny checkpoint fixture (tests/conftest.py) whose sentencepiece tokenizer covers Japanese.
-JAPANESE_CHECKPOINT = "tiny_mluke_dir"
+# The tiny checkpoint fixture (tests/conftest.py): studio-ousia/luke-japanese-base's layout, a SentencePiece model trained
+# on JGLUE's training text.
+JAPANESE_CHECKPOINT = "tiny_luke_japanese_dir"
 
 FILES = {
     "jsts_train": "jsts-v1.3/train-v1.3.json",
