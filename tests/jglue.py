@@ -68,3 +68,23 @@ def write_marc_ja(directory: Path, labelled: bool = True, name: Optional[str] = 
     lines = [line if labelled else {k: v for k, v in line.items() if k != "label"} for line in MARC_JA_LINES]
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def write_japanese_task_checkpoint(directory: Path, source: Path, architecture: str, seed: int = 0, **config) -> Path:
+    """A tiny random transformers `architecture` (e.g. `LukeForSequenceClassification`) over the checkpoint `source`
+    (its tokenizer and entity vocabulary files copied), saved as transformers saves a fine-tuned checkpoint. `config`
+    sets e.g. `id2label` or `problem_type`; a larger `initializer_range` gives logits far from zero."""
+    import shutil
+
+    import torch
+    import transformers
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in Path(source).iterdir():
+        if path.name not in ("config.json", "model.safetensors"):
+            shutil.copyfile(path, directory / path.name)
+    torch.manual_seed(seed)
+    luke_config = transformers.LukeConfig.from_pretrained(str(source), initializer_range=0.2, **config)
+    getattr(transformers, architecture)(luke_config).save_pretrained(str(directory))
+    return directory
