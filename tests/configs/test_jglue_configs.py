@@ -102,3 +102,12 @@ def test_config_trains_and_evaluates_on_jglue(name, tmp_path, monkeypatch, reque
     elif name != "jsquad":
         assert set(rows[0]) == {"id", "label", "probabilities"}
         assert all(sum(r["probabilities"].values()) == pytest.approx(1.0) for r in rows)
+
+
+def test_a_lite_checkpoint_works_as_model_name(tmp_path, monkeypatch, tiny_luke_japanese_lite_dir):
+    """luke-japanese-base-lite's layout (special entities only, in the lite order): the task entities come from it."""
+    data = write_slice("jnli_valid", tmp_path, 16)
+    set_config_env(monkeypatch, tiny_luke_japanese_lite_dir, data)
+    model = train_model_from_file(str(CONFIGS / "jnli.jsonnet"), str(tmp_path / "run"), overrides=json.dumps(TINY))
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert 0.0 <= metrics["validation_accuracy"] <= 1.0 and model.embedder.luke.config.entity_vocab_size == 4
