@@ -13,7 +13,13 @@ from allennlp.data.fields import MetadataField
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import LabelArrayField
 from luke_allennlp.data.files import read_lines
-from luke_allennlp.data.inputs import MentionInputs, centred_window, tensor_fields, tokenize_words
+from luke_allennlp.data.inputs import (
+    MentionInputs,
+    centred_window,
+    tensor_fields,
+    tokenize_joined_words,
+    tokenize_words,
+)
 from luke_allennlp.data.tags import tags_to_spans
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 
@@ -100,6 +106,11 @@ class LukeConll2003Reader(DatasetReader):
     file_encoding : `str`, optional (default = `"utf-8"`)
         The files' character encoding, any Python codec name: `"latin-1"` for the original German CoNLL-2003 and
         CoNLL-2002 files. Bytes that do not decode raise an error naming the file and the line.
+    words_without_spaces : `bool`, optional (default = `False`)
+        For scripts written without spaces (Japanese, Chinese): a document's words are tokenised as the running
+        text they form, not each as after a space, so the subwords are those of the text a model such as
+        LUKE-Japanese was pretrained on; a word's subwords are those covering its characters, and a subword across
+        a word boundary belongs to both words (counted in `stats["word_boundaries_inside_subwords"]`).
     """
 
     def __init__(
@@ -111,6 +122,7 @@ class LukeConll2003Reader(DatasetReader):
         encoding: str = "iob1",
         label_namespace: str = "labels",
         file_encoding: str = "utf-8",
+        words_without_spaces: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
@@ -125,6 +137,7 @@ class LukeConll2003Reader(DatasetReader):
                 f"file_encoding {file_encoding!r} is not a known character encoding (e.g. utf-8, latin-1)"
             ) from None
         self.file_encoding = file_encoding
+        self.words_without_spaces = words_without_spaces
         self.tokenizer = load_fast_tokenizer(model_name)
         self.inputs = MentionInputs(self.tokenizer, max_seq_length)
         self.max_words = self.inputs.room  # subwords for text
@@ -139,7 +152,8 @@ class LukeConll2003Reader(DatasetReader):
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(("documents", "sentences", "empty_documents", "truncated_sentences",
-                                    "truncated_gold_entities", "gold_entities_too_long"), 0)  # fmt: skip
+                                    "truncated_gold_entities", "gold_entities_too_long",
+                                    "word_boundaries_inside_subwords"), 0)  # fmt: skip
         for index, document in self.shard_iterable(enumerate(self.read_documents(cached_path(file_path)))):
             if not any(s.words for s in document):
                 self.stats["empty_documents"] += 1
@@ -222,7 +236,14 @@ class LukeConll2003Reader(DatasetReader):
         return self._sentence_instance(self._tokenize(document), len(left_context), instance_id)
 
     def _tokenize(self, document: List[Sentence]) -> TokenizedDocument:
-        words = tokenize_words(self.tokenizer, [w for s in document for w in s.words])
+        all_words = [w for s in document for w in s.words]
+        if self.words_without_spaces:
+            words, inside = tokenize_joined_words(self.tokenizer, all_words)
+            self.stats["word_boundaries_inside_subwords"] = (
+                self.stats.get("word_boundaries_inside_subwords", 0) + inside
+            )
+        else:
+            words = tokenize_words(self.tokenizer, all_words)
         offsets = np.cumsum([0] + [len(s.words) for s in document])[:-1].tolist()
         return TokenizedDocument(document, words.ids, words.starts, words.ends, offsets)
 

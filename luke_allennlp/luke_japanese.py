@@ -138,11 +138,12 @@ def write_tiny_luke_japanese_checkpoint(
         An XLM-R-style SentencePiece tokenizer directory (`tokenizer.json` suffices); default: one trained here on the
         training text of `jglue_dir` (`save_japanese_tokenizer`, 8,000 pieces).
     jglue_dir : `PathLike`, optional
-        JGLUE v1.3 as distributed: the tokenizer's training text and, without `entity_vocab`, the entity titles (the
-        article titles of JSQuAD's valid file).
+        JGLUE v1.3 as distributed: the tokenizer's training text and the default entity titles (the article titles
+        of JSQuAD's valid file).
     entity_vocab : `PathLike`, optional
         An entity vocabulary: a luke-japanese `entity_vocab.json` (`ja:title` keys), or the TSV or JSONL of
-        `build-entity-vocab` over a Japanese dump (written with `ja:` prefixes). Ignored when `lite`.
+        `build-entity-vocab` over a Japanese dump (written with `ja:` prefixes). Default: the entity vocabulary of
+        `tokenizer` where it is a LUKE checkpoint, else JSQuAD's article titles. Ignored when `lite`.
     config : `Any`
         Overrides of the tiny sizes (`TINY_JAPANESE`), e.g. the base shape.
     """
@@ -152,11 +153,16 @@ def write_tiny_luke_japanese_checkpoint(
     from luke_allennlp.data.entity_vocab import EntityVocab
     from luke_allennlp.data.tokenization import load_fast_tokenizer
     from luke_allennlp.modeling import LukeConfig, LukeEncoder
+    from luke_allennlp.modeling.loading import entity_vocab_file
 
     if tokenizer is None and jglue_dir is None:
         raise ValueError("a tiny luke-japanese checkpoint needs a SentencePiece tokenizer or the JGLUE directory")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    if not lite and entity_vocab is None and tokenizer is not None:
+        entity_vocab = entity_vocab_file(str(tokenizer))  # a LUKE checkpoint's own, if the tokenizer is one
+    if not lite and entity_vocab is None and jglue_dir is None:
+        raise ValueError(f"{tokenizer} has no entity vocabulary: pass one, or the JGLUE directory (JSQuAD's titles)")
     if lite:
         entities = dict(LITE_ENTITY_VOCAB)
     elif entity_vocab is not None:

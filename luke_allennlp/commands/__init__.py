@@ -6,7 +6,8 @@ its parser):
   mLUKE's);
 - `build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus;
 - `build-mention-dictionary DUMP OUT`: the names linked on each page, for SQuAD's entity inputs;
-- `build-tiny-checkpoint OUT_DIR --tokenizer DIR`: a randomly initialised checkpoint for smoke runs;
+- `build-tiny-checkpoint OUT_DIR --tokenizer DIR` (or `--kind luke-japanese --jglue DIR`): a randomly initialised
+  checkpoint for smoke runs;
 - `export-luke ARCHIVE OUT_DIR`: a `luke_pretraining` or fine-tuned task archive as a transformers LUKE checkpoint;
 - `import-luke-task CHECKPOINT OUT_DIR`: a transformers LUKE task checkpoint as an AllenNLP archive;
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON.

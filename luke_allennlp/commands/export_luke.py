@@ -132,14 +132,16 @@ def _export_pretraining(archive, archive_file: str, output_dir: str, tokenizer: 
         raise ValueError(
             f"{entity_vocab_path} has {len(vocab)} entities, the model's entity table {model.config.entity_vocab_size} rows"
         )
-    entities = vocab.to_transformers_json()
+    word_tokenizer = _word_tokenizer(tokenizer_path)
+    # MLukeTokenizer's keys are "language:title" (the original conversion prefixes every title, LUKE-Japanese's
+    # "ja:東京" too), a one-language vocabulary's included; LukeTokenizer's are bare titles.
+    entities = vocab.to_transformers_json(language_prefixed=True if _word_model(word_tokenizer) == "Unigram" else None)
     rows = None
     if lite:  # the special entities alone, [PAD] [UNK] [MASK] at LUKE's ids 0-2
         special = [vocab.pad_id, vocab.unk_id, vocab.mask_id]
         rows, entities = special, {name: i for i, name in enumerate(EntityVocab.SPECIAL_TOKENS)}
     entities.setdefault("[MASK2]", max(entities.values()) + 1)
     os.makedirs(output_dir, exist_ok=True)
-    word_tokenizer = _word_tokenizer(tokenizer_path)
     luke_tokenizer = write_luke_tokenizer(word_tokenizer, entities, output_dir, source_dir=tokenizer_path)
     state, config = _release(model, luke_tokenizer, word_tokenizer.get_vocab(), vocab, rows)
     release = LukeForPretraining(config)

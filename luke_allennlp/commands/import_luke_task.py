@@ -31,7 +31,7 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.task_checkpoints import BY_ARCHITECTURE, SPECIAL_ENTITY_KEYS, TASKS, TaskCheckpoint
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
-from luke_allennlp.modeling.loading import checkpoint_file, read_config, read_state_dict
+from luke_allennlp.modeling.loading import checkpoint_file, entity_vocab_file, read_config, read_state_dict
 
 logger = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ def checkpoint_special_entities(checkpoint: str) -> Dict[str, int]:
         with open(config_path, encoding="utf-8") as f:
             tokenizer_config = json.load(f)
         names = {name: str(tokenizer_config.get(key) or name) for name, key in SPECIAL_ENTITY_KEYS.items()}
-    vocab_path = checkpoint_file(checkpoint, "entity_vocab.json")
+    vocab_path = entity_vocab_file(checkpoint)
     if vocab_path is None:
         raise ValueError(f"{checkpoint}: no entity_vocab.json (the LukeTokenizer's entity vocabulary)")
     with open(vocab_path, encoding="utf-8") as f:

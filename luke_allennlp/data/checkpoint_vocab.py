@@ -22,11 +22,12 @@ def checkpoint_entity_vocab(
     `language:title`: they are read as titles with their languages (`EntityVocab.from_language_prefixed_json`), so
     that `"Tokyo"` finds the entity of `"en:Tokyo"`.
     """
-    from luke_allennlp.modeling.loading import checkpoint_file
+    from luke_allennlp.modeling.loading import checkpoint_file, entity_vocab_file
 
     path = cached_path(entity_vocab) if entity_vocab is not None else None
     for name in names if path is None else ():
-        path = checkpoint_file(model_name, name)
+        # entity_vocab.json, or the vocabulary in tokenizer_config.json where transformers 5 saved the tokenizer
+        path = entity_vocab_file(model_name) if name == "entity_vocab.json" else checkpoint_file(model_name, name)
         if path is not None:
             break
     if path is None:

@@ -2,8 +2,9 @@
 The input builder of the task readers: what lies between "the file parsed into examples" and the tensors a
 task model reads.
 
-- `tokenize` / `tokenize_words`: a text with each subword's character offsets, or pre-split words with each
-  word's subwords, from the checkpoint's fast tokenizer;
+- `tokenize` / `tokenize_words` / `tokenize_joined_words`: a text with each subword's character offsets, or
+  pre-split words with each word's subwords (each word as after a space, or, for scripts without spaces, as the
+  running text they form), from the checkpoint's fast tokenizer;
 - `TokenizedText.char_span_to_subwords`: a character span to its first and last subword;
 - `centred_window`: which part of a long input to keep so that its mentions stay, centred in what fits;
 - `MentionInputs`: one sequence with the tokenizer's special tokens and entities over its mentions, cut to
@@ -85,6 +86,30 @@ def tokenize_words(tokenizer: PreTrainedTokenizerFast, words: Sequence[str]) -> 
     return TokenizedWords(np.array(encoding["input_ids"], dtype=np.int64), ends - counts, ends)
 
 
+def tokenize_joined_words(tokenizer: PreTrainedTokenizerFast, words: Sequence[str]) -> Tuple[TokenizedWords, int]:
+    """
+    Pre-split words of a script written without spaces (Japanese, Chinese) tokenised as the running text they form,
+    as a model pretrained on such text saw them: word `i` takes the subwords that cover its characters, so a subword
+    across a word boundary (`二人の男性が` over `二人`, `の`, `男性`, `が`) belongs to each word it covers. Returns
+    the words' subwords and how many word boundaries fall inside a subword.
+    """
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
+    char_ends = np.cumsum(lengths)
+    char_starts = char_ends - lengths
+    tokens = tokenize(tokenizer, "".join(words))
+    piece_starts, piece_ends = tokens.offsets[:, 0], tokens.offsets[:, 1]
+    # First subword ending after the word's start; one past the last subword starting before its end.
+    starts = np.searchsorted(piece_ends, char_starts, side="right")
+    ends = np.searchsorted(piece_starts, char_ends, side="left")
+    ends = np.maximum(ends, np.minimum(starts + 1, len(tokens.ids)))  # a word without subword keeps one position
+    starts = np.minimum(starts, ends - 1)
+    # A boundary is inside a subword when the last subword starting before it ends after it.
+    boundaries = char_ends[:-1]
+    before = np.searchsorted(piece_starts, boundaries, side="left") - 1
+    inside = int(np.sum((before >= 0) & (piece_ends[np.maximum(before, 0)] > boundaries)))
+    return TokenizedWords(np.array(tokens.ids, dtype=np.int64), starts, ends), inside
+
+
 def centred_window(first: int, last: int, length: int, room: int) -> int:
     """
     Where to start `room` consecutive positions of a sequence of `length` so that they hold positions
@@ -159,7 +184,8 @@ class MentionInputs:
 
     A text longer than `max_seq_length` keeps the window that holds all its mentions, centred on them; a
     mention longer than that window keeps its first subwords. Both are counted in `stats`
-    (`truncated_inputs`, `truncated_mentions`), with `inputs`.
+    (`truncated_inputs`, `truncated_mentions`), with `inputs` and the mention boundaries that fall inside a subword
+    (`mention_boundaries_inside_subwords`, see `mention_subwords`).
 
     # Parameters
 
@@ -169,7 +195,7 @@ class MentionInputs:
     """
 
     STATS = ("inputs", "truncated_inputs", "truncated_mentions", "skipped_empty_mentions",
-             "skipped_mentions_too_far_apart")  # fmt: skip
+             "skipped_mentions_too_far_apart", "mention_boundaries_inside_subwords")  # fmt: skip
 
     def __init__(self, tokenizer: PreTrainedTokenizerFast, max_seq_length: int) -> None:
         self.tokenizer = tokenizer
@@ -224,8 +250,10 @@ class MentionInputs:
 
     def mention_subwords(self, tokens: TokenizedText, spans: Sequence[Tuple[int, int]], names: Sequence[str],
                          example_id: str) -> List[Tuple[int, int]]:  # fmt: skip
-        """First and last subword of each character span (end exclusive); a span out of range raises an error,
-        a span that covers no subword (an empty mention) raises `UnusableExample`."""
+        """First and last subword of each character span (end exclusive): the subwords that cover its characters. A
+        subword that straddles a mention boundary (text without spaces between words, as Japanese: the span "シマウマ"
+        in the piece "頭のシマウマが") is kept whole, and counted in `mention_boundaries_inside_subwords`. A span out
+        of range raises an error, a span that covers no subword (an empty mention) raises `UnusableExample`."""
         self.check_spans(tokens.text, spans, names, example_id)
         subwords = []
         for name, (start, end) in zip(names, spans):
@@ -233,6 +261,8 @@ class MentionInputs:
             if found is None:
                 message = f"{example_id}: the {name} span [{start}, {end}] covers no subword of {tokens.text!r}"
                 raise UnusableExample(message, "empty_mentions")
+            if tokens.offsets[found[0], 0] < start or tokens.offsets[found[1], 1] > end:
+                self.stats["mention_boundaries_inside_subwords"] += 1
             subwords.append(found)
         return subwords
 

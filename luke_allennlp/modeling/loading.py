@@ -12,7 +12,8 @@ import functools
 import json
 import logging
 import os
-from typing import Any, Dict, Optional
+import tempfile
+from typing import Any, Dict, List, Optional
 
 import torch
 
@@ -107,9 +108,40 @@ def read_config(name_or_path: str) -> Dict[str, Any]:
         return json.load(f)
 
 
-def special_entity_ids(name_or_path: str, defaults: Dict[str, int]) -> Dict[str, int]:
-    """`[PAD]`, `[UNK]`, `[MASK]`, ... ids from the checkpoint's `entity_vocab.json` (LUKE's defaults if absent)."""
+# The process's temporary directory for the entity vocabularies that `entity_vocab_file` reads from tokenizer_config.json.
+_SCRATCH: List[tempfile.TemporaryDirectory] = []
+
+
+def entity_vocab_file(name_or_path: str) -> Optional[str]:
+    """
+    The checkpoint's `entity_vocab.json`; or, where transformers 5 saved its tokenizer (its `LukeTokenizer` and
+    `MLukeTokenizer` write the entity vocabulary into tokenizer_config.json as `entity_vocab`, and no
+    entity_vocab.json), that object written to a file of this process's temporary directory. None if neither.
+    """
     path = checkpoint_file(name_or_path, "entity_vocab.json")
+    config_path = checkpoint_file(name_or_path, "tokenizer_config.json") if path is None else None
+    if config_path is None:
+        return path
+    return _entity_vocab_of_tokenizer_config(config_path, os.stat(config_path).st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _entity_vocab_of_tokenizer_config(config_path: str, mtime: int) -> Optional[str]:
+    with open(config_path, encoding="utf-8") as f:
+        vocab = json.load(f).get("entity_vocab")
+    if not isinstance(vocab, dict):
+        return None
+    if not _SCRATCH:  # removed when the process ends
+        _SCRATCH.append(tempfile.TemporaryDirectory(prefix="luke-entity-vocab-"))
+    path = os.path.join(tempfile.mkdtemp(dir=_SCRATCH[0].name), "entity_vocab.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    return path
+
+
+def special_entity_ids(name_or_path: str, defaults: Dict[str, int]) -> Dict[str, int]:
+    """`[PAD]`, `[UNK]`, `[MASK]`, ... ids from the checkpoint's entity vocabulary (LUKE's defaults if absent)."""
+    path = entity_vocab_file(name_or_path)
     if path is None:
         return dict(defaults)
     with open(path, encoding="utf-8") as f:

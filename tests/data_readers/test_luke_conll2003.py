@@ -1,3 +1,4 @@
+import itertools
 import logging
 from pathlib import Path
 
@@ -219,3 +220,56 @@ def test_real_conll2003_slice_with_mluke(tiny_mluke_dir, conll_slice):
     for _, words, ids in found:
         assert decodes_to(reader.tokenizer, ids, words), (words, reader.tokenizer.convert_ids_to_tokens(ids))
         assert reader.tokenizer.convert_ids_to_tokens(ids[0]).startswith("\u2581")
+
+
+def test_japanese_words_without_spaces(tiny_luke_japanese_dir, shared_data, tmp_path):
+    """Real Japanese text (JSQuAD's Wikipedia paragraphs, JSTS/JNLI captions) as a pre-segmented CoNLL file (words
+    cut where the script changes, hand-picked names tagged). `words_without_spaces` tokenises the running text, as
+    LUKE-Japanese saw it in pretraining: the subwords are those of the joined sentence, each gold span's entity
+    covers the name's characters, and the word boundaries inside a subword are counted."""
+    from tests.data_readers.japanese import conll_lines, japanese_mentions
+
+    tags = {"location": "LOC", "person": "PER", "organization": "ORG", "object": "MISC", "entity": "MISC"}
+    lines, names = [], []
+    for text, mentions in japanese_mentions(shared_data / "jglue"):
+        # (no nested names: 日本 inside 日本共産党 is left out)
+        kept = [
+            m for i, m in enumerate(mentions) if not any(o[1][0] < m[1][1] and m[1][0] < o[1][1] for o in mentions[:i])
+        ]
+        lines += ["-DOCSTART- O", ""] + conll_lines(text, kept, tags) + [""]
+        names.append([name for name, _, _ in kept])
+    (tmp_path / "ja.txt").write_text("\n".join(lines), encoding="utf-8")
+    joined = LukeConll2003Reader(str(tiny_luke_japanese_dir), encoding="iob2", words_without_spaces=True)
+    spaced = LukeConll2003Reader(str(tiny_luke_japanese_dir), encoding="iob2")
+    instances, spaced_instances = (
+        list(joined.read(str(tmp_path / "ja.txt"))),
+        list(spaced.read(str(tmp_path / "ja.txt"))),
+    )
+    assert len(instances) == len(spaced_instances) == 6 and joined.stats["documents"] == 6
+    tokenizer = joined.tokenizer
+    boundaries = 0
+    for instance, spaced_instance, expected in zip(instances, spaced_instances, names):
+        words = instance["metadata"]["words"]
+        ids = instance["word_ids"].tensor.tolist()
+        # One sentence a document: the input is the running text's own subwords ...
+        assert ids == tokenizer("".join(words))["input_ids"]
+        assert len(ids) < len(spaced_instance["word_ids"].tensor)  # ... not a "▁" before every word
+        starts, ends = (
+            instance["entity_start_positions"].tensor.flatten(),
+            instance["entity_end_positions"].tensor.flatten(),
+        )
+        gold = instance["metadata"]["gold_spans"]
+        found = []
+        for first_word, end_word in sorted(gold):
+            index = instance["metadata"]["spans"].tolist().index([first_word, end_word])
+            name = "".join(words[first_word:end_word])
+            covered = "".join(tokenizer.convert_ids_to_tokens(ids[starts[index] : ends[index] + 1])).replace("▁", "")
+            assert name in covered, (name, covered)
+            found.append(name)
+        assert sorted(found) == sorted(expected)
+        # Word boundaries inside a piece, counted by brute force over the joined text's offsets.
+        offsets = tokenizer("".join(words), add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        cuts = itertools.accumulate(len(w) for w in words[:-1])
+        boundaries += sum(any(s < c < e for s, e in offsets) for c in cuts)
+    assert joined.stats["word_boundaries_inside_subwords"] == boundaries > 0
+    assert spaced.stats["word_boundaries_inside_subwords"] == 0

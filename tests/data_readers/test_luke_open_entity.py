@@ -161,3 +161,35 @@ def test_real_slice_and_entity_markers_with_mluke(tiny_mluke_dir, open_entity_sl
     ent = marked.tokenizer.convert_tokens_to_ids("<ent>")
     assert ent == 2002 and subwords[0] == subwords[-1] == ent and ids.count(ent) == 2
     assert marked.tokenizer.decode(subwords[1:-1]) == "Лев Толстой"
+
+
+def test_japanese_mentions_take_the_pieces_that_cover_them(tiny_luke_japanese_dir, shared_data, tmp_path):
+    """Real Japanese text (JSQuAD's Wikipedia paragraphs, JSTS/JNLI captions), no spaces between words: a mention's
+    entity spans the SentencePiece pieces covering its characters; a piece that straddles its boundary ("男性が" for
+    "男性") is kept whole and counted."""
+    from tests.data_readers.japanese import japanese_mentions
+
+    examples = [{"sent": text, "start": start, "end": end, "labels": [kind]}
+                for text, mentions in japanese_mentions(shared_data / "jglue") for _, (start, end), kind in mentions]  # fmt: skip
+    (tmp_path / "ja.json").write_text(json.dumps(examples, ensure_ascii=False), encoding="utf-8")
+    reader = LukeOpenEntityReader(str(tiny_luke_japanese_dir))
+    instances = list(reader.read(str(tmp_path / "ja.json")))
+    assert len(instances) == len(examples) == 15
+    straddling, pieces = 0, {}
+    for instance, example in zip(instances, examples):
+        name = example["sent"][example["start"] : example["end"]]
+        ids = instance["word_ids"].tensor.tolist()
+        first, last = instance["entity_start_positions"].tensor.item(), instance["entity_end_positions"].tensor.item()
+        covered = "".join(reader.tokenizer.convert_ids_to_tokens(ids[first : last + 1])).replace("▁", "")
+        assert name in covered, (name, covered)  # every character, in whole pieces ...
+        # ... and no piece more than that takes, but a word start's bare "▁" (as the pretraining corpus has it)
+        bare = reader.tokenizer.convert_ids_to_tokens(ids[first]) == "▁"
+        for fewer in ([ids[first + 1 : last + 1]] if not bare else []) + [ids[first:last]]:
+            assert name not in "".join(reader.tokenizer.convert_ids_to_tokens(fewer)).replace("▁", "")
+        straddling += covered != name
+        pieces[name] = reader.tokenizer.convert_ids_to_tokens(ids[first : last + 1])
+    assert reader.stats["mention_boundaries_inside_subwords"] == straddling == 2
+    assert pieces["男性"] == ["男性が"] and pieces["キリン"] == ["▁キリンが"]  # the caption pieces over the boundary
+    assert (
+        pieces["小笠原諸島"] == ["小", "笠", "原", "諸島"] and pieces["グスタフ・マーラー"][0] == "▁"
+    )  # after "[SEP] "

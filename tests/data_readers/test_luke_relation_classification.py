@@ -243,3 +243,35 @@ def test_mluke_entity_markers_and_non_latin_text(tiny_mluke_dir):
     assert [reader.tokenizer.decode(ids[s + 1 : e]) for s, e in zip(starts, ends)] == ["Лев Толстой", "Война и мир"]
     assert tokens[starts[0] + 1] == "▁" and tokens[starts[1] + 1] != "▁"
     assert tokens[0] == "<s>" and tokens[-1] == "</s>"
+
+
+def test_japanese_pairs_in_kbp37_format(tiny_luke_japanese_dir, shared_data, tmp_path):
+    """Head and tail tagged in real Japanese Wikipedia paragraphs (JSQuAD's contexts), KBP37's layout: the entities
+    span the pieces covering each name, with the <ent>/<ent2> markers of LUKE-Japanese's MLukeTokenizer around them."""
+    from tests.data_readers.japanese import japanese_mentions
+
+    blocks, pairs = [], []
+    texts = japanese_mentions(shared_data / "jglue")
+    for number, ((text, mentions), (h, t)) in enumerate(zip(texts[:3] + texts[4:5], [(1, 2)] * 3 + [(1, 0)]), start=1):
+        (_, head, _), (_, tail, _) = mentions[h], mentions[t]  # disjoint names, the head first
+        tagged = (text[: head[0]] + "<e1>" + text[head[0] : head[1]] + "</e1>" + text[head[1] : tail[0]] + "<e2>"
+                  + text[tail[0] : tail[1]] + "</e2>" + text[tail[1] :])  # fmt: skip
+        blocks.append(f'{number}\t"{tagged}"\nno_relation\n')
+        pairs.append((text[head[0] : head[1]], text[tail[0] : tail[1]]))
+    (tmp_path / "ja.txt").write_text("\n".join(blocks), encoding="utf-8")
+    for markers in (None, ["<ent>", "<ent2>"]):
+        reader = LukeRelationClassificationReader(str(tiny_luke_japanese_dir), entity_marker_tokens=markers)
+        instances = list(reader.read(str(tmp_path / "ja.txt")))
+        # "男性" of "道の上をバナナを背負った男性が歩いています。" is inside the piece "男性が"
+        assert len(instances) == 4 and reader.stats["mention_boundaries_inside_subwords"] == 1
+        for instance, names in zip(instances, pairs):
+            ids = instance["word_ids"].tensor.tolist()
+            starts = instance["entity_start_positions"].tensor.tolist()
+            ends = instance["entity_end_positions"].tensor.tolist()
+            for name, first, last, marker in zip(names, starts, ends, markers or [None, None]):
+                inner = ids[first + 1 : last] if marker else ids[first : last + 1]
+                covered = "".join(reader.tokenizer.convert_ids_to_tokens(inner)).replace("▁", "")
+                assert covered == (name if name != "男性" else "男性が")
+                if marker:
+                    assert ids[first] == ids[last] == reader.tokenizer.convert_tokens_to_ids(marker)
+    assert pairs[1] == ("オーストリア", "ウィーン") and pairs[3] == ("バナナ", "男性")
