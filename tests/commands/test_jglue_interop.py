@@ -73,7 +73,7 @@ def test_sequence_classification_checkpoint_on_jnli(lite_dir, tmp_path):
     checkpoint = write_japanese_task_checkpoint(tmp_path / "jnli", lite_dir, "LukeForSequenceClassification",
                                                 id2label=JNLI, label2id={v: k for k, v in JNLI.items()})  # fmt: skip
     archive = import_luke_task(str(checkpoint), str(tmp_path / "imported"))  # the task from the config's architecture
-    data = write_slice("jnli_valid", tmp_path, 100)
+    data = write_slice("jnli_valid", tmp_path, 60)
     rows = predictions(archive, data, tmp_path)
     theirs = transformers_outputs(checkpoint, "LukeForSequenceClassification",
                                   [(x["sentence1"], x["sentence2"]) for x in lines_of(data)]).softmax(-1)  # fmt: skip
@@ -89,7 +89,7 @@ def test_regression_checkpoint_on_jsts(lite_dir, tmp_path):
                                                 num_labels=1, problem_type="regression", seed=1)  # fmt: skip
     archive = import_luke_task(str(checkpoint), str(tmp_path / "imported"), task="sequence-classification")
     assert load_archive(archive).model.regression
-    data = write_slice("jsts_valid", tmp_path, 100)
+    data = write_slice("jsts_valid", tmp_path, 40)
     rows = predictions(archive, data, tmp_path)
     theirs = transformers_outputs(checkpoint, "LukeForSequenceClassification",
                                   [(x["sentence1"], x["sentence2"]) for x in lines_of(data)])[:, 0]  # fmt: skip
@@ -101,7 +101,7 @@ def test_regression_checkpoint_on_jsts(lite_dir, tmp_path):
 def test_multiple_choice_checkpoint_on_jcommonsenseqa(lite_dir, tmp_path):
     checkpoint = write_japanese_task_checkpoint(tmp_path / "jcqa", lite_dir, "LukeForMultipleChoice", seed=2)
     archive = import_luke_task(str(checkpoint), str(tmp_path / "imported"))
-    data = write_slice("jcommonsenseqa_valid", tmp_path, 50)
+    data = write_slice("jcommonsenseqa_valid", tmp_path, 24)
     examples = [(x["question"], [x[f"choice{i}"] for i in range(5)]) for x in lines_of(data)]
     theirs = transformers_outputs(checkpoint, "LukeForMultipleChoice", examples).softmax(-1)
     rows = predictions(archive, data, tmp_path)
@@ -118,7 +118,9 @@ def test_wrong_task_is_refused(lite_dir, tmp_path):
 
 @pytest.mark.parametrize(
     "config, key, architecture",
-    [("jsts", "jsts_train", "LukeForSequenceClassification"), ("jnli", "jnli_valid", "LukeForSequenceClassification"),
+    [("jsts", "jsts_train", "LukeForSequenceClassification"),
+     # the same class as JSTS's with labels; slow (make test-all) to keep the default suite short
+     pytest.param("jnli", "jnli_valid", "LukeForSequenceClassification", marks=pytest.mark.slow),
      ("jcommonsenseqa", "jcommonsenseqa_train", "LukeForMultipleChoice")],
 )  # fmt: skip
 def test_export_of_trained_archives(config, key, architecture, request, tmp_path, monkeypatch):
