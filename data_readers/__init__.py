@@ -13,7 +13,8 @@ import sys
 
 NAMES = ("data_readers", "luke_allennlp_readers")
 MODULES = ("luke_conll2003", "luke_entity_disambiguation", "luke_open_entity", "luke_pretraining", "luke_record",
-           "luke_relation_classification", "luke_squad")  # fmt: skip
+           "luke_relation_classification", "luke_squad", "luke_sentence_classification",
+           "luke_multiple_choice")  # fmt: skip
 _first = next((name for name in NAMES if name != __name__ and name in sys.modules), None)
 if _first is not None:
     for _module in MODULES:
@@ -24,13 +25,16 @@ else:
 
     from .luke_conll2003 import LukeConll2003Reader
     from .luke_entity_disambiguation import LukeEntityDisambiguationReader  # noqa: F401
+    from .luke_multiple_choice import LukeMultipleChoiceReader
     from .luke_open_entity import LukeOpenEntityReader
     from .luke_pretraining import LukePretrainingReader
     from .luke_record import LukeRecordReader
     from .luke_relation_classification import LukeRelationClassificationReader
+    from .luke_sentence_classification import LukeSentenceClassificationReader
     from .luke_squad import LukeSquadReader
 
 __all__ = [
     "LukeConll2003Reader", "LukeOpenEntityReader", "LukePretrainingReader", "LukeRecordReader",
-    "LukeRelationClassificationReader", "LukeSquadReader",
+    "LukeRelationClassificationReader", "LukeSquadReader", "LukeSentenceClassificationReader",
+    "LukeMultipleChoiceReader",
 ]  # fmt: skip

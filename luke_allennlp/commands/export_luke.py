@@ -2,9 +2,10 @@
 `allennlp export-luke ARCHIVE OUT_DIR [--lite]`: an AllenNLP archive as a `transformers` LUKE checkpoint.
 
 A `luke_pretraining` archive becomes `LukeForMaskedLM`; a fine-tuned `luke_span_ner`, `luke_relation_classifier`,
-`luke_entity_typing` or `luke_squad` archive the matching task class (`LukeForEntitySpanClassification`,
-`LukeForEntityPairClassification`, `LukeForEntityClassification`, `LukeForQuestionAnswering`, see
-`task_checkpoints.TASKS`), with `id2label` and its tokenizer's `task=` mode. The directory holds `config.json`,
+`luke_entity_typing`, `luke_squad`, `luke_sequence_classifier` or `luke_multiple_choice` archive the matching task
+class (`LukeForEntitySpanClassification`, `LukeForEntityPairClassification`, `LukeForEntityClassification`,
+`LukeForQuestionAnswering`, `LukeForSequenceClassification` (`problem_type: "regression"` for a regression model),
+`LukeForMultipleChoice`, see `task_checkpoints.TASKS`), with `id2label` and its tokenizer's `task=` mode. The directory holds `config.json`,
 `model.safetensors` and the tokenizer's files: `LukeTokenizer`'s (`vocab.json`, `merges.txt`, `entity_vocab.json`,
 `tokenizer_config.json`, `special_tokens_map.json`) for RoBERTa's BPE, `MLukeTokenizer`'s (`tokenizer.json`,
 `sentencepiece.bpe.model` where the training tokenizer has one, `entity_vocab.json` with `language:title` keys)
@@ -327,7 +328,10 @@ def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: s
                                          word_tokenizer.get_vocab())  # fmt: skip
     labels = [model.vocab.get_token_from_index(i, "labels") for i in range(model.vocab.get_vocab_size("labels"))]
     out = {**config.to_dict(), "architectures": [spec.architecture]}
-    if spec.task != "squad":
+    if getattr(model, "regression", False):  # LukeForSequenceClassification with one score
+        labels = ["LABEL_0"]
+        out["problem_type"] = "regression"
+    if spec.task not in ("squad", "multiple-choice"):
         out.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
     with open(os.path.join(output_dir, "config.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, indent=2, sort_keys=True)

@@ -1,9 +1,14 @@
 """
-`allennlp import-luke-task CHECKPOINT OUT_DIR [--task ner|relation|typing|squad]`: a transformers LUKE task
-checkpoint (`LukeForEntitySpanClassification`, `LukeForEntityPairClassification`, `LukeForEntityClassification`,
-`LukeForQuestionAnswering`; a directory or a hub name) as an AllenNLP archive `OUT_DIR/model.tar.gz` of the
-matching model (`luke_span_ner`, `luke_relation_classifier`, `luke_entity_typing`, `luke_squad`), which
-`allennlp evaluate` and `allennlp predict` run directly.
+`allennlp import-luke-task CHECKPOINT OUT_DIR [--task ner|relation|typing|squad|sequence-classification|multiple-choice]`:
+a transformers LUKE task checkpoint (`LukeForEntitySpanClassification`, `LukeForEntityPairClassification`,
+`LukeForEntityClassification`, `LukeForQuestionAnswering`, `LukeForSequenceClassification`, `LukeForMultipleChoice`;
+a directory or a hub name) as an AllenNLP archive `OUT_DIR/model.tar.gz` of the matching model (`luke_span_ner`,
+`luke_relation_classifier`, `luke_entity_typing`, `luke_squad`, `luke_sequence_classifier`, `luke_multiple_choice`),
+which `allennlp evaluate` and `allennlp predict` run directly.
+
+- A `LukeForSequenceClassification` with `problem_type: "regression"` (or one label) becomes a regression model
+  and reader; its reader reads `sentence1`/`sentence2` pairs (for single sentences add
+  `-o '{"dataset_reader.sentence_fields": ["sentence"]}'` to evaluate).
 
 - Labels come from `config.id2label`, in its order; for NER the label of "no entity" (`O`, or the original
   LUKE's `NIL`, or `--outside-label`) becomes `O`, as the reader writes it.
@@ -73,7 +78,8 @@ def import_luke_task(
 
     config = read_config(checkpoint)
     spec = task_of(checkpoint, config, task)
-    labels = checkpoint_labels(checkpoint, config, spec, outside_label)
+    regression = spec.task == "sequence-classification" and is_regression(config)
+    labels = [] if regression else checkpoint_labels(checkpoint, config, spec, outside_label)
     source = os.path.abspath(checkpoint) if os.path.isdir(checkpoint) else checkpoint
     params: Dict[str, Any] = {
         "dataset_reader": {"type": spec.reader_type, "model_name": source, **spec.reader_options},
@@ -92,6 +98,8 @@ def import_luke_task(
         "evaluation": PER_INSTANCE_EVALUATION,
         "imported_from": {"checkpoint": checkpoint, "architecture": spec.architecture},
     }
+    if regression:
+        params["dataset_reader"]["regression"] = params["model"]["regression"] = True
     vocab = Vocabulary(non_padded_namespaces=["labels"])
     vocab.add_tokens_to_namespace(labels, "labels")
     model = Model.from_params(vocab=vocab, params=Params(json.loads(json.dumps(params["model"]))))
@@ -133,7 +141,7 @@ def checkpoint_labels(
     checkpoint: str, config: Dict[str, Any], spec: TaskCheckpoint, outside_label: Optional[str]
 ) -> List[str]:
     """The labels of `config.id2label` in id order; NER's outside label renamed `O`."""
-    if spec.task == "squad":
+    if spec.task in ("squad", "multiple-choice"):  # no labels: spans, or the index of a choice
         return []
     id2label = {int(i): str(label) for i, label in (config.get("id2label") or {}).items()}
     if not id2label or sorted(id2label) != list(range(len(id2label))):
@@ -154,6 +162,14 @@ def checkpoint_labels(
             raise ValueError(f"{checkpoint}: both {outside!r} and 'O' are labels")
         labels = ["O" if label == outside else label for label in labels]
     return labels
+
+
+def is_regression(config: Dict[str, Any]) -> bool:
+    """Whether a LukeForSequenceClassification config is a regression head (as transformers decides: its problem_type,
+    else a single label)."""
+    if config.get("problem_type") is not None:
+        return config["problem_type"] == "regression"
+    return len(config.get("id2label") or {}) == 1 or config.get("num_labels") == 1
 
 
 def checkpoint_special_entities(checkpoint: str) -> Dict[str, int]:

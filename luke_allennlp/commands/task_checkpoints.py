@@ -91,6 +91,17 @@ TASKS: Dict[str, TaskCheckpoint] = {
         head={"qa_outputs.weight": "qa_outputs.weight", "qa_outputs.bias": "qa_outputs.bias"},
         imported_entities=None, exported_entities=None, tokenizer_task=None,
     ),
+    # Sentence-level heads over the pooler, without entity inputs: the task entities keep the special ones only.
+    "sequence-classification": TaskCheckpoint(
+        "sequence-classification", "LukeForSequenceClassification", "luke_sequence_classifier",
+        "luke_sentence_classification", head={"classifier.weight": "classifier.weight", "classifier.bias": "classifier.bias"},
+        imported_entities=_MASK_ONLY, exported_entities=_MASK_EXPORT, tokenizer_task=None,
+    ),
+    "multiple-choice": TaskCheckpoint(
+        "multiple-choice", "LukeForMultipleChoice", "luke_multiple_choice", "luke_multiple_choice",
+        head={"classifier.weight": "classifier.weight", "classifier.bias": "classifier.bias"},
+        imported_entities=_MASK_ONLY, exported_entities=_MASK_EXPORT, tokenizer_task=None,
+    ),
 }  # fmt: skip
 BY_ARCHITECTURE = {spec.architecture: spec for spec in TASKS.values()}
 BY_MODEL_TYPE = {spec.model_type: spec for spec in TASKS.values()}

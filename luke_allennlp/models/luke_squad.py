@@ -83,6 +83,9 @@ class LukeSquad(LukeTaskModel):
     freeze_entity_embeddings : `bool`, optional (default = `True`)
         Keep a `luke` embedder's entity table fixed, as the original SQuAD fine-tuning does (the entity
         inputs are real Wikipedia entities; the table is large and most rows never occur in SQuAD).
+    answer_scoring : `str`, optional (default = `"squad"`)
+        How EM and F1 compare answers: `"squad"` (the official SQuAD v1.1 script) or `"jglue"` (JGLUE's JSQuAD
+        scorer: characters for F1, since Japanese has no spaces; see `luke_allennlp.training.metrics.squad_em_and_f1`).
     initializer : `InitializerApplicator`, optional
     """
 
@@ -95,11 +98,13 @@ class LukeSquad(LukeTaskModel):
         top_k: int = 20,
         max_answer_length: int = 30,
         freeze_entity_embeddings: bool = True,
+        answer_scoring: str = "squad",
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
-        self.metric = SquadEmAndF1()
+        self.metric = SquadEmAndF1(answer_scoring)
+        self.answer_scoring = answer_scoring
         self.top_k = top_k
         self.max_answer_length = max_answer_length
         if freeze_entity_embeddings and self.has_entity_states:
@@ -190,6 +195,9 @@ class LukeSquad(LukeTaskModel):
         golds = [meta["answers"] for meta in output_dict["metadata"]]
         if all(golds):
             result["gold_answers"] = golds
-            result["em"] = [max_over_golds(exact_match_score, p["answer"], g) for p, g in zip(predictions, golds)]
-            result["f1"] = [max_over_golds(f1_score, p["answer"], g) for p, g in zip(predictions, golds)]
+            scoring = self.answer_scoring
+            result["em"] = [
+                max_over_golds(exact_match_score, p["answer"], g, scoring) for p, g in zip(predictions, golds)
+            ]
+            result["f1"] = [max_over_golds(f1_score, p["answer"], g, scoring) for p, g in zip(predictions, golds)]
         return result

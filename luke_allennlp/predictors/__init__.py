@@ -1,9 +1,12 @@
 from luke_allennlp.predictors.luke_entity_typing import LukeEntityTypingPredictor
+from luke_allennlp.predictors.luke_multiple_choice import LukeMultipleChoicePredictor
 from luke_allennlp.predictors.luke_predictor import LukePredictor
 from luke_allennlp.predictors.luke_record import LukeRecordPredictor
 from luke_allennlp.predictors.luke_relation_classifier import LukeRelationClassifierPredictor
+from luke_allennlp.predictors.luke_sequence_classifier import LukeSequenceClassifierPredictor
 from luke_allennlp.predictors.luke_span_ner import LukeSpanNerPredictor
 from luke_allennlp.predictors.luke_squad import LukeSquadPredictor
 
 __all__ = ["LukeEntityTypingPredictor", "LukePredictor", "LukeRecordPredictor", "LukeRelationClassifierPredictor",
-           "LukeSpanNerPredictor", "LukeSquadPredictor"]  # fmt: skip
+           "LukeSpanNerPredictor", "LukeSquadPredictor", "LukeSequenceClassifierPredictor",
+           "LukeMultipleChoicePredictor"]  # fmt: skip

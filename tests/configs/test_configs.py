@@ -8,12 +8,12 @@ from allennlp.common import Params
 
 from tests.conftest import REPO_ROOT, set_config_env
 
-# Pretraining and entity disambiguation configs have their own smoke tests (tests/configs/test_pretraining_configs.py,
-# tests/configs/test_entity_disambiguation_configs.py).
+# Pretraining, entity disambiguation and JGLUE configs have their own smoke tests (tests/configs/test_pretraining_configs.py,
+# tests/configs/test_entity_disambiguation_configs.py, tests/configs/test_jglue_configs.py).
 CONFIGS = sorted(
     p
     for p in (REPO_ROOT / "configs").rglob("*.jsonnet")
-    if p.parent.name not in ("pretraining", "entity_disambiguation")
+    if p.parent.name not in ("pretraining", "entity_disambiguation", "jglue")
 )
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder, or per config name prefix.
 HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5),

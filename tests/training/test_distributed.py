@@ -12,6 +12,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from luke_allennlp.training.metrics import (
+    Correlation,
     EntityDisambiguationAccuracy,
     EntityLinkingF1,
     MaskedPrediction,
@@ -76,6 +77,15 @@ def linking_batches() -> List[tuple]:
             for _ in range(12)]  # fmt: skip
 
 
+def correlation_batches() -> List[tuple]:
+    g = torch.Generator().manual_seed(7)
+    batches = []
+    for _ in range(12):
+        gold = torch.randint(0, 26, (9,), generator=g) / 5.0  # JSTS-like scores, with ties
+        batches.append((gold + torch.randn(9, generator=g), gold))
+    return batches
+
+
 METRICS: Dict[str, tuple] = {
     "span_f1": (SpanF1, ner_batches),
     "relation_f1": (RelationF1, relation_batches),
@@ -84,6 +94,7 @@ METRICS: Dict[str, tuple] = {
     "masked_prediction": (MaskedPrediction, masked_batches),
     "entity_disambiguation_accuracy": (EntityDisambiguationAccuracy, disambiguation_batches),
     "entity_linking_f1": (EntityLinkingF1, linking_batches),
+    "correlation": (Correlation, correlation_batches),  # pearson, spearman: gathered, not summed
 }
 
 

@@ -4,6 +4,10 @@ both strings normalised (lower case, punctuation removed, the articles a/an/the 
 collapsed), EM = normalised strings equal, F1 = harmonic mean of precision and recall over the normalised
 white-space tokens (counted with multiplicity); each prediction scored against the best of its gold answers.
 The official script reports percentages; these functions and `SquadEmAndF1` give fractions in [0, 1].
+
+`scoring="jglue"` scores as JGLUE's JSQuAD evaluation (its patch of transformers' `squad_metrics.py`) does for
+Japanese, which has no spaces between words: the answer is lower-cased, a final `。` stripped, white space collapsed
+(no punctuation or article removal), and F1 counts characters (spaces included) instead of white-space tokens.
 """
 
 import re
@@ -24,13 +28,30 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
-def exact_match_score(prediction: str, gold: str) -> float:
-    return float(normalize_answer(prediction) == normalize_answer(gold))
+def normalize_answer_jglue(text: str) -> str:
+    return " ".join(text.lower().rstrip("。").split())
 
 
-def f1_score(prediction: str, gold: str) -> float:
-    predicted_tokens = normalize_answer(prediction).split()
-    gold_tokens = normalize_answer(gold).split()
+SCORINGS = ("squad", "jglue")
+
+
+def _check_scoring(scoring: str) -> None:
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {SCORINGS}, not {scoring!r}")
+
+
+def exact_match_score(prediction: str, gold: str, scoring: str = "squad") -> float:
+    _check_scoring(scoring)
+    normalize = normalize_answer_jglue if scoring == "jglue" else normalize_answer
+    return float(normalize(prediction) == normalize(gold))
+
+
+def f1_score(prediction: str, gold: str, scoring: str = "squad") -> float:
+    _check_scoring(scoring)
+    if scoring == "jglue":  # characters of the normalised answers
+        predicted_tokens, gold_tokens = list(normalize_answer_jglue(prediction)), list(normalize_answer_jglue(gold))
+    else:
+        predicted_tokens, gold_tokens = normalize_answer(prediction).split(), normalize_answer(gold).split()
     same = sum((Counter(predicted_tokens) & Counter(gold_tokens)).values())
     if same == 0:  # also when either side is empty after normalisation (v1.1 gives 0, unlike v2.0)
         return 0.0
@@ -39,10 +60,10 @@ def f1_score(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def max_over_golds(fn: Callable[[str, str], float], prediction: str, golds: Sequence[str]) -> float:
+def max_over_golds(fn: Callable[..., float], prediction: str, golds: Sequence[str], scoring: str = "squad") -> float:
     if not golds:
         raise ValueError("a prediction needs at least one gold answer to be scored")
-    return max(fn(prediction, gold) for gold in golds)
+    return max(fn(prediction, gold, scoring) for gold in golds)
 
 
 @Metric.register("luke_squad_em_and_f1")
@@ -53,9 +74,19 @@ class SquadEmAndF1(CountingMetric):
 
     Call it with one prediction and its gold answers (`metric("Denver Broncos", ["Denver Broncos",
     "Broncos"])`) or with a batch (`metric(["a", "b"], [["a"], ["b", "B"]])`).
+
+    # Parameters
+
+    scoring : `str`, optional (default = `"squad"`)
+        `"squad"` (the official SQuAD v1.1 script) or `"jglue"` (JGLUE's JSQuAD scoring, character F1).
     """
 
     COUNTERS = ("sums",)
+
+    def __init__(self, scoring: str = "squad") -> None:
+        _check_scoring(scoring)
+        self.scoring = scoring
+        super().__init__()
 
     def __call__(  # type: ignore[override]
         self, predictions: Union[str, Sequence[str]], golds: Union[Sequence[str], Sequence[Sequence[str]]]
@@ -69,8 +100,8 @@ class SquadEmAndF1(CountingMetric):
             if isinstance(answers, str):
                 raise TypeError(f"gold answers must be a list of strings per question, got the string {answers!r}")
             sums.update(
-                em=max_over_golds(exact_match_score, prediction, answers),
-                f1=max_over_golds(f1_score, prediction, answers),
+                em=max_over_golds(exact_match_score, prediction, answers, self.scoring),
+                f1=max_over_golds(f1_score, prediction, answers, self.scoring),
                 count=1,
             )
 

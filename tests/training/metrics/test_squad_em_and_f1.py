@@ -57,3 +57,21 @@ def test_metric_averages_over_questions():
         metric(["a", "b"], [["a"]])
     with pytest.raises(TypeError, match="list of strings"):
         metric(["a"], ["a"])
+
+
+def test_jglue_scoring_counts_characters():
+    """JGLUE's JSQuAD scorer (its patch of transformers' squad_metrics.py): lower case, a final "。" stripped, white
+    space collapsed, punctuation and articles kept; F1 over characters (a space counts as one)."""
+    assert exact_match_score("小笠原諸島。", "小笠原諸島", "jglue") == 1.0
+    assert exact_match_score("「雨季」", "雨季", "jglue") == 0.0  # brackets are not removed
+    assert exact_match_score("The Alps", "alps", "jglue") == 0.0 and exact_match_score("The Alps", "alps") == 1.0
+    # "東アジア" against "東アジアの広範囲": 4 characters in common, precision 1, recall 4/8.
+    assert f1_score("東アジア", "東アジアの広範囲", "jglue") == pytest.approx(2 * 1 * 0.5 / 1.5)
+    assert f1_score("東アジア", "東アジアの広範囲") == 0.0  # one white-space token each, different: SQuAD's F1 is 0
+    assert f1_score("285 km/h", "285  km/h", "jglue") == 1.0  # spaces collapsed, then counted
+    assert f1_score("ab", "ba", "jglue") == 1.0  # a bag of characters
+    metric = SquadEmAndF1(scoring="jglue")
+    metric(["東アジア", "5月から7月"], [["東アジアの広範囲", "東アジア"], ["5月から7月にかけて"]])
+    assert metric.get_metric() == {"em": 0.5, "f1": pytest.approx((1 + 2 * 6 / 10 / (1 + 6 / 10)) / 2)}
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        SquadEmAndF1(scoring="characters")
