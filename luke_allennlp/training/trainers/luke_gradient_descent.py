@@ -25,6 +25,7 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.random_state import get_random_state, set_random_state
+from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +135,8 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if use_amp and precision not in ("auto", "fp16"):
             raise ConfigurationError(f'use_amp is fp16 mixed precision: it contradicts precision "{precision}"')
         super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
+        if self._distributed:  # DDP without find_unused_parameters: see training/unused_parameters.py
+            keep_every_parameter_in_graph(self.model)
         on_cuda = self.cuda_device.type == "cuda"
         if precision == "auto":
             precision = "fp16" if use_amp else "bf16" if on_cuda and torch.cuda.is_bf16_supported() else "fp32"
