@@ -13,8 +13,9 @@ parameter at all; allennlp's `pretrained_transformer` baselines never use their 
 the loss's gradient on and gives the parameters none: each parameter's accumulator then runs in every backward pass
 (once, after its real gradient if it has one, so the all-reduce buckets fill in the same order as before), and
 DDP's reducer zero-fills the slots of the parameters whose gradient is undefined. Cost: one node with an edge per
-parameter, no kernel, no memory; `find_unused_parameters=True` instead traverses the whole autograd graph in every
-forward pass (see `benchmarks/RESULTS.md` for the two measured). As with `find_unused_parameters`, a parameter
+parameter, no kernel, no memory: 0.13 ms a step for a 12-layer LUKE's 275 parameters (CPU), as much as the autograd
+graph traversal that `find_unused_parameters=True` adds to every forward pass (0.12 ms), but without the extra
+all-reduce of its used-parameter map in every step, and without a setting to remember. As with `find_unused_parameters`, a parameter
 that some process used gets the average over all processes; one that no process used gets a zero gradient (the
 optimizer still applies its momentum and weight decay), where one process would leave it without a gradient. The
 parameters a model never uses belong frozen instead: the `luke` embedder freezes the pooler unless it outputs
