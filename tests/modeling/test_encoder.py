@@ -225,7 +225,7 @@ def test_compile_pads_to_static_shapes_and_gives_the_same_outputs():
     assert counters["stats"]["unique_graphs"] == 2
 
 
-def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(monkeypatch, caplog):
+def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
     """One graph per (word bucket, entity bucket or none) whatever the batch size, entity count and mention length,
     batches of one row and mentions of one word included (dynamo would specialise size 1: a second graph for each);
     the outputs of such a batch are the eager model's. Past dynamo's recompile limit, a new bucket runs uncompiled,
@@ -259,8 +259,8 @@ def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(monkeypatch,
     assert len(buckets) == 6 and counters["stats"]["unique_graphs"] == len(buckets)
     assert sum("torch.compile: graph" in r.getMessage() for r in caplog.records) == len(buckets)
     assert not any(r.levelno >= logging.WARNING for r in caplog.records)
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", len(buckets))
-    compiled(torch.randint(3, 120, (2, 33), generator=g))  # a seventh bucket
+    with torch._dynamo.config.patch(recompile_limit=len(buckets)):
+        compiled(torch.randint(3, 120, (2, 33), generator=g))  # a seventh bucket
     assert counters["stats"]["unique_graphs"] == len(buckets)
     assert any("run uncompiled" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
