@@ -6,6 +6,7 @@ Parameter names equal those of `transformers.LukeModel`, so its state dicts load
 conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in `loading.py`.
 """
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence
@@ -15,6 +16,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
+
+logger = logging.getLogger(__name__)
 
 ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu": F.gelu,
@@ -314,18 +317,24 @@ class LukeEncoder(nn.Module):
     def compile(self, word_multiple: int = 64, entity_multiple: int = 16, **compile_kwargs: Any) -> None:  # type: ignore[override]
         """
         Runs the encoder under `torch.compile` with few, static sequence shapes: each batch's words and entities
-        are padded (masked out) to the next multiple of `word_multiple` / `entity_multiple`, and the outputs cut back,
-        so that e.g. 8 word lengths cover every input up to 512 subwords, each compiled once; the batch size and the
-        mention length stay dynamic. (Symbolic sequence lengths are avoided on purpose: inductor in torch 2.13 fails
-        on the backward pass of attention dropout over the concatenated word + entity sequence.) Parameter names and
+        are padded (masked out) to the next multiple of `word_multiple` / `entity_multiple` (at least one), and the
+        outputs cut back, so that e.g. 8 word lengths cover every input up to 512 subwords, each compiled once. The
+        batch size and the mention length stay dynamic; a batch of one row and mentions of one position are padded to
+        two, since dynamo specialises sizes 0 and 1 (each would compile every bucket again). (Symbolic sequence
+        lengths are avoided on purpose: inductor in torch 2.13 fails on the backward pass of attention dropout over
+        the concatenated word + entity sequence.) So the compiled graphs are one per (word bucket, entity bucket or
+        none, training, gradient mode) seen: a new one is logged, and a warning says when dynamo compiles again for
+        a bucket already compiled or, past its recompile limit, runs a new bucket uncompiled. Parameter names and
         checkpoints are unchanged.
         """
         import torch._dynamo
 
-        # One graph per (word bucket, entity bucket): allow more than dynamo's default of 8 per function.
-        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
+        # One graph per bucket: allow more than dynamo's default of 8 per function (8 word x 8 entity buckets, and
+        # none, in training and in evaluation, fit).
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 256)
         self._compiled = torch.compile(self._forward, dynamic=False, **compile_kwargs)
         self._multiples = (word_multiple, entity_multiple)
+        self._compiled_buckets: Dict[tuple, int] = {}  # bucket -> the frames dynamo compiled for it
 
     def forward(
         self,
@@ -371,30 +380,54 @@ class LukeEncoder(nn.Module):
         self, input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
         entity_token_type_ids,
     ) -> LukeEncoderOutput:  # fmt: skip
-        """The compiled forward pass on inputs padded to the `compile` multiples; outputs cut to the inputs' lengths."""
+        """The compiled forward pass on inputs padded to the `compile` buckets; outputs cut to the inputs' sizes."""
         word_multiple, entity_multiple = self._multiples
-        num_words = input_ids.size(1)
-        pad_words = -num_words % word_multiple
-        input_ids = F.pad(input_ids, (0, pad_words), value=self.config.pad_token_id)
-        attention_mask, token_type_ids = (F.pad(t, (0, pad_words)) for t in (attention_mask, token_type_ids))
-        dynamic = [input_ids, attention_mask, token_type_ids]
+        batch, num_words = input_ids.shape
+        inputs = [input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
+                  entity_token_type_ids]  # fmt: skip
+        if batch == 1:  # a copy of the row (real tokens: an all-padding row would give NaN attention)
+            inputs = [t if t is None else torch.cat([t, t]) for t in inputs]
+        pad_words = -num_words % word_multiple + (word_multiple if num_words == 0 else 0)
+        inputs[0] = F.pad(inputs[0], (0, pad_words), value=self.config.pad_token_id)
+        inputs[1], inputs[2] = (F.pad(t, (0, pad_words)) for t in inputs[1:3])
+        bucket: tuple = (self.training, torch.is_grad_enabled(), num_words + pad_words, None)
         if entity_ids is not None:
             num_entities = entity_ids.size(1)
-            pad_entities = -num_entities % entity_multiple
-            entity_ids, entity_attention_mask, entity_token_type_ids = (
-                F.pad(t, (0, pad_entities)) for t in (entity_ids, entity_attention_mask, entity_token_type_ids)
-            )
-            entity_position_ids = F.pad(entity_position_ids, (0, 0, 0, pad_entities), value=-1)
-            dynamic += [entity_ids, entity_position_ids, entity_attention_mask, entity_token_type_ids]
-            torch._dynamo.maybe_mark_dynamic(entity_position_ids, 2)  # the longest mention of the batch
-        for tensor in dynamic:
-            torch._dynamo.maybe_mark_dynamic(tensor, 0)
-        out = self._compiled(input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids,
-                             entity_attention_mask, entity_token_type_ids)  # fmt: skip
+            pad_entities = -num_entities % entity_multiple + (entity_multiple if num_entities == 0 else 0)
+            inputs[3], inputs[5], inputs[6] = (F.pad(inputs[i], (0, pad_entities)) for i in (3, 5, 6))
+            mention = inputs[4].size(2)
+            inputs[4] = F.pad(inputs[4], (0, max(0, 2 - mention), 0, pad_entities), value=-1)
+            torch._dynamo.maybe_mark_dynamic(inputs[4], 2)  # the longest mention of the batch
+            bucket = (*bucket[:3], num_entities + pad_entities)
+        for tensor in inputs:
+            if tensor is not None:
+                torch._dynamo.maybe_mark_dynamic(tensor, 0)
+        frames = torch._dynamo.utils.counters["frames"]["ok"]
+        out = self._compiled(*inputs)
+        self._check_compilation(bucket, torch._dynamo.utils.counters["frames"]["ok"] - frames)
         entity_states = out.entity_last_hidden_state
         if entity_states is not None:
-            entity_states = entity_states[:, :num_entities]
-        return LukeEncoderOutput(out.last_hidden_state[:, :num_words], entity_states, out.pooler_output)
+            entity_states = entity_states[:batch, :num_entities]
+        pooled = None if out.pooler_output is None else out.pooler_output[:batch]
+        return LukeEncoderOutput(out.last_hidden_state[:batch, :num_words], entity_states, pooled)
+
+    def _check_compilation(self, bucket: tuple, compiled: int) -> None:
+        """Logs each bucket's compilation; warns where dynamo compiles a bucket again, or does not compile a new one."""
+        training, grad, words, entities = bucket
+        what = (
+            f"{words} words, {entities or 'no'} entities{', training' if training else ''}{'' if grad else ', no grad'}"
+        )
+        if bucket not in self._compiled_buckets:
+            self._compiled_buckets[bucket] = compiled
+            if compiled:
+                logger.info("torch.compile: graph %d of the encoder, for %s", len(self._compiled_buckets), what)
+            else:
+                logger.warning("torch.compile: dynamo did not compile the encoder for %s (recompile limit %d reached?): "
+                               "inputs of this size run uncompiled", what, torch._dynamo.config.recompile_limit)  # fmt: skip
+        elif compiled:
+            self._compiled_buckets[bucket] += compiled
+            logger.warning("torch.compile: the encoder was compiled again for %s (%d times): an input shape is not "
+                           "bounded by the buckets", what, self._compiled_buckets[bucket])  # fmt: skip
 
     def _forward(
         self, input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,

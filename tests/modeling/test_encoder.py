@@ -1,5 +1,7 @@
 """LukeEncoder against transformers' reference LukeModel, with the same weights."""
 
+import logging
+
 import pytest
 import torch
 import transformers
@@ -221,6 +223,46 @@ def test_compile_pads_to_static_shapes_and_gives_the_same_outputs():
         assert max_diff(grad, compiled_grad) < TOL
     # Words 9-16 share a bucket, 17 opens a second one; batch, entity count (< 8) and mention length vary freely.
     assert counters["stats"]["unique_graphs"] == 2
+
+
+def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
+    """One graph per (word bucket, entity bucket or none) whatever the batch size, entity count and mention length,
+    batches of one row and mentions of one word included (dynamo would specialise size 1: a second graph for each);
+    the outputs of such a batch are the eager model's. Past dynamo's recompile limit, a new bucket runs uncompiled,
+    with a warning."""
+    from torch._dynamo.utils import counters
+
+    _, eager = reference_pair(True)
+    _, compiled = reference_pair(True)
+    compiled.compile(word_multiple=16, entity_multiple=8, backend="eager")  # dynamo's graphs, without a compiler
+    torch._dynamo.reset()
+    counters.clear()
+    g = torch.Generator().manual_seed(0)
+    # (batch, words, entities (None: no entity inputs), mention length): buckets 16/32 words x none/8/16 entities
+    shapes = [(1, 5, 1, 1), (3, 9, 3, 2), (2, 16, 8, 1), (5, 12, 10, 3), (1, 7, None, 0), (4, 3, None, 0),
+              (1, 20, 0, 1), (2, 31, 9, 1), (1, 17, 16, 2), (6, 30, 12, 4), (2, 25, None, 0), (1, 32, None, 0)]  # fmt: skip
+    buckets = set()
+    caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.encoder")
+    for batch, words, entities, mention in shapes:
+        case = {"input_ids": torch.randint(3, 120, (batch, words), generator=g)}
+        if entities is not None:
+            case["entity_ids"] = torch.randint(1, 30, (batch, entities), generator=g)
+            case["entity_position_ids"] = torch.randint(0, words, (batch, entities, mention), generator=g)
+        out = compiled(**case)
+        buckets.add((-(-words // 16), None if entities is None else max(1, -(-entities // 8))))
+        assert out.last_hidden_state.shape == (batch, words, 32)
+        if batch == 1 and entities:
+            with torch.no_grad():
+                reference = eager(**case)
+            assert max_diff(out.last_hidden_state, reference.last_hidden_state) < TOL
+            assert max_diff(out.entity_last_hidden_state, reference.entity_last_hidden_state) < TOL
+    assert len(buckets) == 6 and counters["stats"]["unique_graphs"] == len(buckets)
+    assert sum("torch.compile: graph" in r.getMessage() for r in caplog.records) == len(buckets)
+    assert not any(r.levelno >= logging.WARNING for r in caplog.records)
+    with torch._dynamo.config.patch(recompile_limit=len(buckets)):
+        compiled(torch.randint(3, 120, (2, 33), generator=g))  # a seventh bucket
+    assert counters["stats"]["unique_graphs"] == len(buckets)
+    assert any("run uncompiled" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
 
 def test_entity_inputs_need_positions():

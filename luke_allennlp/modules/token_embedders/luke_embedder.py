@@ -39,7 +39,8 @@ class LukeEmbedder(TokenEmbedder):
         What `forward` returns: `"words"` (batch, words, hidden), `"entities"` (batch, entities, hidden) or
         `"pooled"` (batch, hidden).
     train_parameters : `bool`, optional (default = `True`)
-        If false, the encoder's weights are frozen.
+        If false, the encoder's weights are frozen. The pooler trains only with `output="pooled"` (otherwise
+        nothing uses it: it is frozen at the checkpoint's weights).
     compile : `bool`, optional (default = `False`)
         Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged).
         On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
@@ -82,6 +83,10 @@ class LukeEmbedder(TokenEmbedder):
             self.luke.compile()
         for param in self.luke.parameters():
             param.requires_grad = train_parameters
+        if output != "pooled" and self.luke.pooler is not None:
+            # Nothing trains the pooler then (task models read word and entity states): frozen, it stays as the
+            # checkpoint gave it (and is saved and exported so), and distributed training needs no gradient for it.
+            self.luke.pooler.requires_grad_(False)
 
     def get_output_dim(self) -> int:
         return self.luke.config.hidden_size

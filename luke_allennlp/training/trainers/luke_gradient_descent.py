@@ -27,6 +27,7 @@ from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpoin
 from luke_allennlp.training.even_batches import batch_counts, evened, group_sizes, planned_lengths
 from luke_allennlp.training.metrics.counting_metric import local_metrics
 from luke_allennlp.training.random_state import get_random_state, set_random_state
+from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +165,8 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if use_amp and precision not in ("auto", "fp16"):
             raise ConfigurationError(f'use_amp is fp16 mixed precision: it contradicts precision "{precision}"')
         super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
+        if self._distributed:  # DDP without find_unused_parameters: see training/unused_parameters.py
+            keep_every_parameter_in_graph(self.model)
         on_cuda = self.cuda_device.type == "cuda"
         precision = resolve_precision(precision, use_amp, self.cuda_device)
         self.precision = precision
