@@ -128,21 +128,33 @@ class LukeForPretraining(nn.Module):
         entity_table = self.luke.entity_embeddings.entity_embeddings.weight
 
         masked_lm_loss = masked_entity_loss = targets = entity_targets = entity_logits = None
-        if labels is None:
+        entities = out.entity_last_hidden_state
+        word_masked = labels.ne(IGNORE_INDEX).flatten() if labels is not None else None  # (batch * words,)
+        entity_masked = None
+        if entities is not None and entity_labels is not None:
+            entity_masked = entity_labels.ne(IGNORE_INDEX).flatten()  # (batch * entities,)
+        # The heads run at the masked positions only. Their numbers are read from the device once for both (the
+        # step's one host sync): boolean-mask indexing would read each count separately.
+        masks = [m for m in (word_masked, entity_masked) if m is not None]
+        counts = iter(torch.stack([m.sum() for m in masks]).tolist() if masks else [])
+
+        if word_masked is None:
             logits = self.lm_head(out.last_hidden_state, word_table)  # (batch, words, vocab)
         else:
-            masked = labels.ne(IGNORE_INDEX)
-            targets = labels[masked]  # (masked words,)
-            logits = self.lm_head(out.last_hidden_state[masked], word_table)  # (masked words, vocab)
+            positions = torch.nonzero_static(word_masked, size=next(counts)).squeeze(1)  # (masked words,)
+            targets = labels.flatten()[positions]
+            hidden = out.last_hidden_state.flatten(0, 1)[positions]  # (masked words, hidden)
+            logits = self.lm_head(hidden, word_table)  # (masked words, vocab)
             masked_lm_loss = masked_cross_entropy(logits, targets)
 
-        if out.entity_last_hidden_state is not None:
-            if entity_labels is None:
-                entity_logits = self.entity_predictions(out.entity_last_hidden_state, entity_table)
+        if entities is not None:
+            if entity_masked is None:
+                entity_logits = self.entity_predictions(entities, entity_table)
             else:
-                masked = entity_labels.ne(IGNORE_INDEX)
-                entity_targets = entity_labels[masked]  # (masked entities,)
-                entity_logits = self.entity_predictions(out.entity_last_hidden_state[masked], entity_table)
+                positions = torch.nonzero_static(entity_masked, size=next(counts)).squeeze(1)  # (masked entities,)
+                entity_targets = entity_labels.flatten()[positions]
+                hidden = entities.flatten(0, 1)[positions]  # (masked entities, hidden)
+                entity_logits = self.entity_predictions(hidden, entity_table)
                 masked_entity_loss = masked_cross_entropy(entity_logits, entity_targets)
 
         losses = [x for x in (masked_lm_loss, masked_entity_loss) if x is not None]

@@ -97,6 +97,25 @@ def test_no_masked_entity_gives_zero_loss_and_gradients():
     assert all(p.grad is not None for p in ours.entity_predictions.parameters())
 
 
+def test_one_host_sync_selects_the_masked_words_and_entities(monkeypatch):
+    """The heads' masked positions cost one read from the device (both counts at once), and no operation that sizes
+    its output by reading a tensor (boolean-mask indexing: `nonzero`, one sync per mask), as the profiler sees it."""
+    from torch.profiler import ProfilerActivity, profile
+
+    _, ours = reference_pair()
+    batch = labelled_batch()
+    reads = []
+    for name in ("item", "tolist", "__bool__", "__int__", "__float__"):
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: reads.append(_n) or _o(self, *a))
+    with profile(activities=[ProfilerActivity.CPU]) as profiler:
+        out = ours(**batch)
+    monkeypatch.undo()
+    assert reads == ["tolist"]
+    assert not [e.name for e in profiler.events() if e.name in ("aten::nonzero", "aten::masked_select")]
+    assert out.logits.shape == (5, 120) and out.entity_logits.shape == (3, 30)
+
+
 def test_save_pretrained_loads_in_transformers(tmp_path):
     _, ours = reference_pair()
     ours.save_pretrained(str(tmp_path))
