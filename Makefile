@@ -1,6 +1,7 @@
 # `make install` sets up .venv with torch, the real allennlp 2.10.1 and this package (editable);
 # `make test` runs the test suite. Both are what CI runs (.ci/run). `make lint` checks the code with ruff
-# (settings in pyproject.toml); `make format` applies ruff's fixes and formatting.
+# (settings in pyproject.toml) and the package's layers with import-linter (contracts in pyproject.toml);
+# `make format` applies ruff's fixes and formatting.
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
@@ -33,6 +34,7 @@ test-all: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(VENV)/bin/ruff check --fix .

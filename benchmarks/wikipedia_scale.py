@@ -124,6 +124,7 @@ def main() -> None:
 
 def _readers(work: Path) -> dict:
     """The reader's memory on the store, and on the same dictionary as JSON."""
+    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
     from luke_allennlp.wikipedia.mention_store import MentionStore
 
     store = MentionStore(work / "mentions.sqlite")
@@ -131,7 +132,7 @@ def _readers(work: Path) -> dict:
         "SELECT DISTINCT page.title FROM page_names p JOIN titles page ON page.id = p.page_id ORDER BY page.title "
         "LIMIT 50")]  # fmt: skip
     if not (work / "mentions.json").exists():
-        store.to_memory().save(work / "mentions.json")
+        MentionDictionary.from_store(store).save(work / "mentions.json")
     return {fmt: child(READER.format(path=str(work / f"mentions.{fmt}"), pages=titles)) for fmt in ("sqlite", "json")}
 
 

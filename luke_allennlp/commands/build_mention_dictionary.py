@@ -12,6 +12,7 @@ from allennlp.commands.subcommand import Subcommand
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.mention_dictionary import (
+    MentionDictionary,
     build_mention_store,
     collect_mention_links,
     count_name_occurrences,
@@ -92,7 +93,7 @@ def _run(args: argparse.Namespace) -> None:
     print(json.dumps(stats, indent=2, ensure_ascii=False))
     if as_json:
         store = MentionStore(store_path)
-        dictionary = store.to_memory()
+        dictionary = MentionDictionary.from_store(store)
         dictionary.source = ""
         store.connection.close()
         os.remove(store_path)

@@ -452,7 +452,7 @@ class LukeEncoder(nn.Module):
         """Loads a LUKE, RoBERTa or BERT checkpoint; see `loading.load_encoder` for the arguments."""
         from luke_allennlp.modeling.loading import load_encoder
 
-        return load_encoder(name_or_path, **kwargs)
+        return load_encoder(cls, name_or_path, **kwargs)
 
     def save_pretrained(self, directory: str) -> None:
         """Writes `config.json` and `model.safetensors`, loadable by `transformers.LukeModel`."""

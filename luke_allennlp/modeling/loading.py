@@ -12,12 +12,15 @@ import functools
 import json
 import logging
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Type
 
 import torch
+from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
-from luke_allennlp.modeling.encoder import LukeEncoder
+
+# `LukeEncoder` is not imported here: `encoder.py` imports this module (`LukeEncoder.from_pretrained` passes its
+# class in), so the two modules form no import circle.
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +192,7 @@ def _rename_legacy(key: str) -> str:
 
 
 def load_encoder(
+    encoder_class: Type[nn.Module],
     name_or_path: str,
     *,
     entity_vocab_size: Optional[int] = None,
@@ -197,12 +201,14 @@ def load_encoder(
     add_pooling_layer: bool = True,
     load_weights: bool = True,
     **config_overrides: Any,
-) -> LukeEncoder:
+) -> nn.Module:
     """
-    Builds a `LukeEncoder` from a checkpoint directory or hub name.
+    Builds a `LukeEncoder` from a checkpoint directory or hub name (`LukeEncoder.from_pretrained` calls it).
 
     # Parameters
 
+    encoder_class : `type`
+        The class to build, `LukeEncoder` or a subclass of it.
     name_or_path : `str`
         A directory with `config.json` and weights, or a Hugging Face Hub name.
     entity_vocab_size : `int`, optional
@@ -232,7 +238,7 @@ def load_encoder(
 
     if model_type == "luke":
         config = LukeConfig.from_dict(config_dict, **overrides)
-        model = LukeEncoder(config, add_pooling_layer=add_pooling_layer)
+        model = encoder_class(config, add_pooling_layer=add_pooling_layer)
         if load_weights:
             state = _strip_prefix(read_state_dict(name_or_path), ("luke",))
             _load_luke_state(model, state, name_or_path)
@@ -242,7 +248,7 @@ def load_encoder(
                 f"{name_or_path} is a {model_type} checkpoint: give entity_vocab_size to build its entity side"
             )
         config, position_offset = _config_from_word_encoder(config_dict, model_type, overrides)
-        model = LukeEncoder(config, add_pooling_layer=add_pooling_layer)
+        model = encoder_class(config, add_pooling_layer=add_pooling_layer)
         if load_weights:
             state = _strip_prefix(read_state_dict(name_or_path), (model_type.replace("-", "_"), "roberta", "bert"))
             _load_word_encoder_state(model, state, position_offset, name_or_path)
@@ -270,7 +276,7 @@ def _config_from_word_encoder(config_dict: Dict[str, Any], model_type: str, over
     return config, position_offset
 
 
-def _load_luke_state(model: LukeEncoder, state: Dict[str, torch.Tensor], source: str) -> None:
+def _load_luke_state(model: nn.Module, state: Dict[str, torch.Tensor], source: str) -> None:
     own = model.state_dict()
     state = {_rename_legacy(k): v for k, v in state.items()}
     query_keys = {k for k in own if k.rsplit(".", 2)[-2] in EXTRA_QUERIES}
@@ -283,7 +289,7 @@ def _load_luke_state(model: LukeEncoder, state: Dict[str, torch.Tensor], source:
 
 
 def _load_word_encoder_state(
-    model: LukeEncoder, state: Dict[str, torch.Tensor], position_offset: int, source: str
+    model: nn.Module, state: Dict[str, torch.Tensor], position_offset: int, source: str
 ) -> None:
     state = {_rename_legacy(k): v for k, v in state.items() if k.split(".")[0] in ("embeddings", "encoder", "pooler")}
     word_positions = state["embeddings.position_embeddings.weight"]
@@ -309,7 +315,7 @@ def _load_word_encoder_state(
     _load_checked(model, state, source)
 
 
-def _load_checked(model: LukeEncoder, state: Dict[str, torch.Tensor], source: str) -> None:
+def _load_checked(model: nn.Module, state: Dict[str, torch.Tensor], source: str) -> None:
     """Loads `state`; the pooler may be missing (re-initialised), nothing else may."""
     own = model.state_dict()
     unexpected = sorted(k for k in state if k not in own and not k.endswith("position_ids"))
@@ -331,7 +337,7 @@ def _load_checked(model: LukeEncoder, state: Dict[str, torch.Tensor], source: st
     model.load_state_dict({k: v for k, v in state.items() if k in own}, strict=False)
 
 
-def save_encoder(model: LukeEncoder, directory: str) -> None:
+def save_encoder(model: nn.Module, directory: str) -> None:
     """Writes `config.json` and `model.safetensors` in `transformers.LukeModel`'s layout."""
     os.makedirs(directory, exist_ok=True)
     model.config.to_json_file(os.path.join(directory, "config.json"))

@@ -55,6 +55,7 @@ from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
 from luke_allennlp.wikipedia.mention_store import FORMAT as STORE_FORMAT
 from luke_allennlp.wikipedia.mention_store import INDEXES, SCHEMA, MentionStore, fold, sqlite_name_matcher, write_store
+from luke_allennlp.wikipedia.mention_store import VERSION as STORE_VERSION
 from luke_allennlp.wikipedia.name_matcher import TOKEN, NameMatcher
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
 from luke_allennlp.wikipedia.parts import (
@@ -184,11 +185,34 @@ class MentionDictionary:
     def save(self, path: "os.PathLike[str] | str") -> None:
         """As JSON if `path` ends with `.json`, else as a SQLite file (`MentionStore`)."""
         if not os.fspath(path).endswith(".json"):
+            assert VERSION == STORE_VERSION  # the store holds what a version-2 JSON dictionary holds
             write_store(self, path)
             return
         with open(path, "w", encoding="utf-8") as f:
             json.dump(self.to_json(), f, ensure_ascii=False)
             f.write("\n")
+
+    @classmethod
+    def from_store(cls, store: MentionStore) -> "MentionDictionary":
+        """The whole dictionary of a `MentionStore` in memory (for small dictionaries: what the JSON file holds)."""
+        connection = store.connection
+        pages: Dict[str, Dict[str, str]] = {}
+        rows = connection.execute(
+            "SELECT page.title, n.name, target.title FROM page_names p JOIN titles page ON page.id = p.page_id JOIN "
+            "names n ON n.id = p.name_id JOIN titles target ON target.id = p.target_id ORDER BY page.title, n.name"
+        )
+        for page, name, target in rows:
+            pages.setdefault(page, {})[name] = target
+        probability = dict(connection.execute("SELECT name, link_probability FROM names ORDER BY name"))
+        entities: Dict[str, List[List]] = {}
+        rows = connection.execute(
+            "SELECT n.name, t.title, c.links FROM names n JOIN candidates c ON c.name_id = n.id JOIN titles t ON "
+            "t.id = c.title_id ORDER BY n.name, c.links DESC, t.title"
+        )
+        for name, title, links in rows:
+            entities.setdefault(name, []).append([title, links])
+        return cls(pages, probability, store.min_link_probability, store.dump, store.stats, entities,
+                   source=store.source)  # fmt: skip
 
     @classmethod
     def from_file(cls, path: "os.PathLike[str] | str") -> "Union[MentionDictionary, MentionStore]":
@@ -649,7 +673,7 @@ def build_mention_dictionary(dump_path: "os.PathLike[str] | str", **options: Any
         path = os.path.join(work, "mentions.sqlite")
         build_mention_store(dump_path, path, work_dir=work, **options)
         store = MentionStore(path)
-        dictionary = store.to_memory()
+        dictionary = MentionDictionary.from_store(store)
         store.connection.close()
     dictionary.dump = os.fspath(dump_path)
     dictionary.source = ""

@@ -13,14 +13,14 @@ target_id)` (page and target are `titles` ids).
 
 import os
 import sqlite3
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from luke_allennlp.wikipedia.name_matcher import LookupNameMatcher, NameMatcher
 from luke_allennlp.wikipedia.parts import get_meta, is_sqlite, open_readonly
 from luke_allennlp.wikipedia.titles import normalize_title
 
-if TYPE_CHECKING:
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+# `mention_dictionary` imports this module, not the reverse: the in-memory `MentionDictionary` is built from a store by
+# `MentionDictionary.from_store` and written to one by `write_store`, which reads only its attributes.
 
 FORMAT = "luke-mention-dictionary"
 VERSION = 2
@@ -172,47 +172,22 @@ class MentionStore:
         """How many pages have names."""
         return self.connection.execute("SELECT COUNT(DISTINCT page_id) FROM page_names").fetchone()[0]
 
-    def to_memory(self) -> "MentionDictionary":
-        """The whole dictionary in memory (for small dictionaries: what the JSON file holds)."""
-        from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
-
-        connection = self.connection
-        pages: Dict[str, Dict[str, str]] = {}
-        rows = connection.execute(
-            "SELECT page.title, n.name, target.title FROM page_names p JOIN titles page ON page.id = p.page_id JOIN "
-            "names n ON n.id = p.name_id JOIN titles target ON target.id = p.target_id ORDER BY page.title, n.name"
-        )
-        for page, name, target in rows:
-            pages.setdefault(page, {})[name] = target
-        probability = dict(connection.execute("SELECT name, link_probability FROM names ORDER BY name"))
-        entities: Dict[str, List[List]] = {}
-        rows = connection.execute(
-            "SELECT n.name, t.title, c.links FROM names n JOIN candidates c ON c.name_id = n.id JOIN titles t ON "
-            "t.id = c.title_id ORDER BY n.name, c.links DESC, t.title"
-        )
-        for name, title, links in rows:
-            entities.setdefault(name, []).append([title, links])
-        return MentionDictionary(pages, probability, self.min_link_probability, self.dump, self.stats, entities,
-                                 source=self.source)  # fmt: skip
-
     def iter_names(self) -> Iterator[Tuple[str, float]]:
         """Every name with its link probability, in name order."""
         yield from self.connection.execute("SELECT name, link_probability FROM names ORDER BY name")
 
 
-def write_store(dictionary: "MentionDictionary", path: "os.PathLike[str] | str") -> None:
+def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
     """
-    An in-memory (JSON) mention dictionary of version 2 as a SQLite file: to move a JSON file to the format
+    An in-memory (JSON) mention dictionary (`MentionDictionary`) of version 2 as a SQLite file: to move a JSON file to the format
     readers query without loading it (`MentionDictionary.from_file(json).save(path.sqlite)`).
     """
-    from luke_allennlp.wikipedia.mention_dictionary import VERSION as JSON_VERSION
     from luke_allennlp.wikipedia.name_matcher import TOKEN
     from luke_allennlp.wikipedia.parts import connect, set_meta
 
     if dictionary.entities is None:
         raise ValueError(f"{dictionary.source or 'this mention dictionary'} is of version 1, without candidates: "
                          "rebuild it with `allennlp build-mention-dictionary`")  # fmt: skip
-    assert JSON_VERSION == VERSION
     path = os.fspath(path)
     building = path + ".building"
     connection = connect(building, create=True)

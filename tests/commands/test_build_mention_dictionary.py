@@ -67,8 +67,11 @@ def test_builds_over_dump_parts_through_the_commands(tmp_path_factory, tmp_path)
     assert list(EntityVocab.from_file(tmp_path / "merged.jsonl")) == list(
         EntityVocab.from_file(tmp_path / "single.jsonl")
     )
-    merged, single = MentionStore(tmp_path / "merged.sqlite").to_memory(), MentionStore(tmp_path / "single.sqlite")
-    assert merged.pages == single.to_memory().pages and merged.stats == single.stats
+    merged, single = (
+        MentionDictionary.from_store(MentionStore(tmp_path / "merged.sqlite")),
+        MentionStore(tmp_path / "single.sqlite"),
+    )
+    assert merged.pages == MentionDictionary.from_store(single).pages and merged.stats == single.stats
     with pytest.raises(SystemExit, match="--names is given with --stage occurrences, and only there"):
         allennlp("build-mention-dictionary", parts[0], tmp_path / "x.sqlite", "--stage", "occurrences")
     with pytest.raises(SystemExit, match="one dump, not 2: dump parts are built with --stage"):

@@ -36,7 +36,7 @@ def test_every_query_answers_as_the_json_file(both):
     assert (store.min_link_probability, store.dump, store.stats) == (
         dictionary.min_link_probability, dictionary.dump, dictionary.stats,
     )  # fmt: skip
-    back = store.to_memory()
+    back = MentionDictionary.from_store(store)
     assert (back.pages, back._link_probability, back.entities) == (
         dictionary.pages, dictionary._link_probability, dictionary.entities,
     )  # fmt: skip

@@ -128,14 +128,14 @@ def _mention_parts(directory: Path, parts, **options) -> Path:
 
 @pytest.mark.parametrize("pages", SIZES)
 def test_mention_dictionary_from_parts(tmp_path_factory, tmp_path, pages):
-    from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
+    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary, build_mention_store
     from luke_allennlp.wikipedia.mention_store import MentionStore
 
     whole, parts = cut_dump(tmp_path_factory, pages)
     options = {"min_link_probability": 0.05, "include_missing_pages": True}
     single_stats = build_mention_store(whole, tmp_path / "single.sqlite", **options)
-    merged = MentionStore(_mention_parts(tmp_path, parts, **options)).to_memory()
-    single = MentionStore(tmp_path / "single.sqlite").to_memory()
+    merged = MentionDictionary.from_store(MentionStore(_mention_parts(tmp_path, parts, **options)))
+    single = MentionDictionary.from_store(MentionStore(tmp_path / "single.sqlite"))
     assert merged.pages == single.pages and len(single.pages) >= 3
     assert merged._link_probability == single._link_probability and merged.entities == single.entities
     assert merged.stats == single.stats == single_stats and single_stats["redirects"]["redirects"] > 0
@@ -184,14 +184,16 @@ def test_read_only_connections_and_bad_input(tmp_path):
 def test_counts_spilled_in_many_runs_add_up_the_same(tmp_path_factory, tmp_path, monkeypatch):
     """With a spill after every few entries (runs of counts on disk, added up by SQL) the dictionary is the same."""
     from luke_allennlp.wikipedia import parts
-    from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
+    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary, build_mention_store
     from luke_allennlp.wikipedia.mention_store import MentionStore
 
     whole, _ = cut_dump(tmp_path_factory, 40)
     build_mention_store(whole, tmp_path / "memory.sqlite", include_missing_pages=True)
     monkeypatch.setattr(parts, "SPILL_ENTRIES", 7)
     build_mention_store(whole, tmp_path / "spilled.sqlite", include_missing_pages=True)
-    spilled, memory = (MentionStore(tmp_path / f"{name}.sqlite").to_memory() for name in ("spilled", "memory"))
+    spilled, memory = (
+        MentionDictionary.from_store(MentionStore(tmp_path / f"{name}.sqlite")) for name in ("spilled", "memory")
+    )
     assert (spilled.pages, spilled._link_probability, spilled.entities, spilled.stats) == (
         memory.pages, memory._link_probability, memory.entities, memory.stats,
     )  # fmt: skip
