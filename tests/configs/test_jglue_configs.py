@@ -133,3 +133,10 @@ def test_jsts_with_entity_inputs_trains(tmp_path, monkeypatch, request):
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert -1.0 <= metrics["validation_pearson"] <= 1.0
     assert model.embedder.luke.config.entity_vocab_size > 4  # the checkpoint's table, not the task entities
+    # evaluation from the archive reads the entity inputs again
+    predictions = tmp_path / "predictions.jsonl"
+    evaluated = evaluate_from_archive(str(tmp_path / "run" / "model.tar.gz"), str(valid),
+                                      predictions_output_file=str(predictions))  # fmt: skip
+    rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == list(gold_of("jsts", valid))
+    assert evaluated["pearson"] == pytest.approx(independent_metrics("jsts", rows, gold_of("jsts", valid))["pearson"])
