@@ -39,6 +39,8 @@ class LukeMultipleChoiceReader(JsonLinesTaskReader):
     label_field : `str`, optional (default = `"label"`)
     id_field : `str`, optional (default = `None`)
         The field holding the example id (`q_id`); `None`: `file:line`.
+    mention_dictionary, entity_vocab, min_link_probability, max_entities, max_mention_length :
+        Optional entity inputs, off by default (`JsonLinesTaskReader`): each (question, choice) input its own.
     """
 
     def __init__(
@@ -76,14 +78,16 @@ class LukeMultipleChoiceReader(JsonLinesTaskReader):
     ) -> Instance:
         """One question with its choices; `label` the index of the correct choice, if known."""
         check_choices(choices, label, example_id)
-        encoded = [self.encoder.encode(question, choice) for choice in choices]
+        encoded = [self.encode(question, choice, example_id) for choice in choices]
         pad_id = self.tokenizer.pad_token_id
         fields: Dict[str, Field] = tensor_fields(
             pad_id,
-            word_ids=stack([ids for ids, _ in encoded], pad_id),  # (choices, words)
-            word_attention_mask=stack([np.ones(len(ids), dtype=bool) for ids, _ in encoded], False, dtype=bool),
-            word_type_ids=stack([types for _, types in encoded], 0),
+            word_ids=stack([ids for ids, _, _ in encoded], pad_id),  # (choices, words)
+            word_attention_mask=stack([np.ones(len(ids), dtype=bool) for ids, _, _ in encoded], False, dtype=bool),
+            word_type_ids=stack([types for _, types, _ in encoded], 0),
         )
+        if self.linker is not None:  # (choices, entities)
+            fields.update(self.entity_fields([e for _, _, e in encoded], [types for _, types, _ in encoded]))
         if label is not None:
             fields["label"] = TensorField(torch.tensor(label, dtype=torch.long))
         fields["metadata"] = MetadataField(

@@ -38,6 +38,8 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
     labels : `List[str]`, optional (default = `None`)
         The classes a label must be one of (integers in the file are read as their decimal strings).
     label_namespace : `str`, optional (default = `"labels"`)
+    mention_dictionary, entity_vocab, min_link_probability, max_entities, max_mention_length :
+        Optional entity inputs, off by default (`JsonLinesTaskReader`).
     """
 
     def __init__(
@@ -88,10 +90,12 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
             reads = "pairs" if len(self.sentence_fields) == 2 else "single sentences"
             given = "a single sentence" if sentence2 is None else "a pair"
             raise ValueError(f"{example_id}: the reader reads {reads} ({self.sentence_fields}), not {given}")
-        word_ids, type_ids = self.encoder.encode(sentence1, sentence2)
+        word_ids, type_ids, entities = self.encode(sentence1, sentence2, example_id)
         fields: Dict[str, Field] = tensor_fields(
             self.tokenizer.pad_token_id, word_ids=word_ids, word_attention_mask=word_ids >= 0, word_type_ids=type_ids
         )
+        if entities is not None:
+            fields.update(self.entity_fields([entities], [type_ids], single=True))
         metadata = {"id": example_id, "sentence1": sentence1, "sentence2": sentence2}
         if label is not None:
             if self.regression:

@@ -1,6 +1,6 @@
 import logging
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -9,6 +9,7 @@ from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, MetadataField
 
+from luke_allennlp.data.entity_mentions import MentionLinker, Mentions, check_entity_limits, entity_tensor_fields
 from luke_allennlp.data.files import SeenIds, load_json, nonempty, require
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
 from luke_allennlp.data.tokenization import load_fast_tokenizer
@@ -19,7 +20,6 @@ from luke_allennlp.data.windows import (
     stack_window_entities,
     stack_windows,
 )
-from luke_allennlp.modeling.loading import read_config
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
@@ -36,15 +36,6 @@ class SquadQuestion:
     context: str
     question: str
     answers: List[Tuple[int, str]]  # (character start, text); the first one trains
-
-
-@dataclass
-class Mentions:
-    """The entity mentions found in a text: (entity id, first subword, last subword), and what was skipped."""
-
-    entities: List[Tuple[int, int, int]] = field(default_factory=list)
-    not_in_entity_vocab: int = 0
-    too_long: int = 0
 
 
 @DatasetReader.register("luke_squad")
@@ -129,37 +120,23 @@ class LukeSquadReader(DatasetReader):
         )
         if self.tokenizer.cls_token_id is None:
             raise ValueError(f"{model_name}: the tokenizer has no CLS token to label windows without the answer")
-        if max_entities < 1 or max_mention_length < 1:
-            raise ValueError(
-                f"max_entities ({max_entities}) and max_mention_length ({max_mention_length}) must be positive"
-            )
+        check_entity_limits(max_entities, max_mention_length)
         self.max_entities = max_entities
         self.max_mention_length = max_mention_length
         self.min_link_probability = min_link_probability
+        self.linker: Optional[MentionLinker] = None
         self.mention_dictionary = None
         if mention_dictionary is not None:
-            from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
-            from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
-
-            self.mention_dictionary = MentionDictionary.from_file(cached_path(mention_dictionary))
-            self.entity_vocab = checkpoint_entity_vocab(model_name, entity_vocab)
-            config = read_config(model_name)
-            rows = config.get("entity_vocab_size") if config.get("model_type") == "luke" else None
-            if rows is not None and len(self.entity_vocab) > rows:
-                raise ValueError(
-                    f"the entity vocabulary has {len(self.entity_vocab)} ids but {model_name}'s entity table {rows} rows"
-                )
-            built_with = self.mention_dictionary.min_link_probability
-            if min_link_probability < built_with:
-                logger.warning("%s has no names below its min_link_probability %g, whatever the reader's (%g)",
-                               mention_dictionary, built_with, min_link_probability)  # fmt: skip
+            self.linker = MentionLinker(
+                model_name, mention_dictionary, entity_vocab, min_link_probability, max_mention_length
+            )
+            self.mention_dictionary, self.entity_vocab = self.linker.dictionary, self.linker.entity_vocab
         elif entity_vocab is not None:
             raise ValueError("entity_vocab is only used with mention_dictionary (entity inputs)")
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
         # The questions of a passage come one after another: its subwords and mentions are computed once.
         self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
         self._passage_mentions_cache: Tuple[Any, Optional[Mentions]] = (None, None)
-        self._matchers: Dict[str, Optional[NameMatcher]] = {}
 
     # --- reading files -------------------------------------------------------------------------------
 
@@ -323,47 +300,18 @@ class LukeSquadReader(DatasetReader):
             logger.warning("%s: %d entity mentions cut by max_entities=%d", question_id, cut, self.max_entities)
         width = max(1, max(map(len, rows)))  # at least one (padding) entity, so that every batch has entity inputs
         table, mask, types = stack_window_entities(windows, rows, width)
-        return tensor_fields(
-            self.tokenizer.pad_token_id,
-            entity_ids=table[..., 0],
-            entity_attention_mask=mask,
-            entity_type_ids=types,
-            entity_start_positions=table[..., 1],
-            entity_end_positions=table[..., 2],
-        )
+        return entity_tensor_fields(self.tokenizer.pad_token_id, table, mask, types)
 
     def _matcher(self, title: str) -> Optional[NameMatcher]:
-        """The names linked on page `title` with their entity ids (None for targets not in the entity vocabulary),
-        those below `min_link_probability` left out; None if the dictionary does not have the page."""
-        if title not in self._matchers:
-            assert self.mention_dictionary is not None
-            # SQuAD's titles are URL-quoted page names (Beyonc%C3%A9, Super_Bowl_50), as LUKE's code reads them.
-            names = self.mention_dictionary.names_for_page(urllib.parse.unquote(title))
-            if not names:
-                logger.warning("page %r is not in the mention dictionary: no entities for its passages", title)
-                self._matchers[title] = None
-            else:
-                keep = {name: self.entity_vocab.get(target) for name, target in names.items()
-                        if self.mention_dictionary.link_probability(name) >= self.min_link_probability}  # fmt: skip
-                self._matchers[title] = NameMatcher(keep)
-        return self._matchers[title]
+        """The names linked on page `title` (`MentionLinker.page_matcher`)."""
+        assert self.linker is not None
+        # SQuAD's titles are URL-quoted page names (Beyonc%C3%A9, Super_Bowl_50), as LUKE's code reads them.
+        return self.linker.page_matcher(urllib.parse.unquote(title))
 
-    def _mentions(self, matcher: NameMatcher, text: TokenizedText) -> "Mentions":
+    def _mentions(self, matcher: NameMatcher, text: TokenizedText) -> Mentions:
         """The names found in `text` whose targets are in the vocabulary, as entities over their subwords."""
-        found = Mentions()
-        for start, end, name in matcher.find(text.text):
-            entity_id = matcher.value(name)
-            if entity_id is None:
-                found.not_in_entity_vocab += 1
-                continue
-            subwords = text.char_span_to_subwords(start, end)
-            if subwords is None or text.offsets[subwords[1], 1] < end:  # in a part of the question that was cut
-                continue
-            if subwords[1] - subwords[0] + 1 > self.max_mention_length:
-                found.too_long += 1
-                continue
-            found.entities.append((entity_id, *subwords))
-        return found
+        assert self.linker is not None
+        return self.linker.find(matcher, text)
 
 
 def _check_not_empty(question: str, context: str, where: str) -> None:

@@ -27,9 +27,23 @@ local lib = import 'fine_tuning.libsonnet';
   // checkpoint's large entity table is not loaded into the model.
   embedder(model_name):: lib.luke_embedder(model_name),
 
+  // Optional entity inputs (off by default, null): mention_dictionary, the file of `allennlp
+  // build-mention-dictionary`; the names of the dictionary found in the text become entities (their most linked
+  // entity, if the checkpoint's entity vocabulary has it; limits as the SQuAD config's), and the embedder keeps
+  // the checkpoint's entity table. Turn it on with configs/jglue/jsts_entities.jsonnet's MENTION_DICTIONARY, or
+  // with overrides: -o '{"dataset_reader.mention_dictionary": "...", "model.embedder.entity_vocab": "checkpoint"}'.
+  entity_reader(mention_dictionary):: if mention_dictionary == null then {} else {
+    mention_dictionary: mention_dictionary,
+    min_link_probability: 0.01,
+    max_entities: 128,
+    max_mention_length: 30,
+  },
+  entity_embedder(model_name, mention_dictionary)::
+    $.embedder(model_name) + (if mention_dictionary == null then {} else { entity_vocab: 'checkpoint' }),
+
   // MARC-ja, JNLI, JSTS and GLUE-style data: one sentence or a pair (fields), classes or a score (regression).
   sentence_classification(model_name, train_path, validation_path, fields, max_seq_length, batch_size, epochs,
-                          labels=null, regression=false, id_field=null):: {
+                          labels=null, regression=false, id_field=null, mention_dictionary=null):: {
     dataset_reader: {
       type: 'luke_sentence_classification',
       model_name: model_name,
@@ -37,17 +51,22 @@ local lib = import 'fine_tuning.libsonnet';
       sentence_fields: fields,
       id_field: id_field,
       regression: regression,
-    } + (if labels != null then { labels: labels } else {}),
+    } + (if labels != null then { labels: labels } else {}) + $.entity_reader(mention_dictionary),
     train_data_path: train_path,
     validation_data_path: validation_path,
-    model: { type: 'luke_sequence_classifier', embedder: $.embedder(model_name), regression: regression },
+    model: {
+      type: 'luke_sequence_classifier',
+      embedder: $.entity_embedder(model_name, mention_dictionary),
+      regression: regression,
+    },
     data_loader: lib.data_loader(batch_size),
     validation_data_loader: { batch_size: 32, shuffle: false },
     trainer: $.trainer(5e-5, epochs, if regression then '+pearson' else '+accuracy'),
     evaluation: lib.evaluation,
   },
 
-  multiple_choice(model_name, train_path, validation_path, max_seq_length=64, batch_size=64, epochs=4):: {
+  multiple_choice(model_name, train_path, validation_path, max_seq_length=64, batch_size=64, epochs=4,
+                  mention_dictionary=null):: {
     dataset_reader: {
       type: 'luke_multiple_choice',
       model_name: model_name,
@@ -55,10 +74,10 @@ local lib = import 'fine_tuning.libsonnet';
       question_field: 'question',
       choice_fields: ['choice0', 'choice1', 'choice2', 'choice3', 'choice4'],
       id_field: 'q_id',
-    },
+    } + $.entity_reader(mention_dictionary),
     train_data_path: train_path,
     validation_data_path: validation_path,
-    model: { type: 'luke_multiple_choice', embedder: $.embedder(model_name) },
+    model: { type: 'luke_multiple_choice', embedder: $.entity_embedder(model_name, mention_dictionary) },
     data_loader: lib.data_loader(batch_size),
     validation_data_loader: { batch_size: 32, shuffle: false },
     trainer: $.trainer(5e-5, epochs, '+accuracy'),

@@ -2,21 +2,26 @@
 Inputs of the sentence-level tasks (GLUE/JGLUE style): JSON-lines files read record by record with errors that name
 the file and line, and one sentence or a sentence pair in the tokenizer's own format (`<s> a </s></s> b </s>` for
 RoBERTa/LUKE/mLUKE, `[CLS] a [SEP] b [SEP]` for BERT), cut to `max_seq_length` as transformers' `truncation=True`
-(longest first) does, with every cut counted.
+(longest first) does, with every cut counted. Optionally (`mention_dictionary`), entity inputs: the dictionary's names found in the text
+(`luke_allennlp.data.entity_mentions`).
 """
 
 import logging
 from collections import Counter
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from types import SimpleNamespace
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
+from allennlp.data.fields import Field
 from transformers import PreTrainedTokenizerFast
 
+from luke_allennlp.data.entity_mentions import MentionLinker, check_entity_limits, entity_tensor_fields
 from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
+from luke_allennlp.data.inputs import tokenize
 from luke_allennlp.data.tokenization import load_fast_tokenizer
-from luke_allennlp.data.windows import PairLayout
+from luke_allennlp.data.windows import PairLayout, stack_window_entities
 from luke_allennlp_compat import special_tokens_template
 
 logger = logging.getLogger(__name__)
@@ -77,16 +82,85 @@ class JsonLinesTaskReader(DatasetReader):
     label_field : `str`
     id_field : `str`, optional
         The field holding the example id; `None`: `file:line`.
+    mention_dictionary : `str`, optional (default = `None`)
+        Entity inputs (off by default): the file written by `allennlp build-mention-dictionary` (SQLite or JSON);
+        each of its names found in a text (link probability at least `min_link_probability`) becomes an entity,
+        the name's most linked entity, over the name's subwords, if the checkpoint's entity vocabulary has it
+        (`MentionLinker`). Without it the instances have no entity fields.
+    entity_vocab : `str`, optional (default = `None`)
+        The checkpoint's entity vocabulary if not its `entity_vocab.json`.
+    min_link_probability : `float`, optional (default = `0.01`)
+    max_entities : `int`, optional (default = `128`)
+        Entities per input (first sentence's first); the rest are cut (counted).
+    max_mention_length : `int`, optional (default = `30`)
+        Longest mention in subwords; longer matches are skipped (counted).
     """
 
+    ENTITY_STATS = ("mentions", "mentions_not_in_entity_vocab", "mentions_too_long", "mentions_cut_by_max_entities")
+
     def __init__(
-        self, model_name: str, max_seq_length: int, label_field: str, id_field: Optional[str], **kwargs
+        self,
+        model_name: str,
+        max_seq_length: int,
+        label_field: str,
+        id_field: Optional[str],
+        mention_dictionary: Optional[str] = None,
+        entity_vocab: Optional[str] = None,
+        min_link_probability: float = 0.01,
+        max_entities: int = 128,
+        max_mention_length: int = 30,
+        **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         self.tokenizer = load_fast_tokenizer(model_name)
         self.encoder = SentenceEncoder(self.tokenizer, max_seq_length)
         self.label_field = label_field
         self.id_field = id_field
+        check_entity_limits(max_entities, max_mention_length)
+        self.max_entities = max_entities
+        self.linker: Optional[MentionLinker] = None
+        if mention_dictionary is not None:
+            self.linker = MentionLinker(
+                model_name, mention_dictionary, entity_vocab, min_link_probability, max_mention_length
+            )
+        elif entity_vocab is not None:
+            raise ValueError("entity_vocab is only used with mention_dictionary (entity inputs)")
+
+    def encode(
+        self, first: str, second: Optional[str] = None, example_id: str = "input"
+    ) -> Tuple[np.ndarray, np.ndarray, Optional[List[Tuple[int, int, int]]]]:
+        """(input ids, token type ids) as `SentenceEncoder.encode`, and without a mention dictionary None, with one
+        the entities found in the kept subwords: (entity id, first input position, last input position)."""
+        if self.linker is None:
+            return (*self.encoder.encode(first, second), None)
+        texts = [tokenize(self.tokenizer, text) for text in (first, second) if text is not None]
+        ids, types, sides = self.encoder.encode_subwords(texts[0].ids, texts[1].ids if len(texts) > 1 else None)
+        matcher = self.linker.text_matcher()
+        entities: List[Tuple[int, int, int]] = []
+        for text, (start, kept) in zip(texts, sides):
+            found = self.linker.find(matcher, text, kept)
+            self.stats["mentions_not_in_entity_vocab"] += found.not_in_entity_vocab
+            self.stats["mentions_too_long"] += found.too_long
+            entities += [
+                (entity, start + first_subword, start + last) for entity, first_subword, last in found.entities
+            ]
+        self.stats["mentions"] += len(entities)
+        if len(entities) > self.max_entities:
+            cut = len(entities) - self.max_entities
+            self.stats["mentions_cut_by_max_entities"] += cut
+            logger.warning("%s: %d entity mentions cut by max_entities=%d", example_id, cut, self.max_entities)
+        return ids, types, entities[: self.max_entities]
+
+    def entity_fields(
+        self, rows: Sequence[List[Tuple[int, int, int]]], type_ids: Sequence[np.ndarray], single: bool = False
+    ) -> Dict[str, Field]:
+        """The entity fields of inputs (rows) with these entities and token type ids, (rows, entities), or
+        (entities,) for a `single` input; at least one (padding) entity, so that every batch has entity inputs."""
+        width = max(1, max(map(len, rows)))
+        table, mask, types = stack_window_entities([SimpleNamespace(token_type_ids=t) for t in type_ids], rows, width)
+        if single:
+            table, mask, types = table[0], mask[0], types[0]
+        return entity_tensor_fields(self.tokenizer.pad_token_id, table, mask, types)
 
     @property
     def stats(self) -> Counter:
@@ -112,10 +186,14 @@ class JsonLinesTaskReader(DatasetReader):
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.encoder.reset_stats()
+        if self.linker is not None:
+            self.stats.update(dict.fromkeys(self.ENTITY_STATS, 0))
         examples = nonempty(self.read_examples(cached_path(file_path), file_path), file_path)
         for example_id, *example in self.shard_iterable(examples):
             yield self.text_to_instance(*example, example_id=example_id)
         self.encoder.log_stats(file_path)
+        if self.linker is not None:
+            logger.info("%s: entity inputs: %s", file_path, {k: self.stats[k] for k in self.ENTITY_STATS})
 
 
 class SentenceEncoder:
@@ -167,8 +245,15 @@ class SentenceEncoder:
 
     def encode(self, first: str, second: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
         """(input ids, token type ids), each (words,)."""
-        a = self.subwords(first)
-        b = self.subwords(second) if second is not None else None
+        ids, types, _ = self.encode_subwords(
+            self.subwords(first), self.subwords(second) if second is not None else None
+        )
+        return ids, types
+
+    def encode_subwords(
+        self, a: List[int], b: Optional[List[int]] = None
+    ) -> Tuple[np.ndarray, np.ndarray, List[Tuple[int, int]]]:
+        """`encode` of subword ids, and for each side (input position of its first subword, subwords kept)."""
         self.stats["inputs"] += 1
         if b is None:
             prefix, suffix, prefix_types, text_type, suffix_types = self.single
@@ -177,15 +262,17 @@ class SentenceEncoder:
             a = a[: len(a) - cut]
             ids = [*prefix, *a, *suffix]
             types = [*prefix_types, *[text_type] * len(a), *suffix_types]
+            sides = [(len(prefix), len(a))]
         else:
             room = self.max_seq_length - self.pair.num_special
             keep_a, keep_b = longest_first(len(a), len(b), room)
             cut = len(a) + len(b) - keep_a - keep_b
-            ids, types, _, _ = self.pair.build(a[:keep_a], b[:keep_b])
+            ids, types, first_at, second_at = self.pair.build(a[:keep_a], b[:keep_b])
+            sides = [(first_at, keep_a), (second_at, keep_b)]
         if cut:
             self.stats["truncated_inputs"] += 1
             self.stats["truncated_subwords"] += cut
-        return np.asarray(ids, dtype=np.int64), np.asarray(types, dtype=np.int64)
+        return np.asarray(ids, dtype=np.int64), np.asarray(types, dtype=np.int64), sides
 
 
 def longest_first(length_a: int, length_b: int, room: int) -> Tuple[int, int]:

@@ -52,19 +52,26 @@ class LukeMultipleChoice(LukePooledHeadModel):
         metadata: List[Dict[str, Any]],
         word_type_ids: Optional[torch.LongTensor] = None,
         label: Optional[torch.LongTensor] = None,
+        entity_ids: Optional[torch.LongTensor] = None,
+        entity_attention_mask: Optional[torch.BoolTensor] = None,
+        entity_type_ids: Optional[torch.LongTensor] = None,
+        entity_start_positions: Optional[torch.LongTensor] = None,
+        entity_end_positions: Optional[torch.LongTensor] = None,
     ) -> Dict[str, Any]:
         """
         # Parameters
 
         word_ids, word_attention_mask, word_type_ids : (batch, choices, words)
         label : (batch,), the index of the correct choice
+        entity_* : (batch, choices, entities), optional entity inputs (the reader's `mention_dictionary`)
         """
         passes = self.nonempty_rows(word_attention_mask)  # the real (question, choice) rows
-        scores = self.score(
-            self.select(word_ids, passes),
-            self.select(word_attention_mask, passes),
-            None if word_type_ids is None else self.select(word_type_ids, passes),
-        ).squeeze(-1)  # (passes,)
+        rows = [None if tensor is None else self.select(tensor, passes) for tensor in (
+            word_type_ids, entity_ids, entity_start_positions, entity_end_positions, entity_attention_mask,
+            entity_type_ids)]  # fmt: skip
+        scores = self.score(self.select(word_ids, passes), self.select(word_attention_mask, passes), *rows).squeeze(
+            -1
+        )  # (passes,)
         logits = scores.new_full(word_ids.shape[:2], float("-inf"))  # (batch, choices)
         logits[passes] = scores
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}

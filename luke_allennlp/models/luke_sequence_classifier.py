@@ -60,14 +60,23 @@ class LukeSequenceClassifier(LukePooledHeadModel):
         metadata: List[Dict[str, Any]],
         word_type_ids: Optional[torch.LongTensor] = None,
         label: Optional[torch.Tensor] = None,
+        entity_ids: Optional[torch.LongTensor] = None,
+        entity_attention_mask: Optional[torch.BoolTensor] = None,
+        entity_type_ids: Optional[torch.LongTensor] = None,
+        entity_start_positions: Optional[torch.LongTensor] = None,
+        entity_end_positions: Optional[torch.LongTensor] = None,
     ) -> Dict[str, Any]:
         """
         # Parameters
 
         word_ids, word_attention_mask, word_type_ids : (batch, words)
         label : (batch,), class indices, or gold scores (float) for regression
+        entity_* : (batch, entities), optional entity inputs (the reader's `mention_dictionary`)
         """
-        logits = self.score(word_ids, word_attention_mask, word_type_ids)  # (batch, labels) or (batch, 1)
+        logits = self.score(
+            word_ids, word_attention_mask, word_type_ids, entity_ids, entity_start_positions, entity_end_positions,
+            entity_attention_mask, entity_type_ids,
+        )  # (batch, labels) or (batch, 1)  # fmt: skip
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
             if self.regression:

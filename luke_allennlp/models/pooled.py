@@ -8,6 +8,7 @@ from typing import Optional
 
 import torch
 
+from luke_allennlp.modeling.encoder import span_position_ids
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 
 
@@ -33,8 +34,26 @@ class LukePooledHeadModel(LukeTaskModel):
         self.classifier = torch.nn.Linear(embedder.get_output_dim(), num_outputs)
 
     def score(
-        self, word_ids: torch.Tensor, word_attention_mask: torch.Tensor, word_type_ids: Optional[torch.Tensor] = None
+        self,
+        word_ids: torch.Tensor,
+        word_attention_mask: torch.Tensor,
+        word_type_ids: Optional[torch.Tensor] = None,
+        entity_ids: Optional[torch.Tensor] = None,
+        entity_start_positions: Optional[torch.Tensor] = None,
+        entity_end_positions: Optional[torch.Tensor] = None,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        entity_type_ids: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
-        """(rows, num_outputs) float scores of (rows, words) inputs."""
-        pooled = self.embedder.encode(word_ids, word_attention_mask, word_type_ids).pooler_output  # (rows, hidden)
+        """(rows, num_outputs) float scores of (rows, words) inputs, with optional entity inputs (rows, entities)
+        over subwords start..end (inclusive): the pooler then reads a first word that attended to them too."""
+        entities = {}
+        if entity_ids is not None:
+            assert entity_start_positions is not None and entity_end_positions is not None
+            entities = dict(
+                entity_ids=entity_ids,
+                entity_position_ids=span_position_ids(entity_start_positions, entity_end_positions),
+                entity_attention_mask=entity_attention_mask,
+                entity_token_type_ids=entity_type_ids,
+            )
+        pooled = self.embedder.encode(word_ids, word_attention_mask, word_type_ids, **entities).pooler_output
         return self.classifier(self.dropout(pooled)).float()

@@ -5,7 +5,9 @@ names are matched to give entity inputs (SQuAD's, paper Appendix C; entity linki
 
 Text is split into tokens, runs of word characters or one other non-space character (`TOKEN`). A name
 occurs where its exact text (case-sensitive) starts where a token starts and ends where a token ends: "York"
-occurs in "New York" but not in "Yorkshire" or "NewYork", "U.S." in "U.S.-based".
+occurs in "New York" but not in "Yorkshire" or "NewYork", "U.S." in "U.S.-based". Optionally
+(`cjk_characters`, for text of scripts written without spaces), each kana or CJK ideograph is a token of its own,
+so that "男性" occurs in "二人の男性が".
 """
 
 import functools
@@ -13,6 +15,8 @@ import re
 from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 TOKEN = re.compile(r"\w+|[^\w\s]")  # how names and text are split into tokens
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"  # kana, CJK ideographs, half-width kana
+CJK_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")  # TOKEN, but each kana or ideograph alone
 
 
 class NameMatcher:
@@ -29,13 +33,20 @@ class NameMatcher:
     names : `Dict[str, Optional[int]]` or an iterable of names
         Each name and its entity id; `None` for a name whose target is not in the entity vocabulary (it is
         still matched, so that it hides the shorter names inside it). A plain iterable gives every name `None`.
+    cjk_characters : `bool`, optional (default = `False`)
+        Each kana or CJK ideograph is a token (`CJK_TOKEN`): names are found at any such character in Japanese or
+        Chinese text.
     """
 
-    def __init__(self, names: "Dict[str, Optional[int]] | Iterable[str]") -> None:
+    _token = TOKEN
+
+    def __init__(self, names: "Dict[str, Optional[int]] | Iterable[str]", cjk_characters: bool = False) -> None:
         self.names: Dict[str, Optional[int]] = dict(names) if isinstance(names, dict) else dict.fromkeys(names)
+        if cjk_characters:
+            self._token = CJK_TOKEN
         lengths: Dict[str, Set[int]] = {}
         for name in self.names:
-            tokens = TOKEN.findall(name)
+            tokens = self._token.findall(name)
             if tokens:
                 lengths.setdefault(tokens[0], set()).add(len(tokens))
         # Per first token, the names' lengths in tokens, longest first.
@@ -55,7 +66,7 @@ class NameMatcher:
 
     def _at_each_token(self, text: str) -> Iterator[List[Tuple[int, int, str]]]:
         """For each token of `text`, the names starting there, longest first, as (start, end exclusive, name)."""
-        tokens = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(text)]
+        tokens = [(m.start(), m.end(), m.group()) for m in self._token.finditer(text)]
         for i, (start, _, token) in enumerate(tokens):
             found = []
             lengths, names = self._first(token)

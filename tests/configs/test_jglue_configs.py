@@ -111,3 +111,32 @@ def test_a_lite_checkpoint_works_as_model_name(tmp_path, monkeypatch, tiny_luke_
     model = train_model_from_file(str(CONFIGS / "jnli.jsonnet"), str(tmp_path / "run"), overrides=json.dumps(TINY))
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert 0.0 <= metrics["validation_accuracy"] <= 1.0 and model.embedder.luke.config.entity_vocab_size == 4
+
+
+def test_jsts_with_entity_inputs_trains(tmp_path, monkeypatch, request):
+    """configs/jglue/jsts_entities.jsonnet (MENTION_DICTIONARY): the reader gives entity inputs, the embedder keeps the
+    checkpoint's entity table, and a few steps train and validate; jsts.jsonnet itself has no entity inputs."""
+    from tests.jglue import write_mention_dictionary
+
+    mentions, vocab = write_mention_dictionary(tmp_path / "mentions")
+    train, valid = data_for("jsts", tmp_path)
+    set_config_env(monkeypatch, request.getfixturevalue(JAPANESE_CHECKPOINT), train)
+    monkeypatch.setenv("VALIDATION_DATA_PATH", str(valid))
+    assert "mention_dictionary" not in Params.from_file(str(CONFIGS / "jsts.jsonnet")).as_dict()["dataset_reader"]
+    monkeypatch.setenv("MENTION_DICTIONARY", str(mentions))
+    params = Params.from_file(str(CONFIGS / "jsts_entities.jsonnet")).as_dict(quiet=True)
+    assert params["dataset_reader"]["mention_dictionary"] == str(mentions)
+    assert params["model"]["embedder"]["entity_vocab"] == "checkpoint"
+    overrides = {**TINY, "dataset_reader.entity_vocab": str(vocab)}
+    model = train_model_from_file(str(CONFIGS / "jsts_entities.jsonnet"), str(tmp_path / "run"),
+                                  overrides=json.dumps(overrides))  # fmt: skip
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert -1.0 <= metrics["validation_pearson"] <= 1.0
+    assert model.embedder.luke.config.entity_vocab_size > 4  # the checkpoint's table, not the task entities
+    # evaluation from the archive reads the entity inputs again
+    predictions = tmp_path / "predictions.jsonl"
+    evaluated = evaluate_from_archive(str(tmp_path / "run" / "model.tar.gz"), str(valid),
+                                      predictions_output_file=str(predictions))  # fmt: skip
+    rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == list(gold_of("jsts", valid))
+    assert evaluated["pearson"] == pytest.approx(independent_metrics("jsts", rows, gold_of("jsts", valid))["pearson"])

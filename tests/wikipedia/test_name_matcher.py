@@ -44,3 +44,13 @@ def test_matching_and_counting_agree_on_what_an_occurrence_is():
     assert all(any(s <= start and end <= e for s, e, _ in found) for start, end, _ in occurrences)
     # Names with white space at an end occur nowhere (a token never starts or ends with white space).
     assert not {"Foo ", " Bar"} & {name for _, _, name in found}
+
+
+def test_cjk_characters_find_names_inside_text_without_spaces():
+    from luke_allennlp.wikipedia.name_matcher import NameMatcher
+
+    names = {"男性": 1, "ジャンボジェット": 2, "New York": 3, "York": 4}
+    text = "二人の男性がジャンボジェット機を見ています。New York, Yorkshire"
+    assert NameMatcher(names).find(text) == [(22, 30, "New York")]  # one token before "。": no Japanese name
+    assert NameMatcher(names, cjk_characters=True).find(text) == [
+        (3, 5, "男性"), (6, 14, "ジャンボジェット"), (22, 30, "New York")]  # fmt: skip
