@@ -130,7 +130,12 @@ def test_commands_write_under_output():
 
 
 def test_pretraining_reads_the_corpus_that_was_built():
-    built = {shlex.split(c)[5] for b in BLOCKS for c in commands(b.code) if "allennlp build-pretraining-corpus" in c}
+    built = set()
+    for block in BLOCKS:
+        for command in commands(block.code):
+            words = shlex.split(command)
+            if "build-pretraining-corpus" in words:  # (also inside a `for` loop: a dump's parts)
+                built.add(words[words.index("build-pretraining-corpus") + 4])
     # (CORPUS may join several corpora with commas: mLUKE's, one per language)
     read = {p for b in BLOCKS for m in re.findall(r"\bCORPUS=(\S+)", b.code) for p in m.split(",")}
     assert "output/corpus" in built and all(path.startswith("output/") for path in built), built

@@ -172,10 +172,16 @@ def config_params(config, monkeypatch, request, squad_mentions: str, tmp_path) -
         monkeypatch.setenv("MENTION_DICTIONARY", str(request.getfixturevalue("ed_wikipedia")["dictionary"]))
         overrides = {**TINY, **TINY_ED}
     elif config.parent.name == "jglue":  # the real JGLUE files' slices (MARC-ja: lines in its documented format)
-        train, valid = test_jglue_configs.data_for(config.stem, tmp_path)
+        train, valid = test_jglue_configs.data_for(config.stem.removesuffix("_entities"), tmp_path)
         set_config_env(monkeypatch, request.getfixturevalue(test_jglue_configs.JAPANESE_CHECKPOINT), train)
         monkeypatch.setenv("VALIDATION_DATA_PATH", str(valid))
         overrides = TINY
+        if config.stem.endswith("_entities"):  # entity inputs: names of the JGLUE lines, a vocabulary that fits
+            from tests.jglue import write_mention_dictionary
+
+            mentions, vocab = write_mention_dictionary(tmp_path / "mentions")
+            monkeypatch.setenv("MENTION_DICTIONARY", str(mentions))
+            overrides = {**TINY, "dataset_reader.entity_vocab": str(vocab)}
     else:
         model = next((v for k, v in test_configs.MODELS if k in config.name), "tiny_luke_dir")
         data = next(v for k, v in {**test_configs.DATA, **EQUAL_SHARES}.items() if config.name.startswith(k))
