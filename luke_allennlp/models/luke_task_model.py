@@ -80,6 +80,18 @@ class LukeTaskModel(ReportsMetrics, Model):
         return mask.any(-1).nonzero(as_tuple=True)
 
     @staticmethod
+    def entity_inputs(
+        entity_ids: torch.Tensor,
+        starts: torch.Tensor,
+        ends: torch.Tensor,
+        attention_mask: Optional[torch.Tensor] = None,
+        type_ids: Optional[torch.Tensor] = None,
+    ) -> Dict[str, Optional[torch.Tensor]]:
+        """The `luke` embedder's entity arguments for entities over subwords start..end (inclusive)."""
+        return dict(entity_ids=entity_ids, entity_position_ids=span_position_ids(starts, ends),
+                    entity_attention_mask=attention_mask, entity_token_type_ids=type_ids)  # fmt: skip
+
+    @staticmethod
     def select(tensor: torch.Tensor, passes: Optional[Passes]) -> torch.Tensor:
         """The rows of `tensor` (*stacked, positions) that `passes` encode (the leading indices it has)."""
         return tensor if passes is None else tensor[passes[: tensor.dim() - 1]]
@@ -114,13 +126,11 @@ class LukeTaskModel(ReportsMetrics, Model):
         if self.has_entity_states:
             entities = {}
             if with_entities:
-                starts, ends = self.select(entity_start_positions, rows), self.select(entity_end_positions, rows)
-                entities = dict(
-                    entity_ids=self.select(entity_ids, rows),
-                    entity_position_ids=span_position_ids(starts, ends),
-                    entity_attention_mask=None if entity_attention_mask is None else self.select(entity_attention_mask, rows),
-                    entity_token_type_ids=None if entity_type_ids is None else self.select(entity_type_ids, rows),
-                )  # fmt: skip
+                optional = [
+                    None if t is None else self.select(t, rows) for t in (entity_attention_mask, entity_type_ids)
+                ]
+                entities = self.entity_inputs(self.select(entity_ids, rows), self.select(entity_start_positions, rows),
+                                              self.select(entity_end_positions, rows), *optional)  # fmt: skip
             out = self.embedder.encode(**words, **entities)
             word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
         else:

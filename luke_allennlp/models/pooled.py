@@ -8,7 +8,6 @@ from typing import Optional
 
 import torch
 
-from luke_allennlp.modeling.encoder import span_position_ids
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 
 
@@ -49,11 +48,7 @@ class LukePooledHeadModel(LukeTaskModel):
         entities = {}
         if entity_ids is not None:
             assert entity_start_positions is not None and entity_end_positions is not None
-            entities = dict(
-                entity_ids=entity_ids,
-                entity_position_ids=span_position_ids(entity_start_positions, entity_end_positions),
-                entity_attention_mask=entity_attention_mask,
-                entity_token_type_ids=entity_type_ids,
-            )
+            entities = self.entity_inputs(entity_ids, entity_start_positions, entity_end_positions,
+                                          entity_attention_mask, entity_type_ids)  # fmt: skip
         pooled = self.embedder.encode(word_ids, word_attention_mask, word_type_ids, **entities).pooler_output
         return self.classifier(self.dropout(pooled)).float()
