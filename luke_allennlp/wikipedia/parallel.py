@@ -11,7 +11,7 @@ import collections
 import multiprocessing
 import os
 import signal
-from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple, TypeVar
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar
 
 from luke_allennlp.wikipedia.dump import WikiPage
 
@@ -47,7 +47,16 @@ def ordered_map(
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    pool = context.Pool(num_workers, initializer=_start_worker, initargs=(initializer, initargs))
+    # Workers are forked with SIGTERM blocked and unblock it once its handler is the default (`_start_worker`).
+    # Forked unblocked, a worker inherits the parent's Python-level SIGTERM handler (allennlp's command line installs
+    # one): a SIGTERM from `Pool.terminate()` arriving before the worker resets it is taken by CPython's C handler and
+    # then dropped (the handler it finds by then is the default), so the worker lives on and `terminate()` waits for
+    # it without end. The pool's helper threads, started here, keep the mask: SIGTERM reaches this thread only.
+    blocked = _block(signal.SIGTERM)
+    try:
+        pool = context.Pool(num_workers, initializer=_start_worker, initargs=(initializer, initargs))
+    finally:
+        _unblock(blocked)
     try:
         pending: collections.deque = collections.deque()
         for item in items:
@@ -68,8 +77,22 @@ def _start_worker(initializer: Optional[Callable[..., None]], initargs: Tuple[An
     # `allennlp`'s command line turns SIGTERM into an exception (SigTermReceived), which a worker would catch as
     # a failed task and then outlive `Pool.terminate()`: workers go back to the default, exiting.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _unblock({signal.SIGTERM})  # a SIGTERM sent meanwhile (it waited, blocked) ends the worker now
     if initializer is not None:
         initializer(*initargs)
+
+
+def _block(signum: int) -> Set[int]:
+    """Blocks `signum` in this thread (where the platform has signal masks); what `_unblock` takes back."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return set()
+    was_blocked = signum in signal.pthread_sigmask(signal.SIG_BLOCK, {signum})
+    return set() if was_blocked else {signum}
+
+
+def _unblock(signums: Set[int]) -> None:
+    if signums and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signums)
 
 
 def page_batches(
