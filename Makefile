@@ -1,6 +1,7 @@
 # `make install` sets up .venv with torch, the real allennlp 2.10.1 and this package (editable);
 # `make test` runs the test suite. Both are what CI runs (.ci/run). `make lint` checks the code with ruff
-# (settings in pyproject.toml) and the package's layers with import-linter (contracts in pyproject.toml);
+# (settings in pyproject.toml), the package's layers with import-linter (contracts in pyproject.toml) and builds the
+# docs site (`make docs`: mkdocs.yml, docs/);
 # `make format` applies ruff's fixes and formatting.
 VENV ?= .venv
 PYTHON ?= python3
@@ -10,7 +11,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 TORCH ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-all lint format bench demo clean wheelhouse wheelhouse-check
+.PHONY: install test test-all lint docs format bench demo clean wheelhouse wheelhouse-check
 
 install: $(STAMP)
 
@@ -35,6 +36,13 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(MKDOCS)
+
+# The documentation site (mkdocs.yml, docs/) into site/; --strict: a broken link or anchor is an error. `make lint`
+# builds it too, so CI does. (NO_MKDOCS_2_WARNING: mkdocs-material's notice about MkDocs 2, printed on every build.)
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+docs: install
+	$(MKDOCS)
 
 format: install
 	$(VENV)/bin/ruff check --fix .
@@ -43,15 +51,15 @@ format: install
 bench: install
 	$(PY) benchmarks/encoder_speed.py
 
-# Offline, a few minutes: pretrain a tiny LUKE on the project's sample dump, then fine-tune it for NER (README).
+# Offline, a few minutes: pretrain a tiny LUKE on the project's sample dump, then fine-tune it for NER (docs/index.md).
 demo: install
 	$(PY) demo/pretraining_demo.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache site
 
-# Wheels for a GPU machine that has CUDA torch and transformers but no allennlp and no network (see README,
-# "Training on GPUs"): copy $(WHEELHOUSE) there and run `python3 $(WHEELHOUSE)/install.py`.
+# Wheels for a GPU machine that has CUDA torch and transformers but no allennlp and no network (see docs/training.md,
+# "On a GPU machine without internet"): copy $(WHEELHOUSE) there and run `python3 $(WHEELHOUSE)/install.py`.
 WHEELHOUSE ?= wheelhouse
 PYTHON_VERSION ?= 3.12
 wheelhouse: install

@@ -1,46 +1,62 @@
 """
-The README runs as written.
+The documentation runs as written.
 
-Every ```bash block of README.md is checked for what made it drift before (evaluations without `--output-file`,
-files written outside `output/`, a pretraining corpus read from another path than the one built, a sample dump
-without `--include-missing-pages`). The blocks marked `<!-- readme-test: NAME -->` (the line before the fence) are
-run by bash (`set -euo pipefail`; a marked ```python block by Python) in a scratch directory that looks like the
-checkout (`configs/`, `tests/`, `demo/`, `.allennlp_plugins`, and `../shared` beside it), a block's prerequisites
-first. Hub names (`studio-ousia/luke-base`, `roberta-base`) are replaced by tiny random checkpoints built offline
-(the LUKE one with an `entity_vocab.json`, as luke-base has);
-files the README names as the user's downloads are stand-ins in the same formats (`train-v1.1.json`: two
+Every ```bash block of README.md and of the site's pages (docs/**/*.md; not docs/incoming/, text waiting to be merged)
+is checked for what made it drift before (evaluations without `--output-file`, files written outside `output/`, a
+pretraining corpus read from another path than the one built, a sample dump without `--include-missing-pages`), and
+every page with shell blocks says first how to activate the environment. The blocks marked `<!-- docs-test: NAME -->`
+(the line before the fence) are run by bash (`set -euo pipefail`; a marked ```python block by Python) in a scratch
+directory that looks like the checkout (`configs/`, `tests/`, `demo/`, `.allennlp_plugins`, and `../shared` beside
+it), a block's prerequisites first. Hub names (`studio-ousia/luke-base`, `roberta-base`) are replaced by tiny random
+checkpoints built offline (the LUKE one with an `entity_vocab.json`, as luke-base has);
+files the pages name as the user's downloads are stand-ins in the same formats (`train-v1.1.json`: two
 paragraphs of SQuAD dev; `kbp37/*.txt`: the KBP37 fixture; `record/*.json`: the ReCoRD sample;
-`enwiki-pages-articles.xml.bz2`: the 3-page sample dump). `smoke` and `pretraining-data` run exactly as written
-(they are small already); the others get the small-run overrides the README documents merged into every
+`enwiki-pages-articles.xml.bz2`: the 3-page sample dump). `smoke`, `pretraining-data` and `luke-japanese` run
+exactly as written (they are small already); the others get the small-run overrides the docs give merged into every
 `allennlp train` / `evaluate` `-o` (`dataset_reader.max_instances` 16, one epoch, the CPU; pretraining: one
 process, 2 batches of 8), and leave out two lines: `tensorboard` (the viewer is not installed; the test checks the
 event files instead) and `python evaluate-v1.1.py` (the official script, not distributed here). A python block's
-last line is printed as JSON for the test to check.
+last line is printed as JSON for the test to check. README's quick start is the smoke block's commands (checked).
 
-Each `allennlp` process spends ~15 s importing on a loaded 2-core machine, so the default suite runs:
-- `ner` (NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file, print the
-  F1, predict; 133 s on the loaded 2-core machine),
-- `predictor` (Everyday use: `Predictor.from_path` in Python on the `ner` archive; 27 s);
-and `make test-all` (marked slow) the rest:
-- `smoke` (build-tiny-checkpoint, then the NER commands as `ner` runs them; ~100 s),
-- `recover` (Everyday use: `--recover` of the `ner` run, a TensorBoard run),
-- `kbp37` (relation classification: train, evaluate), `squad` (without and with entity inputs: titles, mention
-  dictionary, train, evaluate, squad-predictions, predict), `record` (train, evaluate, squad-predictions, predict),
-- `pretraining-data` (entity vocabulary and corpus from the real 206-page dump; ~50 s),
-- `pretraining-training` (stage 1, stage 2, export-luke, NER fine-tuning from the export; after pretraining-data).
-Not run: the install/lint/demo `make` lines, the generic `my_config.jsonnet` example, push-to-hf (needs the hub;
-tests/commands test it against a mock), offline use's hub name from the cache, the entity-disambiguation block
-(a full dump and AIDA files), import-luke-task (a hub model), export to transformers of a NER archive
-(tests/commands test it), the GPU wheelhouse, and the trainer's GPU examples; the static checks above cover their
-commands.
+What each marked block costs, in CPU-seconds of its processes (measured on the shared 2-core machine under a load
+of ~15, where wall times were 2-4x these; on a quiet machine a block's wall time is about its CPU time or less; each
+`allennlp` process spends ~7 CPU-s starting). The default suite runs:
+- `ner` (entity tasks, NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file,
+  print the F1, predict; 41 CPU-s), `predictor` (`Predictor.from_path` in Python on the `ner` archive; 10),
+- `recover` (training: `--recover` of the `ner` run, a TensorBoard run; 31), `ner-export` (checkpoints: export-luke
+  of the `ner` archive, loaded by transformers; 15),
+- `kbp37` (relation classification: train, evaluate; 19), `record` (ReCoRD: train, evaluate, squad-predictions,
+  predict; 41),
+- `luke-japanese` (checkpoints: a tiny LUKE-Japanese checkpoint from JGLUE's text and its lite version; 25),
+  `jglue` (another, then JCommonsenseQA: train, evaluate; 36),
+- `pretraining-data` (entity vocabulary and corpus from the real 206-page dump; 26);
+193 CPU-s more than the two blocks it ran before (`ner`, `predictor`). `make test-all` (marked slow) runs the rest:
+- `smoke` (the quick start: build-tiny-checkpoint, then on 32 sentences the commands `ner` runs; 58),
+- `squad` (without and with entity inputs: titles, mention dictionary, train, evaluate, squad-predictions, predict; 60),
+- `pretraining-training` (stage 1, stage 2, export-luke, NER fine-tuning from the export; after pretraining-data; 64).
+README.md's main job and quick start are the `ner` and `smoke` blocks' commands (checked).
+Not run, the static checks above covering their commands:
+- the hub: the examples with released checkpoints (mLUKE NER on German, Spanish and Dutch, JGLUE with
+  luke-japanese-base, import-luke-task of a released task model, offline use's hub name from the cache), `push-to-hf`
+  and `hf upload` (tests/test_luke_allennlp_compat.py runs push-to-hf against a mock hub);
+- a GPU: the trainer's `cuda_device` and bf16 examples, the wheelhouse for a GPU machine (`make wheelhouse-check`
+  tries that route here);
+- full dumps and data not shipped: a whole Wikipedia in parts (tests/wikipedia/test_parts.py and
+  tests/commands/test_build_mention_dictionary.py run the recipe on the 206-page dump cut in parts), the multilingual
+  entity vocabulary and mLUKE pretraining (tests/test_mluke_pipeline.py runs that path on tiny dumps), the SQuAD
+  mention dictionary over `$DUMP`, entity disambiguation on a full dump and AIDA's files;
+- the `make` lines (install, lint, test, docs, demo), `source .venv/bin/activate` (the suite runs in that environment)
+  and the generic `my_config.jsonnet` example.
 """
 
 import json
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional
 
@@ -48,12 +64,13 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-MARKER = re.compile(r"<!--\s*readme-test:\s*([\w-]+)\s*-->")
-# The marked blocks, in README order.
-RUN = ["smoke", "recover", "predictor", "ner", "kbp37", "squad", "record", "pretraining-data", "pretraining-training"]
-AS_WRITTEN = {"smoke", "pretraining-data"}  # run without the small-run overrides below: they are small already
+MARKER = re.compile(r"<!--\s*docs-test:\s*([\w-]+)\s*-->")
+# The marked blocks (in README, then the docs pages in path order, as DOC_FILES lists them).
+RUN = ["smoke", "ner", "predictor", "record", "squad", "ner-export", "jglue", "luke-japanese", "pretraining-data",
+       "pretraining-training", "recover", "kbp37"]  # fmt: skip
+AS_WRITTEN = {"smoke", "pretraining-data", "luke-japanese"}  # run without the small-run overrides: small already
 HUB_NAMES = {"studio-ousia/luke-base": "luke", "roberta-base": "roberta"}
-# The overrides the README documents for a small run, merged into every `allennlp train` / `evaluate` -o of the
+# The overrides the docs give for a small run, merged into every `allennlp train` / `evaluate` -o of the
 # other blocks (a GPU's "trainer.cuda_device": 0 becomes the CPU's -1).
 SMALL_TRAIN = {"dataset_reader.max_instances": 16, "trainer.num_epochs": 1, "trainer.cuda_device": -1}
 SMALL_PRETRAINING = {"distributed": None, "trainer.num_gradient_accumulation_steps": 1, "data_loader.batch_size": 8,
@@ -61,22 +78,24 @@ SMALL_PRETRAINING = {"distributed": None, "trainer.num_gradient_accumulation_ste
 SMALL_EVALUATE = {"dataset_reader.max_instances": 16}
 # Lines run by nothing here: a viewer that is not installed, a script the user downloads.
 NOT_RUN = re.compile(r"^(tensorboard |python evaluate-v1\.1\.py )")
+ACTIVATE = "source .venv/bin/activate"
 
 
 class Block(NamedTuple):
+    file: str  # relative to the repository root
     line: int  # of the opening fence, 1-based
-    name: Optional[str]  # the readme-test marker, if any
+    name: Optional[str]  # the docs-test marker, if any
     code: str
 
 
-def bash_blocks(text: str, language: str = "bash") -> List[Block]:
+def bash_blocks(text: str, language: str = "bash", file: str = "README.md") -> List[Block]:
     blocks, lines, i = [], text.split("\n"), 0
     while i < len(lines):
         if lines[i].strip() == f"```{language}":
             start = i
             marker = MARKER.fullmatch(lines[i - 1].strip()) if i > 0 else None
             end = lines.index("```", i + 1)
-            blocks.append(Block(start + 1, marker.group(1) if marker else None, "\n".join(lines[i + 1 : end])))
+            blocks.append(Block(file, start + 1, marker.group(1) if marker else None, "\n".join(lines[i + 1 : end])))
             i = end
         i += 1
     return blocks
@@ -93,18 +112,57 @@ def commands(code: str) -> List[str]:
     return result
 
 
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = bash_blocks(README)
-PYTHON_BLOCKS = bash_blocks(README, "python")
+DOC_FILES = ["README.md"] + sorted(
+    p.relative_to(REPO_ROOT).as_posix()
+    for p in (REPO_ROOT / "docs").rglob("*.md")
+    if "incoming" not in p.relative_to(REPO_ROOT / "docs").parts
+)
+TEXTS = {f: (REPO_ROOT / f).read_text(encoding="utf-8") for f in DOC_FILES}
+BLOCKS = [b for f in DOC_FILES for b in bash_blocks(TEXTS[f], file=f)]
+PYTHON_BLOCKS = [b for f in DOC_FILES for b in bash_blocks(TEXTS[f], "python", file=f)]
 
 
 def where(block: Block) -> str:
-    return f"README.md:{block.line}"
+    return f"{block.file}:{block.line}"
 
 
 def test_the_marked_blocks_are_the_ones_run():
-    marked = sorted((b for b in BLOCKS + PYTHON_BLOCKS if b.name), key=lambda b: b.line)
-    assert [b.name for b in marked] == RUN
+    marked = [b.name for b in BLOCKS + PYTHON_BLOCKS if b.name]
+    assert sorted(marked) == sorted(RUN), "a marked block without its test here, or a test whose block went"
+    assert "readme-test" not in "".join(TEXTS.values()), "the marker is <!-- docs-test: NAME --> now"
+
+
+def test_the_pages_are_the_site():
+    """Every page is in mkdocs.yml's nav (mkdocs --strict checks the links), and the site has the pages README names."""
+    nav = (REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = [f.removeprefix("docs/") for f in DOC_FILES if f.startswith("docs/")]
+    assert pages and all(f" {page}" in nav for page in pages), pages
+    for link in re.findall(r"\]\((docs/[^)#]+)", TEXTS["README.md"]):
+        assert link in DOC_FILES, link
+
+
+def test_pages_say_how_to_activate_the_environment():
+    """`allennlp` is the environment's: each file with shell blocks says how to activate it, before its first block
+    or in it."""
+    for file in DOC_FILES:
+        blocks = [b for b in BLOCKS if b.file == file]
+        if blocks:
+            first = blocks[0]
+            before = "\n".join(TEXTS[file].split("\n")[: first.line]) + first.code
+            assert ACTIVATE in before, f"{file}: no `{ACTIVATE}` before its commands"
+
+
+def test_readme_is_short_and_its_commands_are_run():
+    """README.md stays a front page (the docs hold the rest); its main job is the ner block's commands and its quick
+    start the smoke block's, so that the suite runs them."""
+    assert len(TEXTS["README.md"].splitlines()) <= 150
+    readme = [b for b in BLOCKS if b.file == "README.md" and "allennlp train" in b.code]
+    assert len(readme) == 2
+    for block, name in zip(readme, ("ner", "smoke")):
+        (run,) = [b for b in BLOCKS if b.name == name]
+        run_commands = {" ".join(c.split()) for c in commands(run.code)}
+        for command in commands(block.code):
+            assert " ".join(command.split()) in run_commands, f"{where(block)}: {command} (not in the {name} block)"
 
 
 def test_evaluations_write_their_metrics():
@@ -116,7 +174,7 @@ def test_evaluations_write_their_metrics():
 
 
 def test_commands_write_under_output():
-    """Nothing the README runs writes into the repository's root: outputs go under output/ (git-ignored)."""
+    """Nothing the docs run writes into the repository's root: outputs go under output/ (git-ignored)."""
     written = 0
     for block in BLOCKS:
         for command in commands(block.code):
@@ -139,14 +197,16 @@ def test_pretraining_reads_the_corpus_that_was_built():
     # (CORPUS may join several corpora with commas: mLUKE's, one per language)
     read = {p for b in BLOCKS for m in re.findall(r"\bCORPUS=(\S+)", b.code) for p in m.split(",")}
     assert "output/corpus" in built and all(path.startswith("output/") for path in built), built
-    # CORPUS= (the pretraining configs) reads corpora the README builds
+    # CORPUS= (the pretraining configs) reads corpora the docs build
     assert "output/corpus" in read and read <= built
 
 
 def test_sample_dumps_keep_missing_pages():
     """A sample dump links mostly to pages it lacks: without --include-missing-pages its vocabulary is 50 entities."""
     dump, checked = None, 0
-    for block in BLOCKS:  # $DUMP as the README last set it, block after block
+    for i, block in enumerate(BLOCKS):  # $DUMP as the page last set it, block after block
+        if i == 0 or BLOCKS[i - 1].file != block.file:
+            dump = ""
         for command in commands(block.code):
             assigned = re.match(r"DUMP=(\S+)$", command)
             dump = assigned.group(1) if assigned else dump
@@ -161,7 +221,7 @@ def test_sample_dumps_keep_missing_pages():
 
 @pytest.fixture(scope="module")
 def scratch_checkout(tmp_path_factory, shared_data, squad_slice, kbp37_sample, record_sample) -> Path:
-    root = tmp_path_factory.mktemp("readme")
+    root = tmp_path_factory.mktemp("docs")
     checkout = root / "repo"
     checkout.mkdir()
     for name in ("configs", "tests", "demo", ".allennlp_plugins"):
@@ -198,7 +258,7 @@ def with_overrides(command: str, overrides: Dict[str, object]) -> str:
 
 
 def small(command: str) -> str:
-    """A README command with the documented small-run overrides, if it trains or evaluates."""
+    """A docs command with the documented small-run overrides, if it trains or evaluates."""
     if re.search(r"\ballennlp train configs/pretraining/", command):
         return with_overrides(command, SMALL_PRETRAINING)
     if re.search(r"\ballennlp train ", command):
@@ -220,10 +280,11 @@ def script(block: Block, stand_ins: Dict[str, str]) -> str:
     return code
 
 
-class Readme:
-    """Runs the marked blocks in the scratch checkout, each once, a block's prerequisites first."""
+class Docs:
+    """Runs the marked blocks in the scratch checkout, each once, a block's prerequisites first; prints what each
+    took (wall and CPU seconds of its processes: `pytest -s` shows them)."""
 
-    NEEDS = {"recover": "ner", "predictor": "ner", "pretraining-training": "pretraining-data"}
+    NEEDS = {"recover": "ner", "predictor": "ner", "ner-export": "ner", "pretraining-training": "pretraining-data"}
 
     def __init__(self, checkout: Path, stand_ins: Dict[str, str]):
         self.checkout, self.stand_ins, self.outputs = checkout, stand_ins, {}
@@ -244,15 +305,19 @@ class Readme:
             argv = [sys.executable, "-c", f"import json\n{code}\nprint(json.dumps({last}))"]
         else:
             argv = ["bash", "-euo", "pipefail", "-c", code]
+        wall, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         result = subprocess.run(argv, cwd=self.checkout, env=env, capture_output=True, text=True, timeout=600)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
+        print(f"docs block {name}: {time.perf_counter() - wall:.1f} s wall, {cpu_s:.1f} CPU-s")
         assert result.returncode == 0, f"{where(block)} ({name}) failed:\n{code}\n{result.stderr[-4000:]}"
         self.outputs[name] = result.stdout
         return result.stdout
 
 
 @pytest.fixture(scope="module")
-def readme(scratch_checkout, hub_stand_ins) -> Readme:
-    return Readme(scratch_checkout, hub_stand_ins)
+def docs(scratch_checkout, hub_stand_ins) -> Docs:
+    return Docs(scratch_checkout, hub_stand_ins)
 
 
 def test_small_run_overrides_are_merged():
@@ -262,22 +327,22 @@ def test_small_run_overrides_are_merged():
     assert small("allennlp predict output/m.tar.gz f") == "allennlp predict output/m.tar.gz f"
 
 
-@pytest.mark.slow  # the ner block runs the same commands in the default suite
-def test_smoke_block(readme):
-    out = readme.run("smoke")
-    smoke = readme.checkout / "output" / "smoke"
+@pytest.mark.slow  # the ner block runs the same commands in the default suite (here: the stand-in checkpoint)
+def test_smoke_block(docs):
+    out = docs.run("smoke")
+    smoke = docs.checkout / "output" / "smoke"
     metrics = json.loads((smoke / "test_metrics.json").read_text())
-    assert 0.0 <= metrics["f1"] <= 1.0 and f"{metrics['f1']}" in out  # the figure the README shows
-    config = json.loads((readme.checkout / "output" / "tiny-luke" / "config.json").read_text())
+    assert 0.0 <= metrics["f1"] <= 1.0 and f"{metrics['f1']}" in out  # the figure the docs show
+    config = json.loads((docs.checkout / "output" / "tiny-luke" / "config.json").read_text())
     assert config["model_type"] == "luke" and config["hidden_size"] == 32
     (prediction,) = [json.loads(line) for line in (smoke / "predictions.jsonl").read_text().splitlines()]
     assert prediction["words"] == ["Peter", "Blackburn", "visited", "Brussels", "."]
     assert len(prediction["tags"]) == 5
 
 
-def test_ner_block(readme):
-    out = readme.run("ner")
-    ner = readme.checkout / "output" / "ner"
+def test_ner_block(docs):
+    out = docs.run("ner")
+    ner = docs.checkout / "output" / "ner"
     metrics = json.loads((ner / "test_metrics.json").read_text())
     assert 0.0 <= metrics["f1"] <= 1.0 and f"{metrics['f1']}" in out
     predictions = [json.loads(line) for line in (ner / "test_predictions.jsonl").read_text().splitlines()]
@@ -288,9 +353,9 @@ def test_ner_block(readme):
     assert prediction["words"] == ["Peter", "Blackburn", "visited", "Brussels", "."] and len(prediction["tags"]) == 5
 
 
-def test_predictor_block(readme):
-    """Predictor.from_path in Python, on the NER block's archive: the output fields the README shows."""
-    out = readme.run("predictor")
+def test_predictor_block(docs):
+    """Predictor.from_path in Python, on the NER block's archive: the output fields the docs show."""
+    out = docs.run("predictor")
     predictions = json.loads(out.strip().splitlines()[-1])  # the block's last line: predict_batch_json
     assert [p["words"] for p in predictions] == [[".", ".", "."], ["Tokyo", "rises", "."]]  # "..." splits in three
     for prediction in predictions:
@@ -300,26 +365,24 @@ def test_predictor_block(readme):
             assert entity["text"] == " ".join(prediction["words"][entity["start"] : entity["end"]])
 
 
-@pytest.mark.slow
-def test_recover_block(readme):
-    readme.run("recover")
-    output = readme.checkout / "output"
+def test_recover_block(docs):
+    docs.run("recover")
+    output = docs.checkout / "output"
     assert (output / "ner" / "model.tar.gz").exists()
     for split in ("train", "validation"):
         assert any(f.name.startswith("events.out.tfevents") for f in (output / "ner-tb" / "log" / split).iterdir())
 
 
-@pytest.mark.slow
-def test_kbp37_block(readme):
-    readme.run("kbp37")
-    metrics = json.loads((readme.checkout / "output" / "kbp37" / "test_metrics.json").read_text())
+def test_kbp37_block(docs):
+    docs.run("kbp37")
+    metrics = json.loads((docs.checkout / "output" / "kbp37" / "test_metrics.json").read_text())
     assert 0.0 <= metrics["macro_f1"] <= 1.0
 
 
-@pytest.mark.slow
-def test_squad_block(readme):
-    out = readme.run("squad")
-    squad = readme.checkout / "output" / "squad"
+@pytest.mark.slow  # 60 CPU-s: two trainings, the mention dictionary, five more commands
+def test_squad_block(docs):
+    out = docs.run("squad")
+    squad = docs.checkout / "output" / "squad"
     metrics = json.loads((squad / "dev_metrics.json").read_text())
     assert 0.0 <= metrics["em"] <= metrics["f1"] <= 1.0
     lines = (squad / "dev_predictions.jsonl").read_text().splitlines()
@@ -329,13 +392,12 @@ def test_squad_block(readme):
     assert "exact_match" in out  # squad-predictions --dataset prints the official scores
     (prediction,) = [json.loads(line) for line in (squad / "predictions.jsonl").read_text().splitlines()]
     assert set(prediction) >= {"answer", "start", "end", "score"}
-    assert (readme.checkout / "output" / "squad_without_entities" / "model.tar.gz").exists()
+    assert (docs.checkout / "output" / "squad_without_entities" / "model.tar.gz").exists()
 
 
-@pytest.mark.slow
-def test_record_block(readme):
-    readme.run("record")
-    record = readme.checkout / "output" / "record"
+def test_record_block(docs):
+    docs.run("record")
+    record = docs.checkout / "output" / "record"
     metrics = json.loads((record / "dev_metrics.json").read_text())
     assert 0.0 <= metrics["em"] <= metrics["f1"] <= 1.0
     assert len(json.loads((record / "predictions.json").read_text())) == 2  # the sample's two queries
@@ -343,11 +405,10 @@ def test_record_block(readme):
     assert prediction["answer"] in ("Tian Tian", "China")
 
 
-@pytest.mark.slow
-def test_pretraining_data_block(readme):
-    out = readme.run("pretraining-data")
-    output = readme.checkout / "output"
-    assert len((output / "entity_vocab.jsonl").read_text().splitlines()) == 16921  # the figures the README gives
+def test_pretraining_data_block(docs):
+    out = docs.run("pretraining-data")
+    output = docs.checkout / "output"
+    assert len((output / "entity_vocab.jsonl").read_text().splitlines()) == 16921  # the figures the docs give
     metadata = json.loads((output / "corpus" / "metadata.json").read_text())
     assert (metadata["pages"], metadata["sequences"], metadata["words"], metadata["entities"]) == (
         106,
@@ -358,13 +419,36 @@ def test_pretraining_data_block(readme):
     assert "num_rows: 1249" in out
 
 
-@pytest.mark.slow
-def test_pretraining_training_block(readme):
+@pytest.mark.slow  # 64 CPU-s: two pretraining stages, the export, a NER training
+def test_pretraining_training_block(docs):
     """Stage 1, stage 2 (from the stage-1 archive), export-luke, and NER fine-tuning from the export."""
-    readme.run("pretraining-training")
-    output = readme.checkout / "output"
+    docs.run("pretraining-training")
+    output = docs.checkout / "output"
     exported = json.loads((output / "luke-pretrained" / "config.json").read_text())
     assert exported["architectures"] == ["LukeForMaskedLM"] and exported["hidden_size"] == 32
     entity_vocab = json.loads((output / "luke-pretrained" / "entity_vocab.json").read_text())
     assert len(entity_vocab) == 16921 + 1  # the corpus's entities and the export's [MASK2]
     assert (output / "ner-pretrained" / "model.tar.gz").exists()
+
+
+def test_ner_export_block(docs):
+    """export-luke of the NER archive: a transformers LukeForEntitySpanClassification directory that loads."""
+    docs.run("ner-export")
+    config = json.loads((docs.checkout / "output" / "ner-transformers" / "config.json").read_text())
+    assert config["architectures"] == ["LukeForEntitySpanClassification"] and "B-PER" not in config["id2label"].values()
+    assert set(config["id2label"].values()) >= {"PER", "LOC", "ORG", "MISC"}
+
+
+def test_luke_japanese_block(docs):
+    docs.run("luke-japanese")
+    output = docs.checkout / "output"
+    entities = json.loads((output / "tiny-luke-japanese" / "entity_vocab.json").read_text())
+    assert "ja:梅雨" in entities and max(entities, key=entities.get) == "[MASK2]"  # JSQuAD's titles, [MASK2] last
+    lite = json.loads((output / "tiny-luke-japanese-lite" / "entity_vocab.json").read_text())
+    assert lite == {"[MASK]": 0, "[UNK]": 1, "[PAD]": 2, "[MASK2]": 3}  # the lite layout the page gives
+
+
+def test_jglue_block(docs):
+    docs.run("jglue")
+    metrics = json.loads((docs.checkout / "output" / "jglue" / "jcqa" / "valid_metrics.json").read_text())
+    assert 0.0 <= metrics["accuracy"] <= 1.0
