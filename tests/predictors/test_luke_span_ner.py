@@ -7,27 +7,19 @@ from pathlib import Path
 import pytest
 import torch
 from allennlp.commands.predict import _PredictManager
-from allennlp.commands.train import train_model_from_file
 from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from luke_allennlp.predictors.luke_span_ner import split_sentences, split_words
 from tests.conftest import REPO_ROOT
+from tests.model_cases import train_archive
 
 
 @pytest.fixture(scope="module")
 def archive(tiny_luke_dir, conll_slice, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MODEL_NAME", str(tiny_luke_dir))
-        mp.setenv("TRAIN_DATA_PATH", str(conll_slice))
-        mp.setenv("VALIDATION_DATA_PATH", str(conll_slice))
-        out = tmp_path_factory.mktemp("ner")
-        overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
-        train_model_from_file(
-            str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(out), overrides=json.dumps(overrides)
-        )
-        return out / "model.tar.gz"
+    config, directory = REPO_ROOT / "configs/ner/conll2003.jsonnet", tmp_path_factory.mktemp("ner")
+    return train_archive(config, tiny_luke_dir, conll_slice, directory, {"dataset_reader.max_seq_length": 64})
 
 
 @pytest.fixture(scope="module")
