@@ -83,8 +83,9 @@ class LukeSpanNerPredictor(LukePredictor):
         where = self.input_id(json_dict)
         reader = self._dataset_reader
         if "document" in json_dict:
-            if "words" in json_dict or "sentence" in json_dict:
-                raise ValueError(f'{where}: give either "document" or "sentence"/"words", not both')
+            others = [key for key in ("sentence", "words", "left_context", "right_context") if key in json_dict]
+            if others:
+                raise ValueError(f'{where}: "document" is the whole text: it takes no {", ".join(others)}')
             document: Any = json_dict["document"]
             if isinstance(document, str):
                 sentences = [split_words(sentence) for sentence in split_sentences(document)]

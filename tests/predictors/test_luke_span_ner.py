@@ -156,8 +156,8 @@ def test_bad_inputs_get_clear_errors(predictor):
         predictor.predict_json({"id": "d", "document": ["Peter went home .", " "]})
     with pytest.raises(ValueError, match="the document has no sentences"):
         predictor.predict_json({"document": " \n "})
-    with pytest.raises(ValueError, match='give either "document" or "sentence"/"words", not both'):
-        predictor.predict_json({"document": "Peter went home .", "sentence": "Peter went home ."})
+    with pytest.raises(ValueError, match='"document" is the whole text: it takes no sentence, left_context'):
+        predictor.predict_json({"document": "Peter went home .", "sentence": "Peter .", "left_context": "Hi ."})
     with pytest.raises(ValueError, match="not valid JSON"):
         predictor.load_line('{"sentence": "Hi"\n')
     with pytest.raises(ValueError, match="expected a JSON object"):
@@ -179,6 +179,15 @@ def test_predict_names_the_line_of_a_bad_input(predictor, tmp_path):
         run([good, good, json.dumps({"words": "abc"}), good], 4)  # the refused line of a batch is named
     run([good, "", good], 2)
     assert [len(json.loads(line)["words"]) for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [4, 4]
+    document = json.dumps({"document": "Peter visited Brussels. He went home."})
+    with pytest.raises(ValueError, match=r'in\.jsonl, line 2: input: "document" must be raw text or a list of'):
+        run([document, json.dumps({"document": 3}), good], 3)  # a good document before it is not blamed
+    run([document, good], 2)
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [[s["words"] for s in rows[0]["sentences"]], rows[1]["words"]] == [
+        [["Peter", "visited", "Brussels", "."], ["He", "went", "home", "."]],
+        ["Peter", "visited", "Brussels", "."],
+    ]
     path.write_bytes(b"\xef\xbb\xbf" + f"{good}\n{good}\n".encode() + b'{"sentence": "M\xfcnchen"}\n')
     with pytest.raises(ValueError, match=r"in\.jsonl, line 3: not UTF-8 text"):  # a byte-order mark is no error
         _PredictManager(predictor, str(path), str(tmp_path / "out.jsonl"), 1, False, False).run()
