@@ -164,7 +164,16 @@ class LukeConll2003Reader(DatasetReader):
             for sentence_index, sentence in enumerate(document):
                 self.stats["sentences"] += 1
                 yield self._sentence_instance(tokenized, sentence_index, f"{file_path}:{sentence.line}")
-        logger.info("%s: %s", file_path, self.stats)
+        if self.stats["truncated_sentences"]:
+            # Documents longer than max_seq_length are no loss (each sentence takes the part of its document that
+            # fits around it); sentences longer than it are, and are counted.
+            logger.warning(
+                "%s: %d of %d sentences have more subwords than max_seq_length allows and were cut (%d gold entities "
+                "lost); stats: %s", file_path, self.stats["truncated_sentences"], self.stats["sentences"],
+                self.stats["truncated_gold_entities"], self.stats,
+            )  # fmt: skip
+        else:
+            logger.info("%s: %s", file_path, self.stats)
 
     def read_documents(self, path: str) -> Iterator[List[Sentence]]:
         """Parses a CoNLL file into documents of sentences; a malformed line raises naming file and line, and so
@@ -234,6 +243,20 @@ class LukeConll2003Reader(DatasetReader):
         document.append(Sentence(list(words), list(tags) if tags is not None else None, 0))
         document += [Sentence(list(s), None, 0) for s in right_context]
         return self._sentence_instance(self._tokenize(document), len(left_context), instance_id)
+
+    def document_to_instances(self, sentences: Sequence[Sequence[str]], document_id: str = "input") -> List[Instance]:
+        """
+        Every sentence of a document (lists of words, untagged), each with the document context that fits around it,
+        as `_read` builds them from a file: one tokenisation for the whole document. Instance ids are
+        `document_id#1`, `document_id#2`, ... (sentences numbered from 1).
+        """
+        if not sentences:
+            raise ValueError(f"{document_id}: the document has no sentences")
+        for number, words in enumerate(sentences, start=1):
+            if not words:
+                raise ValueError(f"{document_id}: sentence {number} of the document has no words")
+        tokenized = self._tokenize([Sentence(list(words), None, 0) for words in sentences])
+        return [self._sentence_instance(tokenized, i, f"{document_id}#{i + 1}") for i in range(len(sentences))]
 
     def _tokenize(self, document: List[Sentence]) -> TokenizedDocument:
         all_words = [w for s in document for w in s.words]

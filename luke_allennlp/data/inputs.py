@@ -55,8 +55,14 @@ class TokenizedText:
         return (int(inside[0]), int(inside[-1])) if len(inside) else None
 
 
+# The readers tokenise whole texts (a CoNLL document, a SQuAD passage) and cut them into windows of `max_seq_length`
+# themselves, counting what they truncate or split: `verbose=False` quiets transformers' "Token indices sequence
+# length is longer than the specified maximum sequence length (N > 512)", which is about the whole text, not about
+# any input the model will see.
+
+
 def tokenize(tokenizer: PreTrainedTokenizerFast, text: str) -> TokenizedText:
-    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     offsets = np.array(encoding["offset_mapping"], dtype=np.int64).reshape(-1, 2)
     return TokenizedText(text, list(encoding["input_ids"]), offsets)
 
@@ -74,12 +80,12 @@ def tokenize_words(tokenizer: PreTrainedTokenizerFast, words: Sequence[str]) -> 
     """Each word tokenised as after a space (see `load_fast_tokenizer`). A word that gives no subword (e.g. only
     control characters) becomes the unknown token, so that every word keeps a position."""
     words = list(words)
-    encoding = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+    encoding = tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
     word_index = np.array([-1 if w is None else w for w in encoding.word_ids()], dtype=np.int64)
     counts = np.bincount(word_index, minlength=len(words))
     if (counts == 0).any():
         words = [w if c else tokenizer.unk_token for w, c in zip(words, counts)]
-        encoding = tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+        encoding = tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
         word_index = np.array(encoding.word_ids(), dtype=np.int64)
         counts = np.bincount(word_index, minlength=len(words))
     ends = np.cumsum(counts)

@@ -241,7 +241,8 @@ class SentenceEncoder:
             logger.info("%s: %d inputs, none cut", name, self.stats["inputs"])
 
     def subwords(self, text: str) -> List[int]:
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        # (cut to max_seq_length by `encode_subwords`, counted in `stats`: transformers' warning would only mislead)
+        return list(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
     def encode(self, first: str, second: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
         """(input ids, token type ids), each (words,)."""

@@ -9,6 +9,11 @@ from luke_allennlp.data.files import require, require_strings
 from luke_allennlp.predictors.luke_predictor import LukePredictor
 
 WORD = re.compile(r"\w+(?:[-'.]+\w+)*|[^\w\s]")
+# A sentence ends at a line break, or at `.`, `!` or `?` (closing quotes or brackets may follow) before white space and
+# a capital, a digit or an opening quote or bracket, unless the word before the full stop is an abbreviation.
+SENTENCE_END = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*[^\S\n]+(?=["'\u201c\u2018(\[]?[A-Z0-9])|\s*\n\s*""")
+ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]|(?:[A-Za-z]\.)+[A-Za-z]|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Corp|Co|Ltd|"
+                          r"Gen|Sen|Rep|Gov|Lt|Col|Capt|Sgt|Mt|No|vs|etc)\.$")  # fmt: skip
 
 
 def split_words(text: str) -> List[str]:
@@ -16,39 +21,103 @@ def split_words(text: str) -> List[str]:
     return WORD.findall(text)
 
 
+def split_sentences(text: str) -> List[str]:
+    """
+    Sentences of running text, by a simple rule (see `SENTENCE_END`): good for news text, not a trained splitter; a
+    document given as a list of sentences is taken as it is.
+    """
+    sentences, start = [], 0
+    for end in SENTENCE_END.finditer(text):
+        if end.group().strip() and ABBREVIATION.search(text[start : end.start() + 1]):
+            continue  # "Mr. Smith", "U.S. officials", "J. Smith"
+        sentences.append(text[start : end.start() + len(end.group().rstrip())])
+        start = end.end()
+    sentences.append(text[start:])
+    return [s.strip() for s in sentences if s.strip()]
+
+
 @Predictor.register("luke_span_ner")
 class LukeSpanNerPredictor(LukePredictor):
     """
-    Named entities of one sentence.
+    Named entities of a sentence, or of every sentence of a document.
 
-    Input: `{"sentence": "raw text"}` or `{"words": [...]}` (a list of strings), optionally with document
-    context `"left_context"` / `"right_context"` (lists of sentences, each a string or a list of words) and `"id"`.
-    Output: `words`, `tags` (IOB2), `truncated` and `entities`: `[{"start", "end", "text", "type", "score"}]` with
-    word indices, `end` exclusive, `text` the entity's words joined by spaces, `score` the model's probability of
-    the type for the span. Words past `max_seq_length`, which the model did not see, have no tag (`tags` is
-    shorter than `words`), and `truncated` counts them (0 when the sentence fits).
+    The model was trained on sentences in their documents (each input window holds the sentence and as much of its
+    document as fits), and finds fewer entities in a sentence given alone: give the document, or the text around the
+    sentence, when you have it.
+
+    Inputs (JSON objects; `"id"` optional, named in errors):
+
+    - `{"sentence": "raw text"}` or `{"words": [...]}` (a list of strings), optionally with the document context
+      `"left_context"` / `"right_context"`: the text before and after the sentence, as a string of raw text or a list
+      of sentences (each a string or a list of words). Output: `words`, `tags` (IOB2), `truncated` and `entities`:
+      `[{"start", "end", "text", "type", "score"}]`, word indices into `words` (the sentence's only: nothing is
+      predicted in the context), `end` exclusive, `text` the entity's words joined by spaces, `score` the model's
+      probability of the type for the span. Words past `max_seq_length`, which the model did not see, have no tag
+      (`tags` is shorter than `words`), and `truncated` counts them (0 when the sentence fits).
+    - `{"document": "raw text"}` (split into sentences at line breaks and sentence-final punctuation, see
+      `split_sentences`) or `{"document": [...]}` (a list of sentences, each a string or a list of words). Output:
+      `{"sentences": [...]}`, one object as above for each sentence, each predicted with the rest of the document as
+      its context, as `allennlp evaluate` reads a CoNLL file.
     """
 
     output_keys = ("words", "tags", "truncated", "entities")
 
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return self.predict_batch_json([inputs])[0]
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        groups = [self._json_to_instances(json_dict) for json_dict in inputs]
+        outputs = iter(self.predict_batch_instance([instance for group in groups for instance in group]))
+        results = []
+        for json_dict, group in zip(inputs, groups):
+            sentences = [self._outputs(next(outputs)) for _ in group]
+            results.append({"sentences": sentences} if "document" in json_dict else sentences[0])
+        return results
+
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        """allennlp's one-instance hook (used to check an input): a document's first sentence, the whole document
+        checked. `_json_to_instances` gives every sentence."""
+        return self._json_to_instances(json_dict)[0]
+
+    def _json_to_instances(self, json_dict: JsonDict) -> List[Instance]:
         where = self.input_id(json_dict)
+        reader = self._dataset_reader
+        if "document" in json_dict:
+            others = [key for key in ("sentence", "words", "left_context", "right_context") if key in json_dict]
+            if others:
+                raise ValueError(f'{where}: "document" is the whole text: it takes no {", ".join(others)}')
+            document: Any = json_dict["document"]
+            if isinstance(document, str):
+                sentences = [split_words(sentence) for sentence in split_sentences(document)]
+            else:
+                sentences = self._sentences(document, "document", where, "raw text or a list of sentences")
+            return reader.document_to_instances(sentences, where)
         if "words" in json_dict:
             words = require_strings(json_dict["words"], where, '"words"')
         elif "sentence" in json_dict:
             words = split_words(require(json_dict, "sentence", str, where))
         else:
-            raise ValueError(f'{where}: the input needs "sentence" (text) or "words" (a list of strings)')
+            raise ValueError(
+                f'{where}: the input needs "sentence" (text), "words" (a list of strings) or "document" (text or a '
+                "list of sentences)"
+            )
+        context = {key: self._context(json_dict.get(key, []), key, where) for key in ("left_context", "right_context")}
+        return [reader.text_to_instance(words, **context, instance_id=where)]
 
-        def sentences(key: str) -> List[List[str]]:
-            context: Any = json_dict.get(key, [])
-            if not isinstance(context, list):
-                raise ValueError(f'{where}: "{key}" must be a list of sentences, not {type(context).__name__}')
-            return [
-                split_words(s) if isinstance(s, str) else require_strings(s, where, f'a sentence of "{key}"')
-                for s in context
-            ]
+    def _context(self, context: Any, key: str, where: str) -> List[List[str]]:
+        """The context before or after a sentence: raw text (one run of words) or a list of sentences."""
+        if isinstance(context, str):
+            return [split_words(context)]
+        return self._sentences(context, key, where, "raw text or a list of sentences")
 
-        return self._dataset_reader.text_to_instance(
-            words, left_context=sentences("left_context"), right_context=sentences("right_context"), instance_id=where
-        )
+    @staticmethod
+    def _sentences(sentences: Any, key: str, where: str, expected: str) -> List[List[str]]:
+        if not isinstance(sentences, list):
+            raise ValueError(f'{where}: "{key}" must be {expected}, not {type(sentences).__name__}')
+        words = []
+        for number, sentence in enumerate(sentences, start=1):
+            what = f'sentence {number} of "{key}"'
+            if not isinstance(sentence, (str, list)):
+                raise ValueError(f"{where}: {what} must be text or a list of words, not {type(sentence).__name__}")
+            words.append(split_words(sentence) if isinstance(sentence, str) else require_strings(sentence, where, what))
+        return words

@@ -94,6 +94,7 @@ def test_bad_input_is_named(tiny_luke_dir, tmp_path, caplog):
     assert reader.stats["empty_documents"] == 1 and "has no sentences" in caplog.text
     assert reader.stats["truncated_sentences"] == 1 and reader.stats["truncated_gold_entities"] == 1
     assert "odd.txt:5: sentence of" in caplog.text and "1 gold entities lost" in caplog.text
+    assert "odd.txt: 1 of 1 sentences have more subwords than max_seq_length allows and were cut" in caplog.text
     # The lost entity stays in the gold spans, so evaluation counts it as missed.
     assert instances[0]["metadata"]["gold_spans"] == {(9, 10): "ORG"}
     assert max(e for _, e in instances[0]["metadata"]["spans"]) < 10
@@ -111,6 +112,31 @@ def test_text_to_instance_with_context(reader):
         reader.tokenizer.decode(instance["word_ids"].tensor) == "<s> Hello . Peter visited Paris Bye</s>"
     )  # each word after a space
     assert instance["metadata"]["spans"][:3].tolist() == [[0, 1], [0, 2], [0, 3]]
+
+
+def test_a_document_longer_than_the_model_limit_is_read_without_transformers_warning(tiny_luke_dir, tmp_path, caplog):
+    """A document is tokenised whole and each sentence takes the part of it that fits `max_seq_length`: transformers'
+    "Token indices sequence length is longer than the specified maximum (N > 512)" warned of a loss there is not.
+    `document_to_instances` (the predictor's documents) builds the instances that reading the file builds."""
+    reader = LukeConll2003Reader(str(tiny_luke_dir), max_seq_length=12)
+    reader.tokenizer.model_max_length = 12  # as a released checkpoint says 512
+    sentences = [[f"w{i}a", f"w{i}b"] for i in range(6)]
+    path = tmp_path / "doc.txt"
+    path.write_text("-DOCSTART- -X- O O\n\n" + "".join(f"{a} NN O O\n{b} NN O O\n\n" for a, b in sentences))
+    transformers_logger = logging.getLogger("transformers.tokenization_utils_base")  # (its root does not propagate)
+    transformers_logger.addHandler(caplog.handler)
+    try:
+        from_file = list(reader.read(str(path)))
+        from_words = reader.document_to_instances(sentences, "doc")
+    finally:
+        transformers_logger.removeHandler(caplog.handler)
+    assert "Token indices sequence length" not in caplog.text and reader.stats["truncated_sentences"] == 0
+    assert [i["metadata"]["id"] for i in from_words] == [f"doc#{n}" for n in range(1, 7)]
+    for got, want in zip(from_words, from_file, strict=True):
+        for name in ("word_ids", "entity_ids", "entity_start_positions", "entity_end_positions"):
+            assert got[name].tensor.tolist() == want[name].tensor.tolist()
+    with pytest.raises(ValueError, match="doc: sentence 2 of the document has no words"):
+        reader.document_to_instances([["a"], []], "doc")
 
 
 def test_unknown_label_at_evaluation_is_named(reader, tmp_path):

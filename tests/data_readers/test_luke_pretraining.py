@@ -6,11 +6,11 @@ import shutil
 import datasets
 import numpy as np
 import pytest
-from allennlp.data.dataset_readers import dataset_reader as dataset_reader_module
 
 from data_readers.luke_pretraining import LukePretrainingReader, word_start_table
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.tokenization import load_fast_tokenizer
+from tests.data_readers.sharding import read_in_shards
 
 
 def read(corpus, **kwargs):
@@ -126,20 +126,11 @@ def test_masks_are_fresh_on_every_pass_and_reproducible(pretraining_corpus):
 
 def test_sharding_covers_every_row_once(pretraining_corpus, corpus_rows, monkeypatch):
     """2 distributed ranks x 2 data-loader workers read every row exactly once, with the masks of a plain read."""
-    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
-
     unsharded = {tuple(original_words(i)): field(i, "word_ids").tolist() for i in read(pretraining_corpus)}
-    monkeypatch.setattr(dataset_reader_module.util, "is_distributed", lambda: True)
-    monkeypatch.setattr(dataset_reader_module.dist, "get_world_size", lambda: 2)
-    shards = []
-    for rank in range(2):
-        monkeypatch.setattr(dataset_reader_module.dist, "get_rank", lambda rank=rank: rank)
-        for worker in range(2):
-            reader = LukePretrainingReader()
-            reader._set_worker_info(WorkerInfo(2, worker))
-            shards.append(
-                {tuple(original_words(i)): field(i, "word_ids").tolist() for i in reader.read(str(pretraining_corpus))}
-            )
+    shards = [
+        {tuple(original_words(i)): field(i, "word_ids").tolist() for i in shard}
+        for shard in read_in_shards(monkeypatch, LukePretrainingReader, str(pretraining_corpus))
+    ]
     assert all(20 <= len(shard) <= 30 for shard in shards)
     rows = [key for shard in shards for key in shard]
     assert sorted(rows) == sorted(tuple([0] + r + [2]) for r in corpus_rows["word_ids"])

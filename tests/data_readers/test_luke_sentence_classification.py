@@ -1,11 +1,11 @@
 import json
 
 import pytest
-from allennlp.data.dataset_readers import dataset_reader as dataset_reader_module
 
 from data_readers import LukeSentenceClassificationReader
 from luke_allennlp.data.sentence_inputs import longest_first
 from luke_allennlp.data.tokenization import load_fast_tokenizer
+from tests.data_readers.sharding import read_in_shards
 from tests.jglue import JAPANESE_CHECKPOINT, jglue_file, write_marc_ja
 
 JNLI_LABELS = ["entailment", "contradiction", "neutral"]
@@ -115,16 +115,10 @@ def test_unknown_class_and_empty_file(model_dir, tmp_path):
 
 
 def test_sharding_covers_every_line_once(model_dir, monkeypatch):
-    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
+    def make_reader():
+        return LukeSentenceClassificationReader(str(model_dir), labels=JNLI_LABELS, id_field="sentence_pair_id")
 
-    monkeypatch.setattr(dataset_reader_module.util, "is_distributed", lambda: True)
-    monkeypatch.setattr(dataset_reader_module.dist, "get_world_size", lambda: 2)
-    ids = []
-    for rank in range(2):
-        monkeypatch.setattr(dataset_reader_module.dist, "get_rank", lambda rank=rank: rank)
-        for worker in range(2):
-            reader = LukeSentenceClassificationReader(str(model_dir), labels=JNLI_LABELS, id_field="sentence_pair_id")
-            reader._set_worker_info(WorkerInfo(2, worker))
-            ids.append([i["metadata"]["id"] for i in reader.read(str(jglue_file("jnli_valid")))])
+    shards = read_in_shards(monkeypatch, make_reader, str(jglue_file("jnli_valid")))
+    ids = [[i["metadata"]["id"] for i in shard] for shard in shards]
     assert all(len(shard) in (608, 609) for shard in ids)
     assert sorted(int(i) for shard in ids for i in shard) == list(range(2434))

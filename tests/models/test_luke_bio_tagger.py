@@ -1,29 +1,19 @@
-import json
-
-import pytest
 import torch
-from allennlp.common.testing import ModelTestCase
 
 from luke_allennlp.data.tags import tags_to_spans
-from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
+from tests.conftest import REPO_ROOT
+from tests.model_cases import ConfigModelTestCase
 
 CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003_bio_crf.jsonnet"
 
 
-class TestLukeBioTagger(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, tiny_roberta_dir, conll_slice, monkeypatch):
-        set_config_env(monkeypatch, tiny_roberta_dir, conll_slice)
-        self.set_up_model(CONFIG, conll_slice)
+class TestLukeBioTagger(ConfigModelTestCase):
+    CONFIG, CHECKPOINT, DATA = CONFIG, "tiny_roberta_dir", "conll_slice"
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            self.param_file,
-            gradients_to_ignore={
-                "embedder.transformer_model.pooler.dense.weight",
-                "embedder.transformer_model.pooler.dense.bias",
-            },
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, "dataset_reader.max_seq_length": 64, **SAME_BATCHES}),
+        self.train_save_and_load(
+            {"embedder.transformer_model.pooler.dense.weight", "embedder.transformer_model.pooler.dense.bias"},
+            {"dataset_reader.max_seq_length": 64},
         )
 
     def test_tag_set_and_outputs(self):

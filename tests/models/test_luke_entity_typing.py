@@ -1,27 +1,18 @@
-import json
-
 import pytest
-from allennlp.common.testing import ModelTestCase
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT, SAME_BATCHES, UNUSED_BY_ENTITY_HEADS, set_config_env
+from tests.conftest import REPO_ROOT, UNUSED_BY_ENTITY_HEADS
+from tests.model_cases import ConfigModelTestCase, train_archive
 
 CONFIG = REPO_ROOT / "configs" / "entity_typing" / "open_entity.jsonnet"
 
 
-class TestLukeEntityTyping(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, tiny_luke_dir, open_entity_slice, monkeypatch):
-        set_config_env(monkeypatch, tiny_luke_dir, open_entity_slice)
-        self.set_up_model(CONFIG, open_entity_slice)
+class TestLukeEntityTyping(ConfigModelTestCase):
+    CONFIG, DATA = CONFIG, "open_entity_slice"
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            self.param_file,
-            gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **SAME_BATCHES}),
-        )
+        self.train_save_and_load(UNUSED_BY_ENTITY_HEADS)
 
     def test_outputs(self):
         output = self.model.make_output_human_readable(self.model(**self.dataset.as_tensor_dict()))
@@ -33,12 +24,10 @@ class TestLukeEntityTyping(ModelTestCase):
         assert set(metrics) == {"precision", "recall", "f1"}
 
 
-def test_predictor(tiny_luke_dir, open_entity_slice, tmp_path, monkeypatch):
-    from allennlp.commands.train import train_model_from_file
-
-    set_config_env(monkeypatch, tiny_luke_dir, open_entity_slice)
-    train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
-    predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
+def test_predictor(tiny_luke_dir, open_entity_slice, tmp_path):
+    predictor = Predictor.from_archive(
+        load_archive(str(train_archive(CONFIG, tiny_luke_dir, open_entity_slice, tmp_path)))
+    )
     result = predictor.predict_json(
         {"sentence": "Web users can locate its address using Google Maps .", "span": [0, 9]}
     )

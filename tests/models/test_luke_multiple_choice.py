@@ -1,33 +1,26 @@
-import json
-
 import pytest
 import torch
-from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
+from tests.conftest import REPO_ROOT
 from tests.jglue import JAPANESE_CHECKPOINT, write_slice
+from tests.model_cases import ConfigModelTestCase, train_archive
 from tests.models.test_luke_sequence_classifier import NO_ENTITIES
 
 CONFIG = REPO_ROOT / "configs" / "jglue" / "jcommonsenseqa.jsonnet"
 
 
-class TestJCommonsenseQA(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, request, tmp_path, monkeypatch):
-        data = write_slice("jcommonsenseqa_train", tmp_path, 8)
-        self.model_dir = request.getfixturevalue(JAPANESE_CHECKPOINT)
-        set_config_env(monkeypatch, self.model_dir, data)
-        self.set_up_model(CONFIG, data)
+class TestJCommonsenseQA(ConfigModelTestCase):
+    CONFIG, CHECKPOINT = CONFIG, JAPANESE_CHECKPOINT
+
+    def data(self, request, tmp_path):
+        return write_slice("jcommonsenseqa_train", tmp_path, 8)
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            # The classifier's bias adds the same to every choice: the softmax over choices cancels it.
-            self.param_file, gradients_to_ignore=NO_ENTITIES | {"classifier.bias"},
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, "trainer.num_epochs": 1, **SAME_BATCHES}),
-        )  # fmt: skip
+        # The classifier's bias adds the same to every choice: the softmax over choices cancels it.
+        self.train_save_and_load(NO_ENTITIES | {"classifier.bias"}, {"trainer.num_epochs": 1})
 
     def test_each_choice_is_scored_alone_by_the_transformers_head(self):
         model = self.model.eval()
@@ -58,14 +51,11 @@ class TestJCommonsenseQA(ModelTestCase):
         assert len(readable["probabilities"][1]) == 2 and readable["label"][1] in (0, 1)
 
 
-def test_predictor(request, tmp_path, monkeypatch):
-    from allennlp.commands.train import train_model_from_file
-
+def test_predictor(request, tmp_path):
     data = write_slice("jcommonsenseqa_train", tmp_path, 8)
-    set_config_env(monkeypatch, request.getfixturevalue(JAPANESE_CHECKPOINT), data)
-    train_model_from_file(str(CONFIG), str(tmp_path / "run"),
-                          overrides=json.dumps({"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 4}))  # fmt: skip
-    predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
+    archive = train_archive(CONFIG, request.getfixturevalue(JAPANESE_CHECKPOINT), data, tmp_path / "run",
+                            {"data_loader.batch_sampler.batch_size": 4})  # fmt: skip
+    predictor = Predictor.from_archive(load_archive(str(archive)))
     result = predictor.predict_json({"id": "q", "question": "会社の最高責任者を何というか？",
                                      "choices": ["社長", "教師", "部長", "バイト", "部下"]})  # fmt: skip
     assert set(result) == {"id", "label", "probabilities"} and result["id"] == "q" and len(result["probabilities"]) == 5

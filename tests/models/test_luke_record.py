@@ -7,30 +7,23 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch
 
 from luke_allennlp.training.metrics import SquadEmAndF1
 from luke_allennlp.training.metrics.squad_em_and_f1 import exact_match_score, f1_score, max_over_golds
-from tests.conftest import REPO_ROOT, SAME_BATCHES, UNUSED_BY_ENTITY_HEADS, set_config_env
+from tests.conftest import REPO_ROOT, UNUSED_BY_ENTITY_HEADS, set_config_env
+from tests.model_cases import ConfigModelTestCase, train_archive
 
 CONFIG = REPO_ROOT / "configs" / "reading_comprehension" / "record.jsonnet"
 # Short windows, so that each sample passage is split into several.
 SMALL = {"dataset_reader.max_seq_length": 64, "dataset_reader.doc_stride": 32}
 
 
-class TestLukeRecord(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, tiny_luke_dir, record_sample, monkeypatch):
-        set_config_env(monkeypatch, tiny_luke_dir, record_sample)
-        self.set_up_model(CONFIG, record_sample)
+class TestLukeRecord(ConfigModelTestCase):
+    CONFIG, DATA = CONFIG, "record_sample"
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            self.param_file,
-            gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **SMALL, **SAME_BATCHES}),
-        )
+        self.train_save_and_load(UNUSED_BY_ENTITY_HEADS, SMALL)
 
     def test_candidate_score_is_the_best_mention_over_windows(self, tiny_luke_dir, record_sample):
         """Stacked windows give the same scores as scoring each window alone; the loss is the mean BCE over
@@ -126,13 +119,10 @@ def test_metric_is_the_official_record_definition():
     assert metric.get_metric(reset=True) == {"em": pytest.approx(0.5), "f1": pytest.approx(2.8 / 4)}
 
 
-def test_evaluate_command_writes_one_line_per_query(tiny_luke_dir, record_sample, tmp_path, monkeypatch):
-    from allennlp.commands.train import train_model_from_file
-
-    set_config_env(monkeypatch, tiny_luke_dir, record_sample)
-    train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1, **SMALL}))
+def test_evaluate_command_writes_one_line_per_query(tiny_luke_dir, record_sample, tmp_path):
+    archive = train_archive(CONFIG, tiny_luke_dir, record_sample, tmp_path / "run", SMALL)
     predictions, metrics = tmp_path / "predictions.jsonl", tmp_path / "metrics.json"
-    command = [str(Path(sys.executable).with_name("allennlp")), "evaluate", str(tmp_path / "run" / "model.tar.gz"),
+    command = [str(Path(sys.executable).with_name("allennlp")), "evaluate", str(archive),
                str(record_sample), "--predictions-output-file", str(predictions), "--output-file", str(metrics),
                "--batch-size", "1"]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)

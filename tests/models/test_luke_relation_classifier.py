@@ -1,28 +1,18 @@
-import json
-
 import pytest
-from allennlp.commands.train import train_model_from_file
-from allennlp.common.testing import ModelTestCase
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT, SAME_BATCHES, UNUSED_BY_ENTITY_HEADS, set_config_env
+from tests.conftest import REPO_ROOT, UNUSED_BY_ENTITY_HEADS
+from tests.model_cases import ConfigModelTestCase, train_archive
 
 CONFIG = REPO_ROOT / "configs" / "relation_classification" / "tacred.jsonnet"
 
 
-class TestLukeRelationClassifier(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, tiny_luke_dir, tacred_train, monkeypatch):
-        set_config_env(monkeypatch, tiny_luke_dir, tacred_train)
-        self.set_up_model(CONFIG, tacred_train)
+class TestLukeRelationClassifier(ConfigModelTestCase):
+    CONFIG, DATA = CONFIG, "tacred_train"
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            self.param_file,
-            gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **SAME_BATCHES}),
-        )
+        self.train_save_and_load(UNUSED_BY_ENTITY_HEADS)
 
     def test_outputs(self):
         output = self.model.make_output_human_readable(self.model(**self.dataset.as_tensor_dict()))
@@ -34,10 +24,8 @@ class TestLukeRelationClassifier(ModelTestCase):
         assert set(self.model.get_metrics(reset=True)) == {"precision", "recall", "f1", "macro_f1"}
 
 
-def test_predictor(tiny_luke_dir, tacred_train, tmp_path, monkeypatch):
-    set_config_env(monkeypatch, tiny_luke_dir, tacred_train)
-    train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
-    predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
+def test_predictor(tiny_luke_dir, tacred_train, tmp_path):
+    predictor = Predictor.from_archive(load_archive(str(train_archive(CONFIG, tiny_luke_dir, tacred_train, tmp_path))))
     by_text = predictor.predict_json(
         {"text": "Steve Jobs founded Apple in Cupertino .", "head": [19, 24], "tail": [0, 10]}
     )

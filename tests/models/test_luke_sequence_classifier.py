@@ -3,13 +3,13 @@ import sys
 
 import pytest
 import torch
-from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
+from tests.conftest import REPO_ROOT
 from tests.jglue import JAPANESE_CHECKPOINT, write_marc_ja, write_slice
+from tests.model_cases import ConfigModelTestCase, train_archive
 
 CONFIGS = REPO_ROOT / "configs" / "jglue"
 # A sequence head reads the pooler over <s>: nothing leaves an entity-side parameter with a gradient (no entities).
@@ -20,18 +20,14 @@ NO_ENTITIES = {
 } | {f"embedder.luke.encoder.layer.{i}.attention.self.{q}.{p}" for i in range(2) for q in ("w2e_query", "e2w_query", "e2e_query") for p in ("weight", "bias")}  # fmt: skip
 
 
-class TestJstsRegression(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, request, tmp_path, monkeypatch):
-        data = write_slice("jsts_train", tmp_path, 12)
-        set_config_env(monkeypatch, request.getfixturevalue(JAPANESE_CHECKPOINT), data)
-        self.set_up_model(CONFIGS / "jsts.jsonnet", data)
+class TestJstsRegression(ConfigModelTestCase):
+    CONFIG, CHECKPOINT = CONFIGS / "jsts.jsonnet", JAPANESE_CHECKPOINT
+
+    def data(self, request, tmp_path):
+        return write_slice("jsts_train", tmp_path, 12)
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            self.param_file, gradients_to_ignore=NO_ENTITIES,
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, "trainer.num_epochs": 1, **SAME_BATCHES}),
-        )  # fmt: skip
+        self.train_save_and_load(NO_ENTITIES, {"trainer.num_epochs": 1})
 
     def test_head_is_transformers_and_loss_is_mse(self):
         model = self.model.eval()
@@ -48,18 +44,14 @@ class TestJstsRegression(ModelTestCase):
         assert set(model.get_metrics(reset=True)) == {"pearson", "spearman"}
 
 
-class TestJnliClassification(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, request, tmp_path, monkeypatch):
-        data = write_slice("jnli_valid", tmp_path, 12)
-        set_config_env(monkeypatch, request.getfixturevalue(JAPANESE_CHECKPOINT), data)
-        self.set_up_model(CONFIGS / "jnli.jsonnet", data)
+class TestJnliClassification(ConfigModelTestCase):
+    CONFIG, CHECKPOINT = CONFIGS / "jnli.jsonnet", JAPANESE_CHECKPOINT
+
+    def data(self, request, tmp_path):
+        return write_slice("jnli_valid", tmp_path, 12)
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            self.param_file, gradients_to_ignore=NO_ENTITIES,
-            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, "trainer.num_epochs": 1, **SAME_BATCHES}),
-        )  # fmt: skip
+        self.train_save_and_load(NO_ENTITIES, {"trainer.num_epochs": 1})
 
     def test_outputs(self):
         output = self.model.eval()(**self.dataset.as_tensor_dict())
@@ -77,14 +69,9 @@ class TestJnliClassification(ModelTestCase):
 
 @pytest.fixture(scope="module")
 def marc_archive(request, tmp_path_factory):
-    from allennlp.commands.train import train_model_from_file
-
     directory = tmp_path_factory.mktemp("marc")
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        set_config_env(monkeypatch, request.getfixturevalue(JAPANESE_CHECKPOINT), write_marc_ja(directory))
-        train_model_from_file(str(CONFIGS / "marc_ja.jsonnet"), str(directory / "run"),
-                              overrides=json.dumps({"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 4}))  # fmt: skip
-    return directory / "run" / "model.tar.gz"
+    return train_archive(CONFIGS / "marc_ja.jsonnet", request.getfixturevalue(JAPANESE_CHECKPOINT),
+                         write_marc_ja(directory), directory / "run", {"data_loader.batch_sampler.batch_size": 4})  # fmt: skip
 
 
 def test_predictor_single_sentences(marc_archive):
@@ -102,12 +89,10 @@ def test_predict_command_on_pairs(request, tmp_path, monkeypatch):
     """`allennlp predict` (the command's entry point, in-process) with {"sentence1", "sentence2"} lines and the
     model's default predictor."""
     from allennlp.commands import main
-    from allennlp.commands.train import train_model_from_file
 
     data = write_slice("jsts_train", tmp_path, 8)
-    set_config_env(monkeypatch, request.getfixturevalue(JAPANESE_CHECKPOINT), data)
-    train_model_from_file(str(CONFIGS / "jsts.jsonnet"), str(tmp_path / "run"),
-                          overrides=json.dumps({"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 4}))  # fmt: skip
+    train_archive(CONFIGS / "jsts.jsonnet", request.getfixturevalue(JAPANESE_CHECKPOINT), data, tmp_path / "run",
+                  {"data_loader.batch_sampler.batch_size": 4})  # fmt: skip
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text('{"id": "p1", "sentence1": "犬が走っている。", "sentence2": "犬が走る。"}\n'
                       '{"sentence1": "猫が寝ている。", "sentence2": "車が止まっている。"}\n', encoding="utf-8")  # fmt: skip

@@ -1,30 +1,20 @@
-import json
-
 import numpy as np
 import pytest
 import torch
-from allennlp.common.testing import ModelTestCase
 
 from luke_allennlp.models.luke_span_ner import decode_spans
-from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
+from tests.conftest import REPO_ROOT
+from tests.model_cases import ConfigModelTestCase
 
 NER_CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"
-SMALL = json.dumps({"data_loader.batch_sampler.batch_size": 4, "dataset_reader.max_seq_length": 64, "trainer.optimizer.lr": 1e-3,
-                    **SAME_BATCHES})  # fmt: skip
+SMALL = {"data_loader.batch_sampler.batch_size": 4, "dataset_reader.max_seq_length": 64}
 
 
-class TestLukeSpanNer(ModelTestCase):
-    @pytest.fixture(autouse=True)
-    def _model(self, tiny_luke_dir, conll_slice, monkeypatch):
-        set_config_env(monkeypatch, tiny_luke_dir, conll_slice)
-        self.set_up_model(NER_CONFIG, conll_slice)
+class TestLukeSpanNer(ConfigModelTestCase):
+    CONFIG, DATA = NER_CONFIG, "conll_slice"
 
     def test_train_save_and_load(self):
-        self.ensure_model_can_train_save_and_load(
-            self.param_file,
-            gradients_to_ignore={"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"},
-            overrides=SMALL,
-        )
+        self.train_save_and_load({"embedder.luke.pooler.dense.weight", "embedder.luke.pooler.dense.bias"}, SMALL)
 
     def test_outputs_one_prediction_per_sentence(self):
         batch = self.dataset.as_tensor_dict()

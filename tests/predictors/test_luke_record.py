@@ -1,20 +1,15 @@
-import json
-
 import pytest
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from tests.conftest import REPO_ROOT, set_config_env
+from tests.conftest import REPO_ROOT
+from tests.model_cases import train_archive
 
 CONFIG = REPO_ROOT / "configs" / "reading_comprehension" / "record.jsonnet"
 
 
-def test_predictor(tiny_luke_dir, record_sample, tmp_path, monkeypatch):
-    from allennlp.commands.train import train_model_from_file
-
-    set_config_env(monkeypatch, tiny_luke_dir, record_sample)
-    train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps({"trainer.num_epochs": 1}))
-    predictor = Predictor.from_archive(load_archive(str(tmp_path / "run" / "model.tar.gz")))
+def test_predictor(tiny_luke_dir, record_sample, tmp_path):
+    predictor = Predictor.from_archive(load_archive(str(train_archive(CONFIG, tiny_luke_dir, record_sample, tmp_path))))
     assert type(predictor).__name__ == "LukeRecordPredictor"  # the model's default predictor
     passage = "Tian Tian arrived from China with Yang Guang. Tian Tian lives in Edinburgh."
     query = "Any cub will return to @placeholder at the age of two."

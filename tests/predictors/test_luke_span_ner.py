@@ -5,27 +5,21 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from allennlp.commands.predict import _PredictManager
-from allennlp.commands.train import train_model_from_file
+from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from luke_allennlp.predictors.luke_span_ner import split_words
+from luke_allennlp.predictors.luke_span_ner import split_sentences, split_words
 from tests.conftest import REPO_ROOT
+from tests.model_cases import train_archive
 
 
 @pytest.fixture(scope="module")
 def archive(tiny_luke_dir, conll_slice, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MODEL_NAME", str(tiny_luke_dir))
-        mp.setenv("TRAIN_DATA_PATH", str(conll_slice))
-        mp.setenv("VALIDATION_DATA_PATH", str(conll_slice))
-        out = tmp_path_factory.mktemp("ner")
-        overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
-        train_model_from_file(
-            str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(out), overrides=json.dumps(overrides)
-        )
-        return out / "model.tar.gz"
+    config, directory = REPO_ROOT / "configs/ner/conll2003.jsonnet", tmp_path_factory.mktemp("ner")
+    return train_archive(config, tiny_luke_dir, conll_slice, directory, {"dataset_reader.max_seq_length": 64})
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +42,21 @@ def test_split_words():
     ]
 
 
+def test_split_sentences():
+    text = 'Peter Blackburn visited Brussels. He met U.S. officials and Mr. Smith on Monday.\nThe EU said "no." 3 more? Yes!'
+    assert split_sentences(text) == [
+        "Peter Blackburn visited Brussels.",
+        "He met U.S. officials and Mr. Smith on Monday.",
+        'The EU said "no."',
+        "3 more?",
+        "Yes!",
+    ]
+    assert split_sentences("CRICKET - LEICESTERSHIRE WIN . Phil Simmons took four for 38 .\n\n") == [
+        "CRICKET - LEICESTERSHIRE WIN .",
+        "Phil Simmons took four for 38 .",
+    ]
+
+
 def test_predicts_raw_sentences_and_words(predictor):
     assert type(predictor).__name__ == "LukeSpanNerPredictor"  # the model's default predictor
     result = predictor.predict_json({"sentence": "Peter Blackburn visited Brussels ."})
@@ -66,6 +75,61 @@ def test_predicts_raw_sentences_and_words(predictor):
         predictor.predict_json({"text": "no"})
 
 
+DOCUMENT = ["Peter Blackburn visited Brussels .", "The European Commission said on Thursday .", "Germany agreed ."]
+
+
+def test_context_fills_the_window_and_entities_stay_in_the_sentence(predictor):
+    """Raw text before and after a sentence is its document context: the input window holds its subwords around the
+    sentence's, no span reaches into it, and the model's scores of the sentence's spans change with it."""
+    tokenizer = predictor._dataset_reader.tokenizer
+
+    def subwords(text):
+        return tokenizer(split_words(text), is_split_into_words=True, add_special_tokens=False)["input_ids"]
+
+    [alone] = predictor._json_to_instances({"sentence": DOCUMENT[1]})
+    inputs = {"sentence": DOCUMENT[1], "left_context": DOCUMENT[0], "right_context": DOCUMENT[2:]}
+    [in_context] = predictor._json_to_instances(inputs)
+    assert alone["word_ids"].tensor[1:-1].tolist() == subwords(DOCUMENT[1])
+    assert in_context["word_ids"].tensor[1:-1].tolist() == subwords(" ".join(DOCUMENT))  # (all fits in 64)
+    words = split_words(DOCUMENT[1])
+    for instance in (alone, in_context):
+        assert instance["metadata"]["words"] == words and int(instance["metadata"]["spans"][:, 1].max()) == len(words)
+
+    def span_logits(instance):
+        batch = Batch([instance])
+        batch.index_instances(predictor._model.vocab)
+        with torch.no_grad():
+            return predictor._model(**batch.as_tensor_dict())["span_logits"]
+
+    assert not torch.allclose(span_logits(alone), span_logits(in_context), atol=1e-4)
+    result = predictor.predict_json(inputs)
+    assert result["words"] == words and len(result["tags"]) == len(words)
+    assert all(0 <= entity["start"] < entity["end"] <= len(words) for entity in result["entities"])
+
+
+def test_a_document_is_predicted_sentence_by_sentence_in_its_context(predictor):
+    """`{"document": ...}` (raw text, split into sentences, or a list of sentences) gives each sentence what the
+    sentence with the rest of the document as its context gives."""
+    expected = [
+        predictor.predict_json({"sentence": s, "left_context": DOCUMENT[:i], "right_context": DOCUMENT[i + 1 :]})
+        for i, s in enumerate(DOCUMENT)
+    ]
+    as_text = predictor.predict_json({"document": " ".join(DOCUMENT)})
+    [as_list, as_words] = predictor.predict_batch_json(
+        [{"document": DOCUMENT}, {"document": [split_words(s) for s in DOCUMENT]}]
+    )
+    for result in (as_text, as_list, as_words):
+        assert set(result) == {"sentences"} and len(result["sentences"]) == len(DOCUMENT)
+        for got, want in zip(result["sentences"], expected):
+            assert (got["words"], got["tags"], got["truncated"]) == (want["words"], want["tags"], want["truncated"])
+            assert [(e["start"], e["end"], e["type"]) for e in got["entities"]] == [
+                (e["start"], e["end"], e["type"]) for e in want["entities"]
+            ]
+            assert [e["score"] for e in got["entities"]] == pytest.approx([e["score"] for e in want["entities"]])
+    ids = [instance["metadata"]["id"] for instance in predictor._json_to_instances({"id": "d", "document": DOCUMENT})]
+    assert ids == ["d#1", "d#2", "d#3"]
+
+
 def test_words_past_the_window_have_no_tag_and_are_counted(predictor, caplog):
     """A sentence longer than max_seq_length (64 subwords here): the words the model never saw were tagged "O", and
     only the log said so; they have no tag now (`tags` is shorter than `words`), and `truncated` counts them."""
@@ -80,8 +144,20 @@ def test_words_past_the_window_have_no_tag_and_are_counted(predictor, caplog):
 def test_bad_inputs_get_clear_errors(predictor):
     with pytest.raises(ValueError, match='x: "words" must be a list of strings, not a string'):
         predictor.predict_json({"id": "x", "words": "Peter went home"})  # not split into characters
-    with pytest.raises(ValueError, match=r'"left_context" must be a list of sentences'):
-        predictor.predict_json({"sentence": "Hi .", "left_context": "Earlier text ."})
+    with pytest.raises(ValueError, match=r'x: "left_context" must be raw text or a list of sentences, not int'):
+        predictor.predict_json({"id": "x", "sentence": "Hi .", "left_context": 3})  # (raw text is context now)
+    with pytest.raises(ValueError, match=r'sentence 2 of "right_context" must be text or a list of words, not dict'):
+        predictor.predict_json({"sentence": "Hi .", "right_context": ["Fine .", {"text": "no"}]})
+    with pytest.raises(ValueError, match=r'd: "document" must be raw text or a list of sentences, not dict'):
+        predictor.predict_json({"id": "d", "document": {"text": "Peter went home ."}})
+    with pytest.raises(ValueError, match=r'sentence 1 of "document" must be a list of strings, not list'):
+        predictor.predict_json({"document": [["Peter", ["went"]]]})
+    with pytest.raises(ValueError, match="d: sentence 2 of the document has no words"):
+        predictor.predict_json({"id": "d", "document": ["Peter went home .", " "]})
+    with pytest.raises(ValueError, match="the document has no sentences"):
+        predictor.predict_json({"document": " \n "})
+    with pytest.raises(ValueError, match='"document" is the whole text: it takes no sentence, left_context'):
+        predictor.predict_json({"document": "Peter went home .", "sentence": "Peter .", "left_context": "Hi ."})
     with pytest.raises(ValueError, match="not valid JSON"):
         predictor.load_line('{"sentence": "Hi"\n')
     with pytest.raises(ValueError, match="expected a JSON object"):
@@ -103,6 +179,15 @@ def test_predict_names_the_line_of_a_bad_input(predictor, tmp_path):
         run([good, good, json.dumps({"words": "abc"}), good], 4)  # the refused line of a batch is named
     run([good, "", good], 2)
     assert [len(json.loads(line)["words"]) for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [4, 4]
+    document = json.dumps({"document": "Peter visited Brussels. He went home."})
+    with pytest.raises(ValueError, match=r'in\.jsonl, line 2: input: "document" must be raw text or a list of'):
+        run([document, json.dumps({"document": 3}), good], 3)  # a good document before it is not blamed
+    run([document, good], 2)
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [[s["words"] for s in rows[0]["sentences"]], rows[1]["words"]] == [
+        [["Peter", "visited", "Brussels", "."], ["He", "went", "home", "."]],
+        ["Peter", "visited", "Brussels", "."],
+    ]
     path.write_bytes(b"\xef\xbb\xbf" + f"{good}\n{good}\n".encode() + b'{"sentence": "M\xfcnchen"}\n')
     with pytest.raises(ValueError, match=r"in\.jsonl, line 3: not UTF-8 text"):  # a byte-order mark is no error
         _PredictManager(predictor, str(path), str(tmp_path / "out.jsonl"), 1, False, False).run()
@@ -118,7 +203,8 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr  # one line (luke_allennlp_compat, repair 8)
     last = result.stderr.strip().splitlines()[-1]
     assert last == (
-        f'allennlp: error: {path}, line 3: input: the input needs "sentence" (text) or "words" (a list of strings)'
+        f'allennlp: error: {path}, line 3: input: the input needs "sentence" (text), "words" (a list of strings) or '
+        '"document" (text or a list of sentences)'
     )
 
 

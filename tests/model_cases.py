@@ -1,0 +1,59 @@
+"""
+What the task models' tests share: allennlp's `ModelTestCase` set up on one of `configs/` with a tiny checkpoint and a
+data fixture (`ConfigModelTestCase`), and a config trained for an epoch into an archive (`train_archive`).
+"""
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Iterable, Optional, Tuple
+
+import pytest
+from allennlp.commands.train import train_model_from_file
+from allennlp.common.testing import ModelTestCase
+
+from tests.conftest import SAME_BATCHES, set_config_env
+
+
+class ConfigModelTestCase(ModelTestCase):
+    """
+    `ModelTestCase` on `CONFIG` (one of configs/), with the checkpoint of fixture `CHECKPOINT` as `MODEL_NAME` and the
+    data of fixture `DATA` as training and validation data (a subclass that writes its data overrides `data`). The
+    checkpoint's directory is `self.model_dir`.
+    """
+
+    CONFIG: Path
+    CHECKPOINT = "tiny_luke_dir"
+    DATA = ""
+
+    def data(self, request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+        return request.getfixturevalue(self.DATA)
+
+    @pytest.fixture(autouse=True)
+    def _model(self, request, tmp_path, monkeypatch):
+        data = self.data(request, tmp_path)
+        self.model_dir = request.getfixturevalue(self.CHECKPOINT)
+        set_config_env(monkeypatch, self.model_dir, data)
+        self.set_up_model(self.CONFIG, data)
+
+    def train_save_and_load(
+        self, gradients_to_ignore: Iterable[str] = (), overrides: Optional[Dict[str, Any]] = None
+    ) -> Tuple[Any, Any]:
+        """allennlp's check (a training step gives every parameter but `gradients_to_ignore` a gradient; the saved and
+        loaded model predict as the trained one) at learning rate 1e-3, both data loaders giving the same batches."""
+        return self.ensure_model_can_train_save_and_load(
+            self.param_file,
+            gradients_to_ignore=set(gradients_to_ignore),
+            overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **(overrides or {}), **SAME_BATCHES}),
+        )
+
+
+def train_archive(
+    config: Path, model_dir: Path, data: Path, directory: Path, overrides: Optional[Dict[str, Any]] = None
+) -> Path:
+    """`config` trained for one epoch from the checkpoint `model_dir` on `data` (training and validation) into
+    `directory`: its `model.tar.gz`."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        set_config_env(monkeypatch, model_dir, data)
+        overrides = json.dumps({"trainer.num_epochs": 1, **(overrides or {})})
+        train_model_from_file(str(config), str(directory), overrides=overrides)
+    return directory / "model.tar.gz"
