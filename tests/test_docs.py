@@ -23,6 +23,7 @@ of ~15, where wall times were 2-4x these; on a quiet machine a block's wall time
 `allennlp` process spends ~7 CPU-s starting). The default suite runs:
 - `ner` (entity tasks, NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file,
   print the F1, predict; 41 CPU-s), `predictor` (`Predictor.from_path` in Python on the `ner` archive; 10),
+  `ner-document` (`allennlp predict` of a sentence, a sentence in context and a raw-text document; ~7),
 - `recover` (training: `--recover` of the `ner` run, a TensorBoard run; 31), `ner-export` (checkpoints: export-luke
   of the `ner` archive, loaded by transformers; 15),
 - `kbp37` (relation classification: train, evaluate; 19), `record` (ReCoRD: train, evaluate, squad-predictions,
@@ -67,7 +68,7 @@ from tests.conftest import REPO_ROOT
 MARKER = re.compile(r"<!--\s*docs-test:\s*([\w-]+)\s*-->")
 # The marked blocks (in README, then the docs pages in path order, as DOC_FILES lists them).
 RUN = ["smoke", "ner", "predictor", "record", "squad", "ner-export", "jglue", "luke-japanese", "pretraining-data",
-       "pretraining-training", "recover", "kbp37"]  # fmt: skip
+       "pretraining-training", "recover", "kbp37", "ner-document"]  # fmt: skip
 AS_WRITTEN = {"smoke", "pretraining-data", "luke-japanese"}  # run without the small-run overrides: small already
 HUB_NAMES = {"studio-ousia/luke-base": "luke", "roberta-base": "roberta"}
 # The overrides the docs give for a small run, merged into every `allennlp train` / `evaluate` -o of the
@@ -284,7 +285,13 @@ class Docs:
     """Runs the marked blocks in the scratch checkout, each once, a block's prerequisites first; prints what each
     took (wall and CPU seconds of its processes: `pytest -s` shows them)."""
 
-    NEEDS = {"recover": "ner", "predictor": "ner", "ner-export": "ner", "pretraining-training": "pretraining-data"}
+    NEEDS = {
+        "recover": "ner",
+        "predictor": "ner",
+        "ner-document": "ner",
+        "ner-export": "ner",
+        "pretraining-training": "pretraining-data",
+    }
 
     def __init__(self, checkout: Path, stand_ins: Dict[str, str]):
         self.checkout, self.stand_ins, self.outputs = checkout, stand_ins, {}
@@ -362,6 +369,20 @@ def test_predictor_block(docs):
         assert len(prediction["tags"]) == len(prediction["words"])
         for entity in prediction["entities"]:
             assert set(entity) == {"start", "end", "text", "type", "score"}
+            assert entity["text"] == " ".join(prediction["words"][entity["start"] : entity["end"]])
+
+
+def test_ner_document_block(docs):
+    """A sentence alone, one with raw-text context, and a raw-text document: the outputs the page describes."""
+    docs.run("ner-document")
+    lines = (docs.checkout / "output" / "ner" / "document_predictions.jsonl").read_text().splitlines()
+    alone, in_context, document = [json.loads(line) for line in lines]
+    assert alone["words"] == ["Peter", "Blackburn", "visited", "Brussels", "."]
+    assert in_context["words"][:3] == ["He", "met", "officials"] and len(in_context["tags"]) == 8
+    sentences = document["sentences"]
+    assert [s["words"][0] for s in sentences] == ["Peter", "He", "Germany"]  # split at ". " before a capital
+    for prediction in [alone, in_context, *sentences]:
+        for entity in prediction["entities"]:
             assert entity["text"] == " ".join(prediction["words"][entity["start"] : entity["end"]])
 
 
