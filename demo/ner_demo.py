@@ -157,6 +157,9 @@ def forked(function, log: Path, env: Optional[dict] = None) -> None:
         try:
             output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             os.dup2(output, 1), os.dup2(output, 2)
+            # (new streams on them too, in case sys.stdout/stderr were not the descriptors, as under pytest)
+            sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)
+            sys.stderr = open(2, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)
             os.chdir(REPO)
             if env is not None:
                 os.environ.clear()
