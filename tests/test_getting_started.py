@@ -4,6 +4,8 @@ the install block) run by bash (`set -euo pipefail`) in the README test's scratc
 `configs/`, `tests/`, `demo/` and `../shared` as in a checkout), in page order, a block's prerequisites first,
 with the environment's `allennlp` and `python` first on PATH and the hub offline. Unlike the README's task blocks,
 no override is merged in: the page's commands are small already (tiny checkpoints, a few hundred instances).
+The default suite runs the tokenizer and checkpoint blocks (~60 CPU-seconds: five processes that import
+transformers or allennlp); the NER and entity-disambiguation blocks are marked slow (`make test-all`).
 """
 
 import json
@@ -85,6 +87,7 @@ def test_checkpoints_block(page):
     assert (output / "tiny-luke-japanese" / "entity_vocab.json").is_file()
 
 
+@pytest.mark.slow  # ~45 CPU-s; the README's ner block runs the same commands in the default suite
 def test_ner_block(page):
     out = page.run("gs-ner")
     ner = page.checkout / "output" / "first-ner"
@@ -94,7 +97,7 @@ def test_ner_block(page):
     assert prediction["words"] == ["Peter", "Blackburn", "visited", "Brussels", "."] and len(prediction["tags"]) == 5
 
 
-@pytest.mark.slow  # six allennlp commands over the 206-page dump: ~2 minutes on a quiet 2-core machine
+@pytest.mark.slow  # six allennlp commands over the 206-page dump
 def test_entity_disambiguation_block(page):
     out = page.run("gs-ed")
     ed = page.checkout / "output" / "ed"
