@@ -18,10 +18,11 @@ import random
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -121,32 +122,98 @@ def shown_path(word: str) -> str:
         return word
 
 
+def start_allennlp(threads: int) -> None:
+    """
+    Imports allennlp, its plugins and this project once, before the first command: each command then runs in a
+    process forked from this one (`allennlp`), which saves the ~7 CPU-seconds an `allennlp` executable spends
+    importing (30 s and more of waiting when other jobs share the cores). torch computes with `threads` threads
+    (OMP_NUM_THREADS for the children): the demo's tiny models gain little from a second thread on a quiet
+    machine, and on a shared one every small operation waits for it (a pretraining epoch took 2 to 3 times as
+    long with two threads as with one while other jobs ran).
+    """
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    import torch
+
+    torch.set_num_threads(threads)
+    import allennlp.__main__  # noqa: F401  (the executable's logging set-up)
+    from allennlp.commands import main  # noqa: F401
+    from allennlp.common.plugins import import_plugins
+
+    import_plugins()
+
+
+def forked(function, log: Path, env: Optional[dict] = None) -> None:
+    """
+    Runs `function()` in a child process (fork) with its output (stdout and stderr) in `log`, from the repository
+    root with `env` as its environment; prints every HEARTBEAT_SECONDS the time so far and the log's latest line
+    (allennlp's progress bar while it trains), so that a slow machine is not silent for minutes. Exits with the
+    end of the log if the child fails.
+    """
+    start = time.monotonic()
+    sys.stdout.flush(), sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            output = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(output, 1), os.dup2(output, 2)
+            # (new streams on them too, in case sys.stdout/stderr were not the descriptors, as under pytest)
+            sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)
+            sys.stderr = open(2, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)
+            os.chdir(REPO)
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(env)
+            function()
+            code = 0
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush(), sys.stderr.flush()
+            os._exit(code)
+    heartbeat = start + HEARTBEAT_SECONDS
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.2)
+        if time.monotonic() >= heartbeat:
+            heartbeat += HEARTBEAT_SECONDS
+            print(f"  {time.monotonic() - start:5.0f} s  {latest_line(log)}", flush=True)
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:])
+        sys.exit(f"{log.stem} failed (exit status {code}); the end of {log}:\n{tail}")
+    print(f"  done in {time.monotonic() - start:.0f} s", flush=True)
+
+
+def new_log(name: str) -> Path:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = LOGS / f"{len(list(LOGS.glob('*.log'))) + 1:02d}-{name}.log"
+    print(f"  log: {shown_path(str(log))}  (follow it with: tail -f {shown_path(str(log))})", flush=True)
+    return log
+
+
 def allennlp(*args: str, env: dict) -> None:
     """
-    Runs an allennlp command from the repository root with its output in LOGS/NN-<command>.log; prints the
-    command as it can be pasted into a shell, then every HEARTBEAT_SECONDS the time so far and the log's latest
-    line (allennlp's progress bar while it trains), so that a slow machine is not silent for minutes.
+    Runs an allennlp command from the repository root with its output in LOGS/NN-<command>.log (see `forked`),
+    after printing it as it can be pasted into a shell. The command runs as the `allennlp` executable would run it,
+    in a child of this process (see `start_allennlp`).
     """
+    from allennlp.commands import main as allennlp_main
+
     executable = Path(sys.executable).with_name("allennlp")
     variables = [f"{name}={shlex.quote(shown_path(env[name]))}" for name in SHOWN_VARIABLES if env.get(name)]
     print("\n$ " + " ".join(variables + [shlex.quote(shown_path(str(executable)))] + [shlex.quote(shown_path(a)) for a in args]),
           flush=True)  # fmt: skip
-    LOGS.mkdir(parents=True, exist_ok=True)
-    log = LOGS / f"{len(list(LOGS.glob('*.log'))) + 1:02d}-{args[0]}.log"
-    print(f"  log: {shown_path(str(log))}  (follow it with: tail -f {shown_path(str(log))})", flush=True)
-    start = time.monotonic()
-    with log.open("w", encoding="utf-8") as output:
-        process = subprocess.Popen([str(executable), *args], cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT)
-        while True:
-            try:
-                process.wait(timeout=HEARTBEAT_SECONDS)
-                break
-            except subprocess.TimeoutExpired:
-                print(f"  {time.monotonic() - start:5.0f} s  {latest_line(log)}", flush=True)
-    if process.returncode:
-        tail = "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-40:])
-        sys.exit(f"allennlp {args[0]} failed (exit status {process.returncode}); the end of {log}:\n{tail}")
-    print(f"  done in {time.monotonic() - start:.0f} s", flush=True)
+
+    def command() -> None:
+        sys.argv = [str(executable), *args]
+        allennlp_main(prog="allennlp")
+
+    forked(command, new_log(args[0]), env)
 
 
 def latest_line(log: Path, width: int = 110) -> str:
@@ -227,8 +294,8 @@ def fine_tune(out: Path, model_dir: Path, train: Path, dev: Path, epochs: int, e
     for name, row in [("LUKE fine-tuned here", scores), ("baseline: the training names looked up", lookup),
                       ("baseline: everything O", {"f1": 0.0, "precision": 0.0, "recall": 0.0})]:  # fmt: skip
         print(f"  {name:<44} {row['f1']:6.3f} {row['precision']:10.3f} {row['recall']:7.3f}")
-    print("  (the generated dev sentences reuse the training names, so the lookup is strong here; on real CoNLL-2003")
-    print("  a small LUKE without pretraining scores 0.518 against the lookup's 0.534: benchmarks/RESULTS.md)")
+    print("  (the generated dev sentences reuse the training names, so the lookup is strong here; for a small LUKE")
+    print("  without pretraining on real CoNLL-2003, against the same lookup, see benchmarks/ner_learning_check.py)")
     print(f"\ndata:              {shown_path(str(train))}, {shown_path(str(dev))}")
     print(f"LUKE checkpoint:   {shown_path(str(model_dir))}")
     print(f"trained model:     {shown_path(str(run / 'model.tar.gz'))}")
@@ -245,14 +312,19 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPO / "output" / "demo")
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--model", type=Path, help="a LUKE checkpoint to fine-tune (default: a new random tiny LUKE)")
+    parser.add_argument("--threads", type=int, default=1, help="torch's threads (default 1: see start_allennlp)")
     args = parser.parse_args()
     out = args.output.resolve()
     (out / "data").mkdir(parents=True, exist_ok=True)
     use_logs(out / "logs")
+    start_allennlp(args.threads)
     train, dev = write_corpora(out / "data")
     model_dir = args.model.resolve() if args.model else out / "tiny-luke"
     if args.model is None:
-        build_tiny_luke(model_dir, train)
+        print(
+            f"\n# a byte-level BPE tokenizer trained on the NER corpus, a tiny random LUKE: {shown_path(str(model_dir))}"
+        )
+        forked(lambda: build_tiny_luke(model_dir, train), new_log("tiny-luke"))
     fine_tune(out, model_dir, train, dev, args.epochs, offline_env())
 
 

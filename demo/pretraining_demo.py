@@ -68,19 +68,26 @@ def build_tiny_roberta(directory: Path, texts: list) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", type=Path, default=REPO / "output" / "demo")
-    parser.add_argument("--epochs", type=int, default=30, help="pretraining epochs of 20 steps")
+    parser.add_argument("--epochs", type=int, default=5, help="pretraining epochs of 20 steps")
     parser.add_argument("--ner-epochs", type=int, default=10)
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch's threads (default 1: see ner_demo.start_allennlp)"
+    )
     args = parser.parse_args()
     out = args.output.resolve()
     (out / "data").mkdir(parents=True, exist_ok=True)
     env = ner_demo.offline_env()
     ner_demo.use_logs(out / "logs")
+    ner_demo.start_allennlp(args.threads)
 
     ner_train, ner_dev = ner_demo.write_corpora(out / "data")
     ner_words = [
         line.split()[0] for line in ner_train.read_text().splitlines() if line and not line.startswith("-DOCSTART-")
     ]
-    build_tiny_roberta(out / "tiny-roberta", [dump_text(DUMP), " ".join(ner_words)])
+    texts = [dump_text(DUMP), " ".join(ner_words)]
+    print(f"\n# a byte-level BPE tokenizer trained on the dump and the NER corpus, a tiny random RoBERTa: "
+          f"{ner_demo.shown_path(str(out / 'tiny-roberta'))}")  # fmt: skip
+    ner_demo.forked(lambda: build_tiny_roberta(out / "tiny-roberta", texts), ner_demo.new_log("tiny-roberta"))
 
     vocab, corpus = out / "entity_vocab.jsonl", out / "pretraining-corpus"
     shutil.rmtree(corpus, ignore_errors=True)  # the command builds a new corpus only into an empty directory
@@ -91,8 +98,8 @@ def main() -> None:
     # The paper's recipe scaled to a tiny model from scratch: one process, small batches, a larger learning rate.
     overrides = {"distributed": None, "trainer.num_gradient_accumulation_steps": 1,
                  "data_loader.batch_size": 16, "data_loader.batches_per_epoch": 20, "data_loader.num_workers": 0,
-                 "trainer.num_epochs": args.epochs, "trainer.optimizer.lr": 2e-3,
-                 "trainer.learning_rate_scheduler.warmup_steps": 30}  # fmt: skip
+                 "trainer.num_epochs": args.epochs, "trainer.optimizer.lr": 5e-3,
+                 "trainer.learning_rate_scheduler.warmup_steps": 20}  # fmt: skip
     run = out / "pretraining"
     ner_demo.allennlp("train", "configs/pretraining/luke_base.jsonnet", "-s", str(run), "-f", "-o", json.dumps(overrides),
                       env={**env, "MODEL_NAME": str(out / "tiny-roberta"), "CORPUS": str(corpus)})  # fmt: skip
