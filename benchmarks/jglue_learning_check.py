@@ -99,6 +99,7 @@ def main() -> None:
     parser.add_argument("--hidden-size", type=int, default=SMALL["hidden_size"])
     parser.add_argument("--layers", type=int, default=SMALL["num_hidden_layers"])
     parser.add_argument("--entities", action="store_true", help="JSTS with entity inputs too")
+    parser.add_argument("--entities-only", action="store_true", help="with --entities: skip JSTS without them")
     parser.add_argument("--mention-dictionary", type=Path, help="with --entities (default: the tests' Japanese dump)")
     parser.add_argument("--entity-vocab", type=Path, help="with --mention-dictionary: the reader's entity_vocab")
     args = parser.parse_args()
@@ -137,7 +138,7 @@ def main() -> None:
         gold = np.array([x["label"] for x in lines_of(valid)])
         chance = correlations(np.random.RandomState(0).uniform(0, 5, len(gold)), gold)
         char = correlations(np.array([overlap(x["sentence1"], x["sentence2"]) for x in lines_of(valid)]), gold)
-        runs = [("", "configs/jglue/jsts.jsonnet", None)]
+        runs = [] if args.entities and args.entities_only else [("", "configs/jglue/jsts.jsonnet", None)]
         if args.entities:
             dictionary, vocab = args.mention_dictionary, args.entity_vocab
             if dictionary is None:
