@@ -73,7 +73,7 @@ def japanese_mention_dictionary(work: Path, jglue: Path):
 
 
 def entity_coverage(model: Path, valid: Path, dictionary: Path, vocab: Path) -> str:
-    """How many valid sentences get at least one entity, and entities per sentence, with the reader's settings."""
+    """How many sentences of a JSTS file get at least one entity, and entities per sentence (the reader's settings)."""
     from data_readers import LukeSentenceClassificationReader
 
     reader = LukeSentenceClassificationReader(str(model), regression=True, id_field="sentence_pair_id",
@@ -81,7 +81,7 @@ def entity_coverage(model: Path, valid: Path, dictionary: Path, vocab: Path) -> 
     per_sentence = [len(reader.linker.find(reader.linker.text_matcher(), tokenize(reader.tokenizer, text)).entities)
                     for line in lines_of(valid) for text in (line["sentence1"], line["sentence2"])]  # fmt: skip
     with_entities = sum(n > 0 for n in per_sentence)
-    return (f"{with_entities:,} of {len(per_sentence):,} valid sentences ({with_entities / len(per_sentence):.1%}) "
+    return (f"{with_entities:,} of {len(per_sentence):,} sentences of {valid.name} ({with_entities / len(per_sentence):.1%}) "
             f"get ≥1 entity; {sum(per_sentence) / len(per_sentence):.3f} entities per sentence")  # fmt: skip
 
 
@@ -148,7 +148,7 @@ def main() -> None:
             runs.append((", entity inputs", "configs/jglue/jsts_entities.jsonnet", extra))
             notes.append(f"entity inputs ({dictionary}): {entity_coverage(models[seeds[0]], valid, dictionary, vocab)}")
         for label, config, extra in runs:
-            results, time_note = train(config, subset, valid, "jsts" + label.replace(" ", "_").strip(",_"), extra)
+            results, time_note = train(config, subset, valid, "jsts-entities" if extra is not None else "jsts", extra)
             pearson_ = spread([m["best_validation_pearson"] for m in results])
             spearman_ = spread([m["best_validation_spearman"] for m in results])
             rows.append((f"JSTS{label} (Pearson / Spearman)", f"{args.jsts_train:,} of 12,451 train / 1,457 valid",
