@@ -28,12 +28,19 @@ from luke_allennlp.tiny_checkpoints import (  # noqa: F401  (re-exported for the
 
 
 def train_from_scratch(
-    config: str, model_dir: Path, train: Path, dev: Path, out: Path, epochs: int, batch_size: int
+    config: str,
+    model_dir: Path,
+    train: Path,
+    dev: Path,
+    out: Path,
+    epochs: int,
+    batch_size: int,
+    overrides: Optional[dict] = None,
 ) -> dict:
     """
     Trains a repository config (e.g. `configs/ner/conll2003.jsonnet`) on `train`, validating on `dev`, with the
     settings that suit a small model without pretraining: a larger learning rate, 10% warm-up, 128-subword
-    inputs. Returns the run's metrics.
+    inputs; `overrides` (e.g. seeds, another learning rate) go over those. Returns the run's metrics.
     """
 
     from allennlp.commands.train import train_model_from_file
@@ -45,7 +52,8 @@ def train_from_scratch(
 
     os.environ.update(MODEL_NAME=str(model_dir), TRAIN_DATA_PATH=str(train), VALIDATION_DATA_PATH=str(dev))
     overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": epochs, "data_loader.batch_sampler.batch_size": batch_size,
-                 "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1}  # fmt: skip
+                 "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1,
+                 **(overrides or {})}  # fmt: skip
     repo = Path(__file__).resolve().parents[1]
     train_model_from_file(str(repo / config), str(out), overrides=json.dumps(overrides))
     return json.loads((Path(out) / "metrics.json").read_text())

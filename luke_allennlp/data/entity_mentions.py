@@ -110,18 +110,15 @@ class MentionLinker:
 
     def text_matcher(self) -> NameMatcher:
         """Every name of the dictionary at `min_link_probability` or above, with the entity id of its most linked
-        entity (None where that entity is not in the vocabulary): for text without a page. With a JSON dictionary
-        (held whole), names are found at any kana or CJK ideograph too (`NameMatcher`'s `cjk_characters`), as text
-        written without spaces needs; a SQLite one is matched at `TOKEN` boundaries (its names are stored by
-        first token)."""
+        entity (None where that entity is not in the vocabulary): for text without a page. Names are found at any
+        kana or CJK ideograph too (`NameMatcher`'s `cjk_characters`), as text written without spaces needs, with a
+        JSON or a SQLite dictionary alike."""
         if self._text_matcher is None:
-            matcher = self.dictionary.name_matcher(
+            self._text_matcher = self.dictionary.name_matcher(
                 self.min_link_probability,
                 lambda candidates: self.entity_vocab.get(candidates[0][0]) if candidates else None,
+                cjk_characters=True,
             )
-            if type(matcher) is NameMatcher:
-                matcher = NameMatcher(matcher.names, cjk_characters=True)
-            self._text_matcher = matcher
         return self._text_matcher
 
     def find(self, matcher: NameMatcher, text: TokenizedText, subwords_kept: Optional[int] = None) -> Mentions:

@@ -7,6 +7,7 @@ from allennlp.predictors.predictor import Predictor
 
 from luke_allennlp.data.files import require, require_strings
 from luke_allennlp.predictors.luke_predictor import LukePredictor
+from luke_allennlp.wikipedia.name_matcher import CJK_TOKEN
 
 WORD = re.compile(r"\w+(?:[-'.]+\w+)*|[^\w\s]")
 # A sentence ends at a line break, or at `.`, `!` or `?` (closing quotes or brackets may follow) before white space and
@@ -16,16 +17,26 @@ ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]|(?:[A-Za-z]\.)+[A-Za-z]|Mr|Mrs|M
                           r"Gen|Sen|Rep|Gov|Lt|Col|Capt|Sgt|Mt|No|vs|etc)\.$")  # fmt: skip
 
 
-def split_words(text: str) -> List[str]:
-    """Words and punctuation, roughly as CoNLL-2003 splits them ("U.S.-based" stays one word)."""
-    return WORD.findall(text)
+# Text without spaces (Japanese, Chinese) ends a sentence after 。, ！ or ？ (closing brackets may follow) or at a line break.
+SENTENCE_END_WITHOUT_SPACES = re.compile(r"(?<=[。！？!?])[」』）)\]]*\s*|\s*\n\s*")
 
 
-def split_sentences(text: str) -> List[str]:
+def split_words(text: str, without_spaces: bool = False) -> List[str]:
+    """Words and punctuation, roughly as CoNLL-2003 splits them ("U.S.-based" stays one word). `without_spaces`
+    (Japanese, Chinese): each kana or CJK ideograph is a word of its own, runs of other letters or digits one word
+    (`CJK_TOKEN`), since such text has no spaces to split at."""
+    return CJK_TOKEN.findall(text) if without_spaces else WORD.findall(text)
+
+
+def split_sentences(text: str, without_spaces: bool = False) -> List[str]:
     """
-    Sentences of running text, by a simple rule (see `SENTENCE_END`): good for news text, not a trained splitter; a
-    document given as a list of sentences is taken as it is.
+    Sentences of running text, by a simple rule (see `SENTENCE_END`, and `SENTENCE_END_WITHOUT_SPACES` for text
+    without spaces): good for news text, not a trained splitter; a document given as a list of sentences is taken
+    as it is.
     """
+    if without_spaces:
+        ends = [end.end() for end in SENTENCE_END_WITHOUT_SPACES.finditer(text) if end.end() > end.start()]
+        return [s.strip() for s in (text[a:b] for a, b in zip([0, *ends], [*ends, len(text)])) if s.strip()]
     sentences, start = [], 0
     for end in SENTENCE_END.finditer(text):
         if end.group().strip() and ABBREVIATION.search(text[start : end.start() + 1]):
@@ -58,6 +69,10 @@ class LukeSpanNerPredictor(LukePredictor):
       `split_sentences`) or `{"document": [...]}` (a list of sentences, each a string or a list of words). Output:
       `{"sentences": [...]}`, one object as above for each sentence, each predicted with the rest of the document as
       its context, as `allennlp evaluate` reads a CoNLL file.
+
+    With a reader of `words_without_spaces` (LUKE-Japanese), raw text is split into characters (`split_words`; pass
+    `"words"` for another segmentation, e.g. a morphological analyser's), a raw-text document into sentences after
+    。！？, and an entity's `text` joins its words without spaces.
     """
 
     output_keys = ("words", "tags", "truncated", "entities")
@@ -88,14 +103,15 @@ class LukeSpanNerPredictor(LukePredictor):
                 raise ValueError(f'{where}: "document" is the whole text: it takes no {", ".join(others)}')
             document: Any = json_dict["document"]
             if isinstance(document, str):
-                sentences = [split_words(sentence) for sentence in split_sentences(document)]
+                split = split_sentences(document, self._without_spaces)
+                sentences = [split_words(sentence, self._without_spaces) for sentence in split]
             else:
                 sentences = self._sentences(document, "document", where, "raw text or a list of sentences")
             return reader.document_to_instances(sentences, where)
         if "words" in json_dict:
             words = require_strings(json_dict["words"], where, '"words"')
         elif "sentence" in json_dict:
-            words = split_words(require(json_dict, "sentence", str, where))
+            words = split_words(require(json_dict, "sentence", str, where), self._without_spaces)
         else:
             raise ValueError(
                 f'{where}: the input needs "sentence" (text), "words" (a list of strings) or "document" (text or a '
@@ -107,11 +123,10 @@ class LukeSpanNerPredictor(LukePredictor):
     def _context(self, context: Any, key: str, where: str) -> List[List[str]]:
         """The context before or after a sentence: raw text (one run of words) or a list of sentences."""
         if isinstance(context, str):
-            return [split_words(context)]
+            return [split_words(context, self._without_spaces)]
         return self._sentences(context, key, where, "raw text or a list of sentences")
 
-    @staticmethod
-    def _sentences(sentences: Any, key: str, where: str, expected: str) -> List[List[str]]:
+    def _sentences(self, sentences: Any, key: str, where: str, expected: str) -> List[List[str]]:
         if not isinstance(sentences, list):
             raise ValueError(f'{where}: "{key}" must be {expected}, not {type(sentences).__name__}')
         words = []
@@ -119,5 +134,19 @@ class LukeSpanNerPredictor(LukePredictor):
             what = f'sentence {number} of "{key}"'
             if not isinstance(sentence, (str, list)):
                 raise ValueError(f"{where}: {what} must be text or a list of words, not {type(sentence).__name__}")
-            words.append(split_words(sentence) if isinstance(sentence, str) else require_strings(sentence, where, what))
+            if isinstance(sentence, str):
+                words.append(split_words(sentence, self._without_spaces))
+            else:
+                words.append(require_strings(sentence, where, what))
         return words
+
+    @property
+    def _without_spaces(self) -> bool:
+        return bool(getattr(self._dataset_reader, "words_without_spaces", False))
+
+    def _outputs(self, output: JsonDict) -> JsonDict:
+        result = super()._outputs(output)
+        if self._without_spaces:
+            for entity in result["entities"]:
+                entity["text"] = "".join(result["words"][entity["start"] : entity["end"]])
+        return result

@@ -393,7 +393,6 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     tokenizer = load_fast_tokenizer(str(tokenizer_name))
     out.mkdir(parents=True, exist_ok=True)
     _save_tokenizer(tokenizer, str(tokenizer_name), out / TOKENIZER_DIR)
-    vocab.save_jsonl(out / ENTITY_VOCAB_FILE)
 
     logger.info("%s: reading titles and redirects", dump_path)
     first_pass = WikiDump(dump_path)
@@ -403,7 +402,16 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     logger.info("%d articles, %d redirects (%d in loops)", len(index.articles), index.stats.redirects,
                 index.stats.redirect_loops)  # fmt: skip
     options = replace(options, language=options.language or first_pass.language)
+    if options.language and vocab.language not in (None, options.language):
+        # A format without languages (TSV, unprefixed JSON) was read as English: its titles are the dump's.
+        relabelled = EntityVocab.from_file(entity_vocab_path, language=options.language)
+        if relabelled.language == options.language:
+            vocab = relabelled
+        else:
+            logger.warning("%s: the entity vocabulary's titles are of language %r, the dump's is %r",
+                           entity_vocab_path, vocab.language, options.language)  # fmt: skip
     _check_language(vocab, entity_vocab_path, options.language)
+    vocab.save_jsonl(out / ENTITY_VOCAB_FILE)
 
     articles = (page for page in WikiDump(dump_path) if page.is_article and page.text.strip())
     batches = page_batches(itertools.islice(articles, max_pages))  # (islice(..., None): all of them)

@@ -56,7 +56,7 @@ from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
 from luke_allennlp.wikipedia.mention_store import FORMAT as STORE_FORMAT
 from luke_allennlp.wikipedia.mention_store import INDEXES, SCHEMA, MentionStore, fold, sqlite_name_matcher, write_store
 from luke_allennlp.wikipedia.mention_store import VERSION as STORE_VERSION
-from luke_allennlp.wikipedia.name_matcher import TOKEN, NameMatcher
+from luke_allennlp.wikipedia.name_matcher import TOKEN, NameMatcher, cjk_key
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
 from luke_allennlp.wikipedia.parts import (
     SpilledCounter,
@@ -163,15 +163,20 @@ class MentionDictionary:
         return self._folded
 
     def name_matcher(
-        self, min_link_probability: float, value: Callable[[List[Tuple[str, float]]], Optional[int]]
+        self,
+        min_link_probability: float,
+        value: Callable[[List[Tuple[str, float]]], Optional[int]],
+        cjk_characters: bool = False,
     ) -> NameMatcher:
         """
         A matcher of the names that have candidates and a link probability of at least `min_link_probability`, each
-        found name given `value(its candidates)`.
+        found name given `value(its candidates)`; `cjk_characters`: found at any kana or CJK ideograph too
+        (`NameMatcher`'s), for text without spaces.
         """
         self.candidates("")  # a version-1 file, without candidates, raises here
-        return NameMatcher({name: value(self.candidates(name)) for name in self.entities or {}
-                            if self.link_probability(name) >= min_link_probability})  # fmt: skip
+        names = {name: value(self.candidates(name)) for name in self.entities or {}
+                 if self.link_probability(name) >= min_link_probability}  # fmt: skip
+        return NameMatcher(names, cjk_characters=cjk_characters)
 
     def num_pages(self) -> int:
         """How many pages have names."""
@@ -534,12 +539,12 @@ def merge_mention_parts(
             probability = links / (links + unlinked)
             fates.append((name, probability >= min_link_probability))
             if probability >= min_link_probability:
-                kept.append((name, fold(name), round(probability, 6), first_token, n_tokens))
+                kept.append((name, fold(name), round(probability, 6), first_token, n_tokens, *cjk_key(name)))
         stats["names"] += len(batch)
         stats["low_probability_names_dropped"] += len(batch) - len(kept)
         insert.executemany("INSERT INTO name_fates VALUES (?, ?)", fates)
-        insert.executemany("INSERT INTO names(name, folded, link_probability, first_token, n_tokens, links) "
-                           "VALUES (?, ?, ?, ?, ?, 0)", kept)  # fmt: skip
+        insert.executemany("INSERT INTO names(name, folded, link_probability, first_token, n_tokens, links, "
+                           "cjk_first_token, cjk_n_tokens) VALUES (?, ?, ?, ?, ?, 0, ?, ?)", kept)  # fmt: skip
     connection.execute("DROP TABLE unlinked")
     # Candidates: the kept names' links through redirects, to articles (or to missing pages if asked).
     include = int(include_missing_pages)

@@ -5,22 +5,27 @@ touches, not the dictionary, and data-loader workers share the file's pages (the
 instead of each loading a copy. Same content and answers as the version-2 JSON (`MentionDictionary`).
 
 Tables: `meta(key, value)` (JSON values: `format`, `version`, `dump`, `min_link_probability`, `stats`);
-`titles(id, title)`; `names(id, name, folded, link_probability, first_token, n_tokens, links)` (`folded`: without
-case and white space, for `ignore_case`; `first_token`/`n_tokens`: `NameMatcher`'s tokens; `links`: the name's
-links to its candidates, 0 if it has none); `candidates(name_id, title_id, links)`; `page_names(page_id, name_id,
+`titles(id, title)`; `names(id, name, folded, link_probability, first_token, n_tokens, links, cjk_first_token,
+cjk_n_tokens)` (`folded`: without case and white space, for `ignore_case`; `first_token`/`n_tokens`: `NameMatcher`'s
+tokens; `links`: the name's links to its candidates, 0 if it has none; `cjk_first_token`/`cjk_n_tokens`: the
+tokens of a `cjk_characters` matcher, where they differ from `first_token`/`n_tokens` (names with kana or ideographs),
+else NULL: Japanese names are found in text without spaces, as with the JSON file); `candidates(name_id, title_id, links)`; `page_names(page_id, name_id,
 target_id)` (page and target are `titles` ids).
 """
 
+import logging
 import os
 import sqlite3
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from luke_allennlp.wikipedia.name_matcher import LookupNameMatcher, NameMatcher
+from luke_allennlp.wikipedia.name_matcher import LookupNameMatcher, NameMatcher, cjk_key
 from luke_allennlp.wikipedia.parts import get_meta, is_sqlite, open_readonly
 from luke_allennlp.wikipedia.titles import normalize_title
 
 # `mention_dictionary` imports this module, not the reverse: the in-memory `MentionDictionary` is built from a store by
 # `MentionDictionary.from_store` and written to one by `write_store`, which reads only its attributes.
+
+logger = logging.getLogger(__name__)
 
 FORMAT = "luke-mention-dictionary"
 VERSION = 2
@@ -28,7 +33,8 @@ VERSION = 2
 SCHEMA = """
 CREATE TABLE titles(id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE);
 CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, folded TEXT NOT NULL,
-                   link_probability REAL NOT NULL, first_token TEXT, n_tokens INTEGER NOT NULL, links INTEGER NOT NULL);
+                   link_probability REAL NOT NULL, first_token TEXT, n_tokens INTEGER NOT NULL, links INTEGER NOT NULL,
+                   cjk_first_token TEXT, cjk_n_tokens INTEGER);
 CREATE TABLE candidates(name_id INTEGER, title_id INTEGER, links INTEGER NOT NULL, PRIMARY KEY (name_id, title_id))
     WITHOUT ROWID;
 CREATE TABLE page_names(page_id INTEGER, name_id INTEGER, target_id INTEGER, PRIMARY KEY (page_id, name_id))
@@ -37,7 +43,10 @@ CREATE TABLE page_names(page_id INTEGER, name_id INTEGER, target_id INTEGER, PRI
 INDEXES = """
 CREATE INDEX names_folded ON names(folded);
 CREATE INDEX names_first_token ON names(first_token, n_tokens);
+CREATE INDEX names_cjk_first_token ON names(cjk_first_token, cjk_n_tokens) WHERE cjk_first_token IS NOT NULL;
 """
+# A `cjk_characters` matcher's key: the CJK tokens where a name has its own, else its `TOKEN`s (the same ones).
+CJK_KEY = ("cjk_first_token = ? OR (first_token = ? AND cjk_first_token IS NULL)", "COALESCE(cjk_n_tokens, n_tokens)")
 
 
 MAX_NAMES_PER_TOKEN = 64  # a first token's names fetched at once, if no more
@@ -49,26 +58,31 @@ def sqlite_name_matcher(
     condition: str = "1",
     parameters: Tuple[Any, ...] = (),
     value: Callable[[str], Optional[int]] = lambda name: None,
+    cjk_characters: bool = False,
 ) -> LookupNameMatcher:
     """
     A matcher of the names of a table with `name`, `first_token` and `n_tokens` columns (`condition` with
     `parameters` selects them), looked up as the text brings them; `connection()` gives this process's connection.
+    With `cjk_characters` (`NameMatcher`'s), names are looked up by `CJK_KEY` (the table's `cjk_first_token` and
+    `cjk_n_tokens` columns too).
     """
+    key, length = CJK_KEY if cjk_characters else ("first_token = ?", "n_tokens")
+    key_count = key.count("?")
 
     def first_token(token: str) -> Tuple[Tuple[int, ...], Optional[frozenset]]:
+        arguments = (token,) * key_count + parameters
         rows = (
             connection()
             .execute(
-                f"SELECT name, n_tokens FROM {table} WHERE first_token = ? AND {condition} LIMIT {MAX_NAMES_PER_TOKEN + 1}",
-                (token, *parameters),
+                f"SELECT name, {length} FROM {table} WHERE ({key}) AND {condition} LIMIT {MAX_NAMES_PER_TOKEN + 1}",
+                arguments,
             )
             .fetchall()
         )
         if len(rows) <= MAX_NAMES_PER_TOKEN:
             return tuple(sorted({n for _, n in rows}, reverse=True)), frozenset(name for name, _ in rows)
         lengths = connection().execute(
-            f"SELECT DISTINCT n_tokens FROM {table} WHERE first_token = ? AND {condition} ORDER BY n_tokens DESC",
-            (token, *parameters),
+            f"SELECT DISTINCT {length} AS n FROM {table} WHERE ({key}) AND {condition} ORDER BY n DESC", arguments
         )
         return tuple(n for (n,) in lengths), None
 
@@ -76,7 +90,7 @@ def sqlite_name_matcher(
         sql = f"SELECT 1 FROM {table} WHERE name = ? AND {condition}"
         return connection().execute(sql, (name, *parameters)).fetchone() is not None
 
-    return LookupNameMatcher(first_token, contains, value)
+    return LookupNameMatcher(first_token, contains, value, cjk_characters=cjk_characters)
 
 
 def fold(name: str) -> str:
@@ -112,6 +126,8 @@ class MentionStore:
         self.dump: str = meta.get("dump", "")
         self.min_link_probability: float = meta.get("min_link_probability", 0.0)
         self.stats: Dict[str, Any] = meta.get("stats", {})
+        columns = {row[1] for row in self.connection.execute("PRAGMA table_info(names)")}
+        self.has_cjk_keys = "cjk_first_token" in columns  # (files written before them match at `TOKEN`s only)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -154,18 +170,27 @@ class MentionStore:
         return [(title, count / total) for title, count in counts]
 
     def name_matcher(
-        self, min_link_probability: float, value: Callable[[List[Tuple[str, float]]], Optional[int]]
+        self,
+        min_link_probability: float,
+        value: Callable[[List[Tuple[str, float]]], Optional[int]],
+        cjk_characters: bool = False,
     ) -> NameMatcher:
         """
         A matcher of the names that have candidates and a link probability of at least `min_link_probability`, each
         found name given `value(its candidates)`; names are looked up in the file as the text brings them.
+        `cjk_characters`: found at any kana or CJK ideograph too (`NameMatcher`'s), for text without spaces.
         """
+        if cjk_characters and not self.has_cjk_keys:
+            logger.warning("%s was written without the names' CJK keys: names are found at word boundaries only, not "
+                           "inside text without spaces; rebuild it to find them there", self.source)  # fmt: skip
+            cjk_characters = False
         return sqlite_name_matcher(
             lambda: self.connection,
             "names",
             "link_probability >= ? AND links > 0",
             (min_link_probability,),
             lambda name: value(self.candidates(name)),
+            cjk_characters,
         )
 
     def num_pages(self) -> int:
@@ -203,8 +228,8 @@ def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
         tokens = TOKEN.findall(name)
         links = sum(count for _, count in dictionary.entities.get(name, ()))
         rows.append((name_ids[name], name, fold(name), dictionary._link_probability[name],
-                     tokens[0] if tokens else None, len(tokens), links))  # fmt: skip
-    connection.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                     tokens[0] if tokens else None, len(tokens), links, *cjk_key(name)))  # fmt: skip
+    connection.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     missing = [name for name in dictionary.entities if name not in name_ids] + [
         name for names_of_page in dictionary.pages.values() for name in names_of_page if name not in name_ids
     ]

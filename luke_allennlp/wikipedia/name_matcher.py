@@ -19,6 +19,16 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"  # ka
 CJK_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")  # TOKEN, but each kana or ideograph alone
 
 
+def cjk_key(name: str) -> Tuple[Optional[str], Optional[int]]:
+    """A name's first `CJK_TOKEN` token and its number of them, or (None, None) where they are `TOKEN`'s (a name
+    without kana or ideographs, or one such character alone): what a store of names keeps beside its `TOKEN` key to
+    answer a `cjk_characters` matcher."""
+    tokens = CJK_TOKEN.findall(name)
+    if tokens == TOKEN.findall(name):
+        return None, None
+    return (tokens[0] if tokens else None), len(tokens)
+
+
 class NameMatcher:
     """
     Finds names in text at token boundaries (see the module's docstring).
@@ -99,7 +109,8 @@ class LookupNameMatcher(NameMatcher):
     dictionary's SQLite file): `first_token(token)` gives the lengths in tokens of the names starting with `token`,
     longest first, and, when they are few, those names (else None: each is then asked with `contains(name)`);
     `value(name)` gives a found name's value. Answers are cached (at most `cache_size` of each), so memory grows
-    with the text read, up to a bound, not with the store.
+    with the text read, up to a bound, not with the store. With `cjk_characters`, tokens are `CJK_TOKEN`'s, and
+    `first_token` must answer for them.
     """
 
     def __init__(
@@ -108,8 +119,11 @@ class LookupNameMatcher(NameMatcher):
         contains: Callable[[str], bool],
         value: Callable[[str], Optional[int]] = lambda name: None,
         cache_size: int = 1 << 14,
+        cjk_characters: bool = False,
     ) -> None:
         self.names = {}
+        if cjk_characters:
+            self._token = CJK_TOKEN
         self._first = functools.lru_cache(maxsize=cache_size)(first_token)  # type: ignore[method-assign]
         self._has = functools.lru_cache(maxsize=cache_size * 8)(contains)  # type: ignore[method-assign]
         self._value = functools.lru_cache(maxsize=cache_size)(value)

@@ -352,3 +352,33 @@ def test_entity_inputs_with_an_mluke_entity_vocabulary(tiny_mluke_squad_dir, squ
     # As with LUKE's vocabulary (test_entity_inputs_from_the_mention_dictionary): "Levi's Stadium" once per question
     # of the first paragraph.
     assert reader.stats["mentions_not_in_entity_vocab"] == 30 and reader.stats["mentions"] > 0
+
+
+def test_the_whole_jsquad_valid_file_with_the_japanese_tokenizer(tiny_luke_japanese_dir, shared_data):
+    """
+    JSQuAD v1.3's valid file as distributed, through the reader at configs/jglue/jsquad.jsonnet's settings (384
+    subwords, stride 128) with the tiny LUKE-Japanese SentencePiece tokenizer: every question is read, every first
+    answer lies in a window whose labels point at the subwords that cover it, and those subwords' text is the answer
+    itself unless a piece straddles one of its ends (Japanese pieces cross word boundaries: "北海道を"), which is
+    what `answers_cutting_subwords` counts.
+    """
+    reader = LukeSquadReader(str(tiny_luke_japanese_dir), max_seq_length=384, doc_stride=128, max_question_length=64)
+    questions = cut = without_exact_gold = 0
+    for instance in reader.read(str(shared_data / "jglue" / "jsquad-v1.3" / "valid-v1.3.json")):
+        questions += 1
+        meta = instance["metadata"].metadata
+        passage = TokenizedText(meta["context"], [], meta["offsets"].numpy())
+        found = [LukeSquadReader.subword_text(passage, *LukeSquadReader.answer_subwords(passage, start, text))
+                 for start, text in meta["answer_spans"]]  # fmt: skip
+        assert all(text.strip() in f for (_, text), f in zip(meta["answer_spans"], found)), meta["id"]
+        cut += found[0] != meta["answer_spans"][0][1].strip()
+        without_exact_gold += not any(f == text.strip() for (_, text), f in zip(meta["answer_spans"], found))
+        starts, ends = instance["start_positions"].tensor, instance["end_positions"].tensor
+        labelled = [row for row in range(len(starts)) if instance["passage_subwords"].tensor[row, starts[row]] >= 0]
+        assert labelled, meta["id"]
+        assert all(window_text(instance, row, starts[row], ends[row]) == found[0] for row in labelled)
+    stats = reader.stats
+    assert questions == stats["questions"] == 4442 and stats["answers_outside_windows"] == 0
+    assert stats["windows"] > questions and stats["split_passages"] > 0  # contexts of more than 384 pieces
+    assert stats["answers_cutting_subwords"] == cut and 0 < cut < 0.1 * questions
+    assert 0 < without_exact_gold <= cut

@@ -97,3 +97,22 @@ def test_multiple_choice_entities_per_choice(model_dir, tmp_path):
         [], [("写真集", "写真集")], [("絵本", "絵本")], [], []]  # fmt: skip
     assert plain[0]["word_ids"].tensor.tolist() == first["word_ids"].tensor.tolist()
     assert not ENTITY_FIELDS & set(plain[0].fields) and reader.stats["mentions"] == 2
+
+
+def test_a_sqlite_mention_dictionary_gives_the_same_entities(model_dir, tmp_path):
+    """configs/jglue/*_entities with the `.sqlite` file `build-mention-dictionary` writes: the same instances as with
+    the JSON file on real JSTS pairs, names found inside Japanese text without spaces."""
+    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+
+    mentions, vocab = write_mention_dictionary(tmp_path / "mentions")
+    MentionDictionary.from_file(mentions).save(tmp_path / "mentions.sqlite")
+    data = write_slice("jsts_valid", tmp_path, 300)
+    read = []
+    for dictionary in (mentions, tmp_path / "mentions.sqlite"):
+        reader = LukeSentenceClassificationReader(str(model_dir), regression=True, id_field="sentence_pair_id",
+                                                  mention_dictionary=str(dictionary), entity_vocab=str(vocab))  # fmt: skip
+        instances = [
+            {n: f.tensor.tolist() for n, f in i.fields.items() if n in ENTITY_FIELDS} for i in reader.read(str(data))
+        ]
+        read.append((instances, dict(reader.stats)))
+    assert read[1] == read[0] and read[0][1]["mentions"] > 50

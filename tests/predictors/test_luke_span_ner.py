@@ -55,6 +55,13 @@ def test_split_sentences():
         "CRICKET - LEICESTERSHIRE WIN .",
         "Phil Simmons took four for 38 .",
     ]
+    # text without spaces (a reader of words_without_spaces): after 。！？ and closing brackets, and at line breaks
+    assert split_sentences("東京は晴れ。「大阪は雨！」と言った。\n次の文", without_spaces=True) == [
+        "東京は晴れ。",
+        "「大阪は雨！」",
+        "と言った。",
+        "次の文",
+    ]
 
 
 def test_predicts_raw_sentences_and_words(predictor):
@@ -219,3 +226,36 @@ def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeyp
     assert exited.value.code == 1
     last = capsys.readouterr().err.splitlines()[-1]  # (after the reader's progress bar)
     assert last.startswith(f"allennlp: error: {tmp_path / 'empty.txt'}: no sentences in the file")
+
+
+def test_japanese_raw_text_is_split_into_characters(tiny_luke_japanese_dir, shared_data):
+    """With a reader of `words_without_spaces` (LUKE-Japanese), a raw sentence (a real JSTS caption) is split into
+    characters, not kept as one "word" (no spaces to split at), so every span of it is scored; entity texts join
+    their characters without spaces."""
+    from allennlp.data import Vocabulary
+
+    from data_readers.luke_conll2003 import LukeConll2003Reader
+    from luke_allennlp.models.luke_span_ner import LukeSpanNer
+    from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+    from luke_allennlp.predictors.luke_span_ner import LukeSpanNerPredictor
+
+    sentence = json.loads((shared_data / "jglue" / "jsts-v1.3" / "valid-v1.3.json").open(encoding="utf-8").readline())[
+        "sentence1"
+    ]
+    assert split_words(sentence) == sentence.replace("、", " 、 ").replace("。", " 。").split()  # clauses, not words
+    words = split_words(sentence, without_spaces=True)
+    assert "".join(words) == sentence and len(words) == len(sentence)
+    assert split_words("F1の2026年シーズン、Tokyo.", without_spaces=True) == [
+        "F1", "の", "2026", "年", "シ", "ー", "ズ", "ン", "、", "Tokyo", "."]  # fmt: skip
+    vocab = Vocabulary()
+    vocab.add_tokens_to_namespace(["O", "LOC", "PER"], "labels")
+    model = LukeSpanNer(vocab, LukeEmbedder(str(tiny_luke_japanese_dir)))
+    reader = LukeConll2003Reader(str(tiny_luke_japanese_dir), words_without_spaces=True, encoding="iob2")
+    predictor = LukeSpanNerPredictor(model, reader)
+    result = predictor.predict_json({"sentence": sentence, "left_context": ["男性がテニスをしています。"]})
+    assert result["words"] == words and len(result["tags"]) == len(words) and result["truncated"] == 0
+    for entity in result["entities"]:
+        assert entity["text"] == sentence[entity["start"] : entity["end"]]
+    output = {"words": ["東", "京", "へ"], "tags": ["B-LOC", "I-LOC", "O"], "truncated": 0,
+              "entities": [{"start": 0, "end": 2, "text": "東 京", "type": "LOC", "score": 0.9}]}  # fmt: skip
+    assert predictor._outputs(output)["entities"][0]["text"] == "東京"

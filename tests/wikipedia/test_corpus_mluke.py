@@ -137,3 +137,21 @@ def test_built_multilingual_vocabulary_gives_one_id_across_languages(inputs, tmp
     assert japan in german_ids and japan in japanese_ids
     assert tokyo in japanese_ids and tokyo not in german_ids
     assert vocab.get("Deutschland", language="de") in german_ids
+
+
+def test_a_tsv_vocabulary_takes_the_dumps_language(inputs, tmp_path, caplog):
+    """A TSV (no languages) with a Japanese dump is Japanese in the corpus's entity_vocab.jsonl (was recorded as
+    English, the language a language-prefixed export writes: "en:東京都"); a JSONL vocabulary keeps its own languages (warned when they are not the dump's)."""
+    from luke_allennlp.data.entity_vocab import EntityVocab
+
+    (tmp_path / "vocab.tsv").write_text("[PAD]\t0\n[UNK]\t0\n[MASK]\t0\n東京都\t2\n日本\t1\n", encoding="utf-8")
+    build_pretraining_corpus(inputs["ja"], inputs["tokenizer"], tmp_path / "vocab.tsv", tmp_path / "c",
+                             CorpusOptions(language="ja"))  # fmt: skip
+    saved = EntityVocab.from_file(tmp_path / "c" / "entity_vocab.jsonl")
+    assert saved.language == "ja" and saved.get("東京都", language="ja") == 3
+    EntityVocab.from_file(tmp_path / "vocab.tsv").save_jsonl(tmp_path / "english.jsonl")
+    with caplog.at_level("WARNING"):
+        build_pretraining_corpus(inputs["ja"], inputs["tokenizer"], tmp_path / "english.jsonl", tmp_path / "e",
+                                 CorpusOptions(language="ja"))  # fmt: skip
+    assert "titles are of language 'en', the dump's is 'ja'" in caplog.text
+    assert EntityVocab.from_file(tmp_path / "e" / "entity_vocab.jsonl").language == "en"

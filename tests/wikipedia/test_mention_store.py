@@ -4,6 +4,7 @@ disambiguation readers (corpus candidates, mention detection, raw text) and Wiki
 import json
 import multiprocessing
 import pickle
+from collections import Counter
 
 import pytest
 
@@ -140,3 +141,82 @@ def test_squad_entity_inputs_are_the_same(tiny_luke_squad_dir, squad_mention_dic
         reader = LukeSquadReader(str(tiny_luke_squad_dir), mention_dictionary=str(path))
         instances.append(([_plain(i) for i in reader.read(str(squad_slice))], reader.stats))
     assert instances[1] == instances[0] and instances[0][1]["mentions_not_in_entity_vocab"] == 30
+
+
+def _jsts_sentences() -> list:
+    from tests.jglue import jglue_file
+
+    lines = jglue_file("jsts_valid").read_text(encoding="utf-8").splitlines()
+    return [record[key] for record in map(json.loads, filter(None, lines)) for key in ("sentence1", "sentence2")]
+
+
+def _json_and_store(dictionary: MentionDictionary, directory) -> tuple:
+    dictionary.save(directory / "mentions.json")
+    dictionary.save(directory / "mentions.sqlite")
+    return MentionDictionary.from_file(directory / "mentions.json"), MentionDictionary.from_file(
+        directory / "mentions.sqlite"
+    )
+
+
+def test_japanese_names_are_found_in_text_without_spaces_as_with_the_json_file(shared_data, tmp_path):
+    """A `cjk_characters` matcher of the SQLite file finds what the JSON file's finds in Japanese text: the names of a
+    Japanese dump (built by the pipeline) in its pages and in every sentence of JSTS's valid file, and the 3,000 most
+    frequent character n-grams of those sentences (with names of mixed scripts and first characters that begin more
+    names than are fetched at once) in the same sentences, every occurrence included."""
+    from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
+    from luke_allennlp.wikipedia.mention_store import MAX_NAMES_PER_TOKEN
+    from tests.wikipedia.japanese_dump import write_japanese_dump
+
+    sentences = _jsts_sentences()
+    assert len(sentences) == 2 * 1457
+    dump = write_japanese_dump(tmp_path / "jawiki.xml", shared_data / "jglue")
+    build_mention_store(tmp_path / "jawiki.xml", tmp_path / "jawiki.sqlite", include_missing_pages=True)
+    store = MentionStore(tmp_path / "jawiki.sqlite")
+    dictionary = MentionDictionary.from_store(store)
+    value = lambda candidates: len(candidates)  # noqa: E731
+    json_matcher, store_matcher = (d.name_matcher(0.01, value, cjk_characters=True) for d in (dictionary, store))
+    paragraphs = [p for page in dump["paragraphs"].values() for p in page]
+    found = [json_matcher.find(text) for text in paragraphs + sentences]
+    assert [store_matcher.find(text) for text in paragraphs + sentences] == found
+    assert sum(map(len, found[: len(paragraphs)])) == 40 and sum(map(len, found[len(paragraphs) :])) == 37
+    assert store.name_matcher(0.01, value).find(paragraphs[0]) == []  # word tokens: the paragraph is one token
+    # n-grams: names of 1 to 6 characters, and the runs of Latin letters or digits with the character after them
+    counts: Counter = Counter()
+    for text in sentences:
+        counts.update(text[i : i + n] for n in range(1, 7) for i in range(len(text) - n + 1) if not text[i].isspace())
+    names = [name for name, _ in counts.most_common(3000)] + ["F1グランプリ", "2人の男性", "テニス 選手"]
+    first = Counter(name[0] for name in names)
+    assert max(first.values()) > MAX_NAMES_PER_TOKEN
+    ngrams = MentionDictionary(pages={}, link_probability=dict.fromkeys(names, 0.5), dump="jsts n-grams",
+                               entities={name: [[name, 1]] for name in names})  # fmt: skip
+    json_file, store_file = _json_and_store(ngrams, tmp_path)
+    assert isinstance(store_file, MentionStore) and store_file.has_cjk_keys
+    json_matcher, store_matcher = (d.name_matcher(0.01, value, cjk_characters=True) for d in (json_file, store_file))
+    found = [json_matcher.find(text) for text in sentences]
+    assert [store_matcher.find(text) for text in sentences] == found and sum(map(len, found)) > 20000
+    for text in sentences[:300]:
+        assert store_matcher.occurrences(text) == json_matcher.occurrences(text)
+
+
+def test_a_store_without_cjk_keys_matches_at_word_tokens(tmp_path, caplog):
+    """A file written before the CJK keys still reads; Japanese names are then found at word tokens only (warned)."""
+    import sqlite3
+
+    names = ["男性", "テニス", "New York"]
+    dictionary = MentionDictionary(pages={}, link_probability=dict.fromkeys(names, 0.5), dump="handwritten",
+                                   entities={name: [[name, 1]] for name in names})  # fmt: skip
+    dictionary.save(tmp_path / "old.sqlite")
+    connection = sqlite3.connect(tmp_path / "old.sqlite")
+    connection.executescript("DROP INDEX names_cjk_first_token; ALTER TABLE names DROP COLUMN cjk_first_token; "
+                             "ALTER TABLE names DROP COLUMN cjk_n_tokens;")  # fmt: skip
+    connection.close()
+    store = MentionStore(tmp_path / "old.sqlite")
+    text = "男性がテニスをしている。 男性 New York"
+    with caplog.at_level("WARNING"):
+        matcher = store.name_matcher(0.01, len, cjk_characters=True)
+    assert "without the names' CJK keys" in caplog.text and not store.has_cjk_keys
+    assert [name for _, _, name in matcher.find(text)] == ["男性", "New York"]
+    assert [name for _, _, name in MentionStore(tmp_path / "old.sqlite").name_matcher(0.01, len).find(text)] == [
+        "男性", "New York"]  # fmt: skip
+    new = dictionary.name_matcher(0.01, len, cjk_characters=True).find(text)
+    assert [name for _, _, name in new] == ["男性", "テニス", "男性", "New York"]
