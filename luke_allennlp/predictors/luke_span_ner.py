@@ -35,7 +35,7 @@ def split_sentences(text: str, without_spaces: bool = False) -> List[str]:
     as it is.
     """
     if without_spaces:
-        ends = [end.end() for end in SENTENCE_END_WITHOUT_SPACES.finditer(text) if end.end() > end.start()]
+        ends = [end.end() for end in SENTENCE_END_WITHOUT_SPACES.finditer(text)]
         return [s.strip() for s in (text[a:b] for a, b in zip([0, *ends], [*ends, len(text)])) if s.strip()]
     sentences, start = [], 0
     for end in SENTENCE_END.finditer(text):
