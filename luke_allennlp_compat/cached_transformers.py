@@ -1,10 +1,8 @@
 """
 Repair 4: `allennlp.common.cached_transformers.get_tokenizer`.
 
-allennlp passes `add_special_tokens` to `AutoTokenizer.from_pretrained` (it adds special tokens itself), which recent
-tokenizers take as a clashing constructor argument: transformers' tokenizers stopped accepting unknown keyword
-arguments as attributes when `add_special_tokens` became an argument of their encode methods only. The keyword is
-dropped there.
+allennlp passes `add_special_tokens` to `AutoTokenizer.from_pretrained`, which recent transformers tokenizers reject
+as a constructor argument (allennlp adds special tokens itself, so nothing is lost). The keyword is dropped there.
 
 Proved by tests/test_luke_allennlp_compat.py: `test_pretrained_transformer_tokenizer_and_indexer` (allennlp's
 `PretrainedTransformerTokenizer` on a tiny LUKE directory).

@@ -4,13 +4,13 @@ Repair 1: optional dependencies that allennlp imports at module level.
 allennlp 2.10.1 (and cached_path, which it uses for paths) imports at module level packages that only features this
 project does not use need, and `allennlp train` imports every allennlp submodule: torchvision (vision models; no
 torchvision build loads beside a CPU-only torch here), spaCy (spaCy tokenizers), boto3/botocore (s3:// paths) and the
-Google Cloud client (gs:// paths). allennlp's own setup.py pins them all as hard requirements (its `requirements.txt`:
-`torchvision>=0.8.1,<0.14.0`, `spacy>=2.1.0,<3.4`, `boto3`, `google-cloud-storage`), and torchvision's builds are tied
-to one torch release. Where one of them is missing or fails to load, a placeholder package is installed
+Google Cloud client (gs:// paths). allennlp 2.10.1's metadata requires `torchvision<0.14.0,>=0.8.1` and
+`spacy<3.4,>=2.1.0` (cached_path requires boto3 and google-cloud-storage), and each torchvision build is tied to one
+torch release. Where one of them is missing or fails to load, a placeholder package is installed
 (`OPTIONAL_DEPENDENCIES`): importing it works, its attributes are classes that nothing is an instance of (allennlp's
 `sanitize` checks for spaCy tokens), and using anything from it raises an error that names the feature and the
 original import failure. An importable one is left alone. This lets a GPU machine run the project without these
-heavy packages (see `make wheelhouse`). spaCy and NLTK, when present, are not imported here: `startup` defers them.
+heavy packages (see `make wheelhouse`). spaCy, when installed, is not imported here: `startup` defers it.
 
 Proved by tests/test_luke_allennlp_compat.py: `test_placeholder_torchvision_explains_itself`,
 `test_allennlp_trains_without_its_heavy_optional_dependencies`,

@@ -17,7 +17,7 @@ from typing import Any
 
 from luke_allennlp_compat._patch import repaired, replace
 
-# The product module that the archive repairs (here and in `push_to_hf` above) hand their work to. It is named, not
+# The product module that the archive repairs (here and in `push_to_hf`) hand their work to. It is named, not
 # imported: this layer imports nothing of `luke_allennlp` (which imports this one), so the two form no import circle
 # (import-linter's contract in pyproject.toml); it is loaded when a repaired function is first called.
 ARCHIVAL_MODULE = "luke_allennlp.archival"

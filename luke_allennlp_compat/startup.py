@@ -205,8 +205,8 @@ class DeferringFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if not _called_from_allennlp():
             if root not in sys.modules:
                 return None  # the first import, not allennlp's: the real package
-            load(root)  # a submodule of a stand-in: the real package, then the submodule's real spec
-            return importlib.util.find_spec(fullname)
+            load(root)  # a submodule of a stand-in's: the real package, and the submodule imported under it
+            return importlib.util.spec_from_loader(fullname, _Imported(importlib.import_module(fullname)))
         if fullname == root and importlib.machinery.PathFinder.find_spec(fullname, path) is None:
             return None  # not installed: as before (or repair 1's placeholder)
         return importlib.util.spec_from_loader(fullname, self, is_package=True)
@@ -218,6 +218,20 @@ class DeferringFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         pass
+
+
+class _Imported(importlib.abc.Loader):
+    """Hands the import system a module imported already (under its real parent, which the import system, holding
+    the stand-in parent, would not set the attribute of)."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module, self.spec = module, module.__spec__
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return self.module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__spec__ = self.spec  # (the import system set it to the spec of this loader)
 
 
 def defer_names(module: types.ModuleType) -> None:

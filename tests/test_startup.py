@@ -28,6 +28,8 @@ print("ACT2FN", type(activation.ACT2FN["gelu"]).__name__, real("transformers.mod
 print("TREE", evalb.Tree.fromstring("(S (NP a) (VP b))").leaves(), real("nltk"))
 import spacy  # the stand-in from sys.modules: its attributes are the real ones
 token = spacy.blank("en")("Hello world")[0]
+import sklearn.metrics  # a submodule of a stand-in, imported by someone else: the real one, under the real parent
+print("SKLEARN", real("sklearn"), sklearn.metrics.accuracy_score([1, 0], [1, 1]))
 print("SPACY", real("spacy"), isinstance(token, text_field.SpacyToken), util.sanitize(token))
 """
 
@@ -42,4 +44,5 @@ def test_unused_imports_are_deferred_and_work_on_first_use():
     assert lines["TRANSFORMERS_NAMES"] == "AutoModel <deferred transformers.AutoModel>"
     assert lines["ACT2FN"] == "GELUActivation True"
     assert lines["TREE"] == "['a', 'b'] True"
+    assert lines["SKLEARN"] == "True 0.5"
     assert lines["SPACY"] == "True True Hello"  # a real token: TextField and sanitize see it
