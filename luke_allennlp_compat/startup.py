@@ -30,7 +30,7 @@ LUKE_ALLENNLP_EAGER_IMPORTS=1 turns the deferral off (benchmarks/startup.py meas
 
 Proved by the real commands that depend on what is deferred: tests/test_luke_allennlp_compat.py
 (`allennlp train/evaluate/predict/--recover`, `push-to-hf`, the one-line errors, without spaCy), tests/commands/ and
-the README's blocks (tests/test_readme.py); the mechanism by tests/test_startup.py; the figures by
+the documented blocks (tests/test_readme.py, tests/test_docs.py on main); the mechanism by tests/test_startup.py; the figures by
 benchmarks/startup.py.
 """
 
