@@ -15,13 +15,13 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): setup.cfg setup.py pyproject.toml luke_allennlp_compat.py Makefile
+$(STAMP): setup.cfg setup.py pyproject.toml $(wildcard luke_allennlp_compat/*.py) Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q "$(TORCH)"
 	$(PIP) install -q -e ".[dev]"
 	# allennlp pins torch<1.13 and transformers<4.21: install it alone; setup.cfg lists what it needs.
 	$(PIP) install -q --no-deps allennlp==2.10.1
-	# An editable install does not ship the start-up hook that repairs allennlp; write it (see luke_allennlp_compat.py).
+	# An editable install does not ship the start-up hook that repairs allennlp; write it (see luke_allennlp_compat/__init__.py).
 	$(PY) -m luke_allennlp_compat
 	$(VENV)/bin/allennlp --version
 	touch $(STAMP)

@@ -1,5 +1,5 @@
 """
-Packaging lives in setup.cfg; this file ships `luke_allennlp_compat.pth` (see that module) and installs the
+Packaging lives in setup.cfg; this file ships `luke_allennlp_compat.pth` (see that package) and installs the
 repository's `data_readers/` folder as the package `luke_allennlp_readers`: a generic top-level name such as
 `data_readers` could be another distribution's too, and pip would let one overwrite the other's files.
 """
@@ -11,7 +11,7 @@ from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from luke_allennlp_compat import PTH_LINE  # noqa: E402  (a stdlib-only module)
+from luke_allennlp_compat import PTH_LINE  # noqa: E402  (its __init__ imports only the standard library)
 
 
 class BuildPyWithPth(build_py):
@@ -26,6 +26,6 @@ class BuildPyWithPth(build_py):
 READERS = "luke_allennlp_readers"
 setup(
     cmdclass={"build_py": BuildPyWithPth},
-    packages=find_packages(include=["luke_allennlp", "luke_allennlp.*"]) + [READERS],
+    packages=find_packages(include=["luke_allennlp", "luke_allennlp.*", "luke_allennlp_compat"]) + [READERS],
     package_dir={READERS: "data_readers"},
 )

@@ -1,4 +1,4 @@
-"""The workarounds in luke_allennlp_compat.py, and the real `allennlp` command that depends on them."""
+"""The workarounds in luke_allennlp_compat/, and the real `allennlp` command that depends on them."""
 
 import json
 import math
@@ -149,7 +149,7 @@ def test_torchvision_that_loads_is_kept_and_one_that_breaks_is_replaced(tmp_path
     package.mkdir()
     (package / "__init__.py").write_text(torchvision_init)
     code = (
-        "import allennlp.data.image_loader as il, luke_allennlp_compat as c\n"
+        "import allennlp.data.image_loader as il, luke_allennlp_compat.optional_dependencies as c\n"
         "tv = il.torchvision\n"
         "print('placeholder: ' + tv.__reason__ if isinstance(tv, c._PlaceholderModule) else 'real')\n"
     )

@@ -1,0 +1,27 @@
+"""
+Repair 4: `allennlp.common.cached_transformers.get_tokenizer`.
+
+allennlp passes `add_special_tokens` to `AutoTokenizer.from_pretrained`, which recent transformers tokenizers reject
+as a constructor argument (allennlp adds special tokens itself, so nothing is lost). The keyword is dropped there.
+
+Proved by tests/test_luke_allennlp_compat.py: `test_pretrained_transformer_tokenizer_and_indexer` (allennlp's
+`PretrainedTransformerTokenizer` on a tiny LUKE directory).
+"""
+
+import types
+from typing import Any
+
+from luke_allennlp_compat._patch import repaired, replace
+
+
+def repair_cached_transformers(module: types.ModuleType) -> None:
+    get_tokenizer = module.get_tokenizer
+    if repaired(get_tokenizer):
+        return
+
+    def patched_get_tokenizer(model_name: str, **kwargs: Any) -> Any:
+        # allennlp adds special tokens itself; recent tokenizers take the keyword as a clashing attribute.
+        kwargs.pop("add_special_tokens", None)
+        return get_tokenizer(model_name, **kwargs)
+
+    replace(module, "get_tokenizer", patched_get_tokenizer)
