@@ -87,7 +87,7 @@ def test_checkpoints_block(page):
     assert (output / "tiny-luke-japanese" / "entity_vocab.json").is_file()
 
 
-@pytest.mark.slow  # ~45 CPU-s; the README's ner block runs the same commands in the default suite
+@pytest.mark.slow  # ~45 CPU-s; the entity tasks page's ner block runs the same commands in the default suite
 def test_ner_block(page):
     out = page.run("gs-ner")
     ner = page.checkout / "output" / "first-ner"

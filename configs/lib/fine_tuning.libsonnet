@@ -16,8 +16,8 @@
     model_name: model_name,
   },
 
-  // The project's trainer (allennlp's gradient_descent + precision, exact --recover; see README "Training on
-  // GPUs"): precision "auto" is bf16 autocast on a GPU that has it, fp32 on the CPU. luke_adamw is PyTorch's AdamW,
+  // The project's trainer (allennlp's gradient_descent + precision, exact --recover; see docs/training.md, "The
+  // trainer's options"): precision "auto" is bf16 autocast on a GPU that has it, fp32 on the CPU. luke_adamw is PyTorch's AdamW,
   // fused on GPUs.
   trainer(lr, epochs, cuda_device):: {
     type: 'luke_gradient_descent',

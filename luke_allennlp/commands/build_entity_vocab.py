@@ -56,7 +56,7 @@ class BuildEntityVocab(Subcommand):
                                     "image captions too)")  # fmt: skip
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
         subparser.add_argument("--stage", choices=("count", "merge"),
-                               help="build over dump parts (README: Wikipedia in parts): 'count' writes one part's "
+                               help="build over dump parts (docs/pretraining.md: a whole Wikipedia in parts): 'count' writes one part's "
                                     "titles and link counts to OUTPUT (a part file); 'merge' reads the part files "
                                     "(in dump order) and writes the vocabulary one run over the whole dump gives")  # fmt: skip
         add_num_workers(subparser)

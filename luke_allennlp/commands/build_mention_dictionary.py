@@ -24,7 +24,7 @@ from luke_allennlp.wikipedia.mention_store import MentionStore
 
 STAGES = ("links", "names", "occurrences", "merge")
 STAGES_HELP = (
-    "run one stage of a build over dump parts (README: Wikipedia in parts): 'links' (DUMP_PART OUT: a part's titles "
+    "run one stage of a build over dump parts (docs/pretraining.md: a whole Wikipedia in parts): 'links' (DUMP_PART OUT: a part's titles "
     "and links), 'names' (LINK_PARTS... OUT: the parts' links merged), 'occurrences' (DUMP_PART OUT --names NAMES: "
     "how often the names occur in a part), 'merge' (NAMES OCCURRENCE_PARTS... OUT: the dictionary)"
 )
