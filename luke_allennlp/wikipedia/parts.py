@@ -17,6 +17,7 @@ work are SQLite databases (the standard library's), so that counts and titles li
 """
 
 import bz2
+import functools
 import gzip
 import json
 import os
@@ -29,7 +30,7 @@ from luke_allennlp.wikipedia.dump import WikiPage, open_dump
 from luke_allennlp.wikipedia.redirects import RedirectStats, TitleCollector, WikiIndex
 
 SPILL_ENTRIES = 500_000  # counter entries kept in memory before a spill (about 100 MB of Python objects)
-CACHE_KIB = 64 * 1024  # SQLite's page cache per connection while building
+CACHE_KIB = 16 * 1024  # SQLite's page cache per connection while building (and its sorter's memory before it spills)
 
 
 def connect(path: "os.PathLike[str] | str", create: bool = False) -> sqlite3.Connection:
@@ -211,6 +212,77 @@ def lookup_sql(target: str, redirect: str = "r") -> str:
     status = (f"CASE WHEN {redirect}.title IS NOT NULL AND {redirect}.end IS NULL THEN 'loop' WHEN EXISTS (SELECT 1 "
               f"FROM articles a WHERE a.title = {end}) THEN 'article' ELSE 'missing' END")  # fmt: skip
     return f"{end} AS article, {status} AS status"
+
+
+class TitleIndex:
+    """
+    `WikiIndex` on disk: the merged titles of part files (`merge_titles`) in a SQLite file, each `lookup` one
+    query (answers cached, at most `cache_size`), so that a builder's memory does not hold the dump's titles
+    (English Wikipedia: 6.7M articles and 10M redirects, several GB as Python sets and dicts). Picklable: a forked
+    or spawned worker opens its own read-only connection.
+
+    # Parameters
+
+    path : `PathLike`
+        A file `build` wrote.
+    cache_size : `int`, optional (default = `1 << 16`)
+        Lookups remembered (most recent first).
+    """
+
+    def __init__(self, path: "os.PathLike[str] | str", cache_size: int = 1 << 16) -> None:
+        self.path = os.fspath(path)
+        self.cache_size = cache_size
+        self._connection: Optional[sqlite3.Connection] = None
+        self._pid: Optional[int] = None
+        self._cached: Any = None
+        meta = get_meta(self.connection)
+        self.stats = RedirectStats(**meta["redirect_stats"])
+        self.num_articles: int = meta["articles"]
+
+    @classmethod
+    def build(cls, parts: Sequence["os.PathLike[str] | str"], path: "os.PathLike[str] | str") -> "TitleIndex":
+        """The index of the titles of part files (in dump order), written to `path`."""
+        connection = connect(path, create=True)
+        stats = merge_titles(connection, parts)
+        articles = connection.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+        connection.execute("DROP TABLE page_titles")
+        set_meta(connection, redirect_stats=stats.__dict__, articles=articles)
+        connection.close()
+        return cls(path)
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():  # (a connection must not cross a fork)
+            self._connection, self._pid = open_readonly(self.path, mmap_bytes=0), os.getpid()
+            self._cached = functools.lru_cache(maxsize=self.cache_size)(self._lookup)
+        assert self._connection is not None
+        return self._connection
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {**self.__dict__, "_connection": None, "_pid": None, "_cached": None}
+
+    def _lookup(self, title: str) -> Tuple[Optional[str], str]:
+        article, status = self.connection.execute(
+            f"SELECT {lookup_sql('q.title')} FROM (SELECT ? AS title) q LEFT JOIN redirect_ends r ON r.title = q.title",
+            (title,),
+        ).fetchone()
+        return article, status
+
+    def lookup(self, title: str) -> Tuple[Optional[str], str]:
+        """As `WikiIndex.lookup`: `(article, "article")`, `(end, "missing")` or `(None, "loop")`."""
+        if self._pid != os.getpid():
+            self.connection  # noqa: B018  (opens this process's connection and its cache)
+        return self._cached(title)
+
+    def resolve(self, title: str) -> Optional[str]:
+        """The article a title leads to through redirects, or None."""
+        end, status = self.lookup(title)
+        return end if status == "article" else None
+
+    def close(self) -> None:
+        if self._connection is not None and self._pid == os.getpid():
+            self._connection.close()
+        self._connection, self._pid, self._cached = None, None, None
 
 
 def index_from_parts(parts: Sequence["os.PathLike[str] | str"]) -> WikiIndex:
