@@ -12,9 +12,15 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder, print_table
 from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab, count_part_links, merge_entity_vocab_parts
+from luke_allennlp.wikipedia.entity_vocab_builder import (
+    PART_KIND,
+    build_entity_vocab,
+    count_part_links,
+    merge_entity_vocab_parts,
+)
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab, group_parts
+from luke_allennlp.wikipedia.parts import TitleIndex, read_part_meta
 
 
 @Subcommand.register("build-entity-vocab")
@@ -55,10 +61,12 @@ class BuildEntityVocab(Subcommand):
                                     "only from there) or every link the page shows (infoboxes, tables, references, "
                                     "image captions too)")  # fmt: skip
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
-        subparser.add_argument("--stage", choices=("count", "merge"),
+        subparser.add_argument("--stage", choices=("count", "merge", "titles"),
                                help="build over dump parts (README: Wikipedia in parts): 'count' writes one part's "
                                     "titles and link counts to OUTPUT (a part file); 'merge' reads the part files "
-                                    "(in dump order) and writes the vocabulary one run over the whole dump gives")  # fmt: skip
+                                    "(in dump order) and writes the vocabulary one run over the whole dump gives; "
+                                    "'titles' merges their titles and redirects into the title index OUTPUT (SQLite), "
+                                    "for build-pretraining-corpus --titles")  # fmt: skip
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser
@@ -71,6 +79,13 @@ def _run(args: argparse.Namespace) -> None:
             raise ValueError(f"--stage count reads one dump part, not {len(args.dump)} files")
         count_part_links(args.dump[0], args.output, args.num_workers, args.max_pages, args.links_in, args.language)
         print(f"wrote the titles and link counts of {args.dump[0]} to {args.output}")
+        return
+    if args.stage == "titles":
+        for path in args.dump:
+            read_part_meta(path, PART_KIND)
+        index = TitleIndex.build(args.dump, args.output)
+        print(f"wrote the title index of {len(args.dump)} parts ({index.num_articles:,} articles, "
+              f"{index.stats.redirects:,} redirects) to {args.output}")  # fmt: skip
         return
     if not args.output.endswith((".jsonl", ".tsv")):
         raise ValueError(f"{args.output}: the output must end with .jsonl or .tsv")

@@ -361,8 +361,9 @@ def build_pretraining_corpus(
         Stop after this many articles (redirects are still read from the whole dump).
     titles : `Optional[Sequence[PathLike]]`, optional (default = `None`)
         For a dump part: the part files (`luke_allennlp.wikipedia.parts`) of every part of the dump, in order, whose
-        titles and redirects resolve the links (a link may lead to a page of another part); the parts' corpora are
-        then joined by `merge_pretraining_corpus`. By default the dump's own titles.
+        titles and redirects resolve the links (a link may lead to a page of another part), or the one title index
+        merged from them (`TitleIndex.build`, `build-entity-vocab --stage titles`), which spares each part the
+        merge; the parts' corpora are then joined by `merge_pretraining_corpus`. By default the dump's own titles.
     """
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -445,6 +446,8 @@ def _title_index(dump: WikiDump, titles: Optional[Sequence["os.PathLike[str] | s
     if titles is not None:
         for _ in dump:  # (the pass still reads the part's siteinfo and counts its pages)
             pass
+        if len(titles) == 1 and TitleIndex.is_index(titles[0]):  # (merged once: `build-entity-vocab --stage titles`)
+            return TitleIndex(titles[0])
         return TitleIndex.build(titles, work / "titles-index.sqlite")
     connection = connect(work / "titles.sqlite", create=True)
     writer = TitleWriter(connection)

@@ -27,7 +27,7 @@ from collections import Counter
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from luke_allennlp.wikipedia.dump import WikiPage, open_dump
-from luke_allennlp.wikipedia.redirects import RedirectStats, TitleCollector, WikiIndex
+from luke_allennlp.wikipedia.redirects import RedirectStats
 
 SPILL_ENTRIES = 500_000  # counter entries kept in memory before a spill (about 100 MB of Python objects)
 CACHE_KIB = 16 * 1024  # SQLite's page cache per connection while building (and its sorter's memory before it spills)
@@ -214,6 +214,9 @@ def lookup_sql(target: str, redirect: str = "r") -> str:
     return f"{end} AS article, {status} AS status"
 
 
+TITLE_INDEX = "title-index"
+
+
 class TitleIndex:
     """
     `WikiIndex` on disk: the merged titles of part files (`merge_titles`) in a SQLite file, each `lookup` one
@@ -236,6 +239,8 @@ class TitleIndex:
         self._pid: Optional[int] = None
         self._cached: Any = None
         meta = get_meta(self.connection)
+        if meta.get("kind") != TITLE_INDEX:
+            raise ValueError(f"{self.path}: not a title index (kind {meta.get('kind')!r})")
         self.stats = RedirectStats(**meta["redirect_stats"])
         self.num_articles: int = meta["articles"]
 
@@ -246,9 +251,22 @@ class TitleIndex:
         stats = merge_titles(connection, parts)
         articles = connection.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
         connection.execute("DROP TABLE page_titles")
-        set_meta(connection, redirect_stats=stats.__dict__, articles=articles)
+        set_meta(connection, kind=TITLE_INDEX, redirect_stats=stats.__dict__, articles=articles)
         connection.close()
         return cls(path)
+
+    @staticmethod
+    def is_index(path: "os.PathLike[str] | str") -> bool:
+        """Whether `path` is a file `TitleIndex.build` wrote (not a part file)."""
+        if not os.path.isfile(path) or not is_sqlite(path):
+            return False
+        connection = open_readonly(path, mmap_bytes=0)
+        try:
+            return get_meta(connection).get("kind") == TITLE_INDEX
+        except sqlite3.DatabaseError:
+            return False
+        finally:
+            connection.close()
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -283,21 +301,6 @@ class TitleIndex:
         if self._connection is not None and self._pid == os.getpid():
             self._connection.close()
         self._connection, self._pid, self._cached = None, None, None
-
-
-def index_from_parts(parts: Sequence["os.PathLike[str] | str"]) -> WikiIndex:
-    """The `WikiIndex` (in memory) of the titles of part files, in order: the one a single pass over the dump gives."""
-    collector = TitleCollector()
-    for path in parts:
-        connection = sqlite3.connect(f"file:{os.path.abspath(os.fspath(path))}?mode=ro", uri=True)
-        try:
-            for title, redirect in connection.execute("SELECT title, redirect FROM titles ORDER BY seq"):
-                collector.add(WikiPage(title, -1, 0, "", redirect))
-        except sqlite3.DatabaseError:
-            raise ValueError(f"{os.fspath(path)}: no titles table: not a part file of a builder") from None
-        finally:
-            connection.close()
-    return collector.index()
 
 
 def sum_counts(values: Sequence[Any]) -> Any:

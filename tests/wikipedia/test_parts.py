@@ -211,8 +211,9 @@ def test_pretraining_corpus_from_parts(tmp_path_factory, tmp_path, pages):
     for i, part in enumerate(parts):  # (any builder's part files carry the titles)
         count_part_links(part, tmp_path / f"{i}.sqlite")
         titles.append(tmp_path / f"{i}.sqlite")
-    for i, part in enumerate(parts):
-        build_pretraining_corpus(part, *args, tmp_path / f"corpus{i}", options, titles=titles)
+    index = TitleIndex.build(titles, tmp_path / "titles.sqlite")  # (merged once: what `--stage titles` writes)
+    for i, part in enumerate(parts):  # (the parts' files or the one index: the same)
+        build_pretraining_corpus(part, *args, tmp_path / f"corpus{i}", options, titles=[index.path] if i else titles)
     merged = merge_pretraining_corpus([tmp_path / f"corpus{i}" for i in range(len(parts))], tmp_path / "merged")
     assert load_from_disk(str(tmp_path / "merged")).to_dict() == load_from_disk(str(tmp_path / "single")).to_dict()
     ignored = ("dump", "seconds")
