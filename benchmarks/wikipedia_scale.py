@@ -12,7 +12,7 @@ store in a fresh process, reads the names of 50 pages and the candidates of 2,00
 it holds (`VmRSS`) and its growth over the interpreter's; the same for the JSON file of the same dictionary
 (`MentionDictionary.from_file`, what every reader and worker did before). Results go to a JSON file as they come.
 
-    nice python benchmarks/wikipedia_scale.py [--sizes 10 40 100] [--builders vocab mentions corpus reader]
+    nice python benchmarks/wikipedia_scale.py [--sizes 10 40 100] [--builders vocab mentions corpus reader] [--no-json]
 """
 
 import argparse
@@ -102,6 +102,7 @@ def main() -> None:
                         choices=["vocab", "mentions", "reader", "corpus"])  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path("wikipedia_scale.json"))
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--no-json", action="store_true", help="the reader of the store only, not of the JSON file")
     args = parser.parse_args()
     root = args.work or Path(tempfile.mkdtemp(prefix="wikipedia-scale-"))
     save_roberta_tokenizer(root / "tokenizer")
@@ -120,7 +121,7 @@ def main() -> None:
         for size in args.sizes:
             work = root / f"x{size}"
             if builder == "reader":
-                result = _readers(work)
+                result = _readers(work, ("sqlite",) if args.no_json else ("sqlite", "json"))
             else:
                 if builder == "corpus" and not (work / "vocab.jsonl").exists():
                     child(CHILD.format(code=BUILDERS["vocab"].format(dump=str(work / "dump.xml"), work=str(work))))
@@ -134,7 +135,7 @@ def main() -> None:
     _report(results)
 
 
-def _readers(work: Path) -> dict:
+def _readers(work: Path, formats: tuple) -> dict:
     """The reader's memory on the store, and on the same dictionary as JSON."""
     from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
     from luke_allennlp.wikipedia.mention_store import MentionStore
@@ -143,18 +144,19 @@ def _readers(work: Path) -> dict:
     titles = [t for (t,) in store.connection.execute(
         "SELECT DISTINCT page.title FROM page_names p JOIN titles page ON page.id = p.page_id ORDER BY page.title "
         "LIMIT 50")]  # fmt: skip
-    if not (work / "mentions.json").exists():
+    if "json" in formats and not (work / "mentions.json").exists():
         MentionDictionary.from_store(store).save(work / "mentions.json")
-    return {fmt: child(READER.format(path=str(work / f"mentions.{fmt}"), pages=titles)) for fmt in ("sqlite", "json")}
+    return {fmt: child(READER.format(path=str(work / f"mentions.{fmt}"), pages=titles)) for fmt in formats}
 
 
 def _report(results: dict) -> None:
     for builder, sizes in results.items():
         for size, result in sizes.items():
             if builder == "reader":
-                store, raw = result["sqlite"], result["json"]
+                store, raw = result["sqlite"], result.get("json")
+                json_figures = f"; JSON {raw['file_mb']:.0f} MB, +{raw['growth_mb']:.0f} MB" if raw else ""
                 print(f"reader {size:>4}x: store {store['file_mb']:.0f} MB file, +{store['growth_mb']:.0f} MB "
-                      f"(RSS {store['rss_mb']:.0f} MB); JSON {raw['file_mb']:.0f} MB, +{raw['growth_mb']:.0f} MB")  # fmt: skip
+                      f"(RSS {store['rss_mb']:.0f} MB){json_figures}")  # fmt: skip
             else:
                 print(f"{builder:>8} {size:>4}x: {result['pages']:>6,} pages {result['seconds']:7.1f} s "
                       f"{result['ms_per_page']:6.1f} ms/page ({1000 * result['cpu_seconds'] / result['pages']:5.1f} ms "

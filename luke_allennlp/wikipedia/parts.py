@@ -11,7 +11,12 @@ work are SQLite databases (the standard library's), so that counts and titles li
   links are resolved only at the merge, over every part's titles (`merge_titles`, then `resolve_redirects`: the
   same rules as `WikiIndex`, later pages winning over earlier ones with the same title, loops detected);
 - counts spilled to a table in runs (`SpilledCounter`) and added up by SQLite at the merge (its sorter spills
-  to temporary files too).
+  to temporary files too);
+- `TitleIndex`: the merged titles as a file that answers `WikiIndex.lookup` one query at a time, for the builders
+  that look links up while they stream (the corpus; a one-run vocabulary is one part merged).
+
+A building connection's page cache (and its sorter's memory) is capped at `CACHE_KIB`, so the builders' peak does
+not follow the dump's size once their files outgrow it.
 
 `split_dump` cuts a dump into parts (for tests and benchmarks; real dumps come in parts already).
 """
