@@ -2,10 +2,14 @@
 The entity vocabulary of LUKE's pretraining: the most linked Wikipedia articles.
 
 One streaming pass over the dump: workers clean each article's markup and count its links' targets, while the
-main process collects titles and redirects; at the end every target is followed through redirects and only
+main process writes titles and redirects to disk; at the end every target is followed through redirects and only
 existing articles are kept, ranked by how often they are linked (ties by title, so the result is
 deterministic), after `[PAD]`=0, `[UNK]`=1, `[MASK]`=2. By default only the links of the running text count, as
 in LUKE (`links_in`); the summary accounts for every other link of the articles by kind or place.
+
+One run is a dump of one part (`count_part_links`, then `merge_entity_vocab_parts`): titles, redirects and counts
+go to a SQLite file in the system's temporary folder (`TMPDIR`; about 1-2 GB for English Wikipedia), so memory
+stays bounded whatever the dump's size.
 """
 
 import logging
