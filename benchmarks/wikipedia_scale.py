@@ -12,7 +12,7 @@ store in a fresh process, reads the names of 50 pages and the candidates of 2,00
 it holds (`VmRSS`) and its growth over the interpreter's; the same for the JSON file of the same dictionary
 (`MentionDictionary.from_file`, what every reader and worker did before). Results go to a JSON file as they come.
 
-    nice python benchmarks/wikipedia_scale.py [--sizes 10 40 100] [--builders vocab mentions corpus reader]
+    nice python benchmarks/wikipedia_scale.py [--sizes 10 40 100] [--builders vocab mentions corpus reader] [--no-json]
 """
 
 import argparse
@@ -30,15 +30,27 @@ DUMP = "enwiki-pages-articles-shortened-206.xml.bz2"
 
 # Run in a fresh interpreter: the function (timed after the imports), then its time and peak memory as JSON.
 CHILD = """
-import json, os, sys, time
+import json, os, sys, threading, time
 import luke_allennlp.wikipedia.corpus, luke_allennlp.wikipedia.entity_vocab_builder
 import luke_allennlp.wikipedia.mention_dictionary
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
+# RssAnon (the process's own memory, without the file pages it maps: a memory-mapped Arrow or SQLite file
+# counts in VmHWM, but those pages are the kernel's page cache), sampled every 20 ms for its peak.
+anon = [status("RssAnon")]
+def sample():
+    while True:
+        anon.append(max(anon.pop(), status("RssAnon")))
+        time.sleep(0.02)
+threading.Thread(target=sample, daemon=True).start()
 started, cpu_started = time.time(), sum(os.times()[:2])
 {code}
 # (VmHWM, this process's own peak: ru_maxrss would count the peak of the parent it was forked from)
-peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+peak = status("VmHWM")
 cpu = sum(os.times()[:2])  # (this process's user + system time: the machine may be shared)
-print(json.dumps({{"seconds": time.time() - started, "cpu_seconds": cpu - cpu_started, "peak_mb": peak / 1024}}))
+print(json.dumps({{"seconds": time.time() - started, "cpu_seconds": cpu - cpu_started, "peak_mb": peak,
+                  "peak_anon_mb": max(anon[-1], status("RssAnon"))}}))
 """
 BUILDERS = {
     "vocab": """
@@ -90,6 +102,7 @@ def main() -> None:
                         choices=["vocab", "mentions", "reader", "corpus"])  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path("wikipedia_scale.json"))
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--no-json", action="store_true", help="the reader of the store only, not of the JSON file")
     args = parser.parse_args()
     root = args.work or Path(tempfile.mkdtemp(prefix="wikipedia-scale-"))
     save_roberta_tokenizer(root / "tokenizer")
@@ -108,7 +121,7 @@ def main() -> None:
         for size in args.sizes:
             work = root / f"x{size}"
             if builder == "reader":
-                result = _readers(work)
+                result = _readers(work, ("sqlite",) if args.no_json else ("sqlite", "json"))
             else:
                 if builder == "corpus" and not (work / "vocab.jsonl").exists():
                     child(CHILD.format(code=BUILDERS["vocab"].format(dump=str(work / "dump.xml"), work=str(work))))
@@ -122,7 +135,7 @@ def main() -> None:
     _report(results)
 
 
-def _readers(work: Path) -> dict:
+def _readers(work: Path, formats: tuple) -> dict:
     """The reader's memory on the store, and on the same dictionary as JSON."""
     from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
     from luke_allennlp.wikipedia.mention_store import MentionStore
@@ -131,21 +144,23 @@ def _readers(work: Path) -> dict:
     titles = [t for (t,) in store.connection.execute(
         "SELECT DISTINCT page.title FROM page_names p JOIN titles page ON page.id = p.page_id ORDER BY page.title "
         "LIMIT 50")]  # fmt: skip
-    if not (work / "mentions.json").exists():
+    if "json" in formats and not (work / "mentions.json").exists():
         MentionDictionary.from_store(store).save(work / "mentions.json")
-    return {fmt: child(READER.format(path=str(work / f"mentions.{fmt}"), pages=titles)) for fmt in ("sqlite", "json")}
+    return {fmt: child(READER.format(path=str(work / f"mentions.{fmt}"), pages=titles)) for fmt in formats}
 
 
 def _report(results: dict) -> None:
     for builder, sizes in results.items():
         for size, result in sizes.items():
             if builder == "reader":
-                store, raw = result["sqlite"], result["json"]
+                store, raw = result["sqlite"], result.get("json")
+                json_figures = f"; JSON {raw['file_mb']:.0f} MB, +{raw['growth_mb']:.0f} MB" if raw else ""
                 print(f"reader {size:>4}x: store {store['file_mb']:.0f} MB file, +{store['growth_mb']:.0f} MB "
-                      f"(RSS {store['rss_mb']:.0f} MB); JSON {raw['file_mb']:.0f} MB, +{raw['growth_mb']:.0f} MB")  # fmt: skip
+                      f"(RSS {store['rss_mb']:.0f} MB){json_figures}")  # fmt: skip
             else:
                 print(f"{builder:>8} {size:>4}x: {result['pages']:>6,} pages {result['seconds']:7.1f} s "
-                      f"{result['ms_per_page']:6.1f} ms/page  peak {result['peak_mb']:6.0f} MB")  # fmt: skip
+                      f"{result['ms_per_page']:6.1f} ms/page ({1000 * result['cpu_seconds'] / result['pages']:5.1f} ms "
+                      f"CPU)  peak {result['peak_mb']:6.0f} MB (anonymous {result.get('peak_anon_mb', 0):6.0f} MB)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -12,9 +12,15 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder, print_table
 from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab, count_part_links, merge_entity_vocab_parts
+from luke_allennlp.wikipedia.entity_vocab_builder import (
+    PART_KIND,
+    build_entity_vocab,
+    count_part_links,
+    merge_entity_vocab_parts,
+)
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
-from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab
+from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab, group_parts
+from luke_allennlp.wikipedia.parts import TitleIndex, read_part_meta
 
 
 @Subcommand.register("build-entity-vocab")
@@ -55,10 +61,12 @@ class BuildEntityVocab(Subcommand):
                                     "only from there) or every link the page shows (infoboxes, tables, references, "
                                     "image captions too)")  # fmt: skip
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
-        subparser.add_argument("--stage", choices=("count", "merge"),
+        subparser.add_argument("--stage", choices=("count", "merge", "titles"),
                                help="build over dump parts (docs/pretraining.md: a whole Wikipedia in parts): 'count' writes one part's "
                                     "titles and link counts to OUTPUT (a part file); 'merge' reads the part files "
-                                    "(in dump order) and writes the vocabulary one run over the whole dump gives")  # fmt: skip
+                                    "(in dump order) and writes the vocabulary one run over the whole dump gives; "
+                                    "'titles' merges their titles and redirects into the title index OUTPUT (SQLite), "
+                                    "for build-pretraining-corpus --titles")  # fmt: skip
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser
@@ -72,11 +80,20 @@ def _run(args: argparse.Namespace) -> None:
         count_part_links(args.dump[0], args.output, args.num_workers, args.max_pages, args.links_in, args.language)
         print(f"wrote the titles and link counts of {args.dump[0]} to {args.output}")
         return
+    if args.stage == "titles":
+        for path in args.dump:
+            read_part_meta(path, PART_KIND)
+        index = TitleIndex.build(args.dump, args.output)
+        print(f"wrote the title index of {len(args.dump)} parts ({index.num_articles:,} articles, "
+              f"{index.stats.redirects:,} redirects) to {args.output}")  # fmt: skip
+        return
     if not args.output.endswith((".jsonl", ".tsv")):
         raise ValueError(f"{args.output}: the output must end with .jsonl or .tsv")
     languages = args.language.split(",") if args.language else None
-    if languages is not None and len(languages) != len(args.dump):
-        raise ValueError(f"--language names {len(languages)} languages for {len(args.dump)} inputs")
+    # (mLUKE's vocabulary from dumps in parts: a language's consecutive part files are one input)
+    inputs = group_parts(args.dump) if args.stage is None and len(args.dump) > 1 else args.dump
+    if languages is not None and len(languages) != len(inputs):
+        raise ValueError(f"--language names {len(languages)} languages for {len(inputs)} inputs")
     if args.stage == "merge":
         vocab, summary = merge_entity_vocab_parts(args.dump, _or(args.vocab_size, 500_000), args.min_count,
                                                   args.include_missing_pages)  # fmt: skip
@@ -85,9 +102,11 @@ def _run(args: argparse.Namespace) -> None:
             f"wrote {len(vocab):,} entities from {len(args.dump)} parts to {args.output}; the summary to {summary_path}"
         )
         return
-    if len(args.dump) > 1:
-        _run_multilingual(args, languages)
+    if len(inputs) > 1:
+        _run_multilingual(args, inputs, languages)
         return
+    if isinstance(inputs[0], list):
+        raise ValueError("these are part files of one dump (--stage count): merge them with --stage merge")
     if args.interlanguage_links or args.min_languages > 1 or args.dump[0].endswith((".jsonl", ".tsv")):
         raise ValueError("--interlanguage-links, --min-languages and vocabulary inputs need two or more languages")
     vocab, summary = build_entity_vocab(
@@ -120,13 +139,13 @@ def _write(vocab: EntityVocab, summary: dict, output: str) -> str:
     return summary_path
 
 
-def _run_multilingual(args: argparse.Namespace, languages: Optional[List[str]]) -> None:
+def _run_multilingual(args: argparse.Namespace, inputs: list, languages: Optional[List[str]]) -> None:
     if not args.output.endswith(".jsonl"):
         raise ValueError(
             f"{args.output}: a multilingual vocabulary is written as JSONL (.jsonl), one id with several titles"
         )
     vocab, summary = build_multilingual_entity_vocab(
-        args.dump, wikidata=args.interlanguage_links, languages=languages, vocab_size=_or(args.vocab_size, 1_200_000),
+        inputs, wikidata=args.interlanguage_links, languages=languages, vocab_size=_or(args.vocab_size, 1_200_000),
         min_count=args.min_count, min_languages=args.min_languages, inline_links=not args.no_inline_links,
         num_workers=args.num_workers, max_pages=args.max_pages, include_missing_pages=args.include_missing_pages,
         links_in=args.links_in,

@@ -72,7 +72,8 @@ class BuildPretrainingCorpus(Subcommand):
         subparser.add_argument("--titles", nargs="+", metavar="PART_FILE",
                                help="for a dump part: the part files of every part of the dump, in order (from "
                                     "build-entity-vocab --stage count, or build-mention-dictionary --stage links), "
-                                    "whose titles and redirects resolve the links; join the parts' corpora with "
+                                    "whose titles and redirects resolve the links, or the title index merged from "
+                                    "them once (build-entity-vocab --stage titles); join the parts' corpora with "
                                     "merge-pretraining-corpus")  # fmt: skip
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))

@@ -1,7 +1,7 @@
 """
 LUKE's pretraining corpus from a Wikipedia dump: subword sequences with the entities linked in them.
 
-Two streaming passes over the dump. The first collects titles and redirects (`WikiIndex`). In the second,
+Two streaming passes over the dump. The first collects titles and redirects (a `TitleIndex` on disk). In the second,
 worker processes turn batches of articles into rows, in dump order whatever their number:
 
 1. markup -> text, one paragraph per line, links as character spans (`clean_wikitext`; headings dropped);
@@ -57,8 +57,8 @@ from luke_allennlp.data.pretraining_corpus import COLUMNS, ENTITY_VOCAB_FILE, ME
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
-from luke_allennlp.wikipedia.parts import index_from_parts, sum_counts
-from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING, WikiIndex
+from luke_allennlp.wikipedia.parts import TitleIndex, TitleWriter, connect, sum_counts
+from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING
 from luke_allennlp.wikipedia.sentences import sentence_splitter
 from luke_allennlp.wikipedia.titles import Namespaces
 
@@ -116,7 +116,7 @@ class PageProcessor:
     """Turns articles into corpus rows (one per worker process)."""
 
     def __init__(
-        self, tokenizer: "PreTrainedTokenizerFast", vocab: EntityVocab, index: WikiIndex, namespaces: Namespaces,
+        self, tokenizer: "PreTrainedTokenizerFast", vocab: EntityVocab, index: TitleIndex, namespaces: Namespaces,
         options: CorpusOptions,
     ) -> None:  # fmt: skip
         self.tokenizer = tokenizer
@@ -292,7 +292,7 @@ _processor: Optional[PageProcessor] = None
 
 
 def _init_worker(
-    tokenizer_dir: str, vocab: EntityVocab, index: WikiIndex, namespaces: Namespaces, options: CorpusOptions
+    tokenizer_dir: str, vocab: EntityVocab, index: TitleIndex, namespaces: Namespaces, options: CorpusOptions
 ):
     global _processor
     # Each worker is one core's worth: the tokenizer's own thread pool would only compete with the others.
@@ -361,8 +361,9 @@ def build_pretraining_corpus(
         Stop after this many articles (redirects are still read from the whole dump).
     titles : `Optional[Sequence[PathLike]]`, optional (default = `None`)
         For a dump part: the part files (`luke_allennlp.wikipedia.parts`) of every part of the dump, in order, whose
-        titles and redirects resolve the links (a link may lead to a page of another part); the parts' corpora are
-        then joined by `merge_pretraining_corpus`. By default the dump's own titles.
+        titles and redirects resolve the links (a link may lead to a page of another part), or the one title index
+        merged from them (`TitleIndex.build`, `build-entity-vocab --stage titles`), which spares each part the
+        merge; the parts' corpora are then joined by `merge_pretraining_corpus`. By default the dump's own titles.
     """
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -394,12 +395,12 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     out.mkdir(parents=True, exist_ok=True)
     _save_tokenizer(tokenizer, str(tokenizer_name), out / TOKENIZER_DIR)
 
+    building = out / ".building"
+    building.mkdir()
     logger.info("%s: reading titles and redirects", dump_path)
     first_pass = WikiDump(dump_path)
-    index = WikiIndex.from_pages(first_pass)
-    if titles is not None:  # (the pass above still reads the part's siteinfo and counts its pages)
-        index = index_from_parts(titles)
-    logger.info("%d articles, %d redirects (%d in loops)", len(index.articles), index.stats.redirects,
+    index = _title_index(first_pass, titles, building)
+    logger.info("%d articles, %d redirects (%d in loops)", index.num_articles, index.stats.redirects,
                 index.stats.redirect_loops)  # fmt: skip
     options = replace(options, language=options.language or first_pass.language)
     if options.language and vocab.language not in (None, options.language):
@@ -417,8 +418,6 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     batches = page_batches(itertools.islice(articles, max_pages))  # (islice(..., None): all of them)
 
     stats: Counter = Counter()
-    building = out / ".building"
-    building.mkdir()
     arrow_path = building / "corpus.arrow"
     initargs = (str(out / TOKENIZER_DIR), vocab, index, first_pass.namespaces, options)
     last_log = time.time()
@@ -436,6 +435,7 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     # (save_to_disk gives an empty dataset no shard at all, which load_from_disk cannot read)
     dataset.save_to_disk(str(out), num_shards=None if dataset.num_rows else 1)
     del dataset
+    index.close()
     shutil.rmtree(building)
 
     metadata = _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, options, first_pass,
@@ -446,6 +446,24 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     logger.info("corpus: %d sequences, %d words, %d entities from %d pages in %.0fs", metadata["sequences"],
                 metadata["words"], metadata["entities"], metadata["pages"], metadata["seconds"])  # fmt: skip
     return metadata
+
+
+def _title_index(dump: WikiDump, titles: Optional[Sequence["os.PathLike[str] | str"]], work: Path) -> TitleIndex:
+    """The dump's titles and redirects (those of the part files `titles` if given) as a `TitleIndex` on disk, in
+    `work`: the workers look links up there, not in a copy of every title in memory."""
+    if titles is not None:
+        for _ in dump:  # (the pass still reads the part's siteinfo and counts its pages)
+            pass
+        if len(titles) == 1 and TitleIndex.is_index(titles[0]):  # (merged once: `build-entity-vocab --stage titles`)
+            return TitleIndex(titles[0])
+        return TitleIndex.build(titles, work / "titles-index.sqlite")
+    connection = connect(work / "titles.sqlite", create=True)
+    writer = TitleWriter(connection)
+    for page in dump:
+        writer.add(page)
+    writer.flush()
+    connection.close()
+    return TitleIndex.build([work / "titles.sqlite"], work / "titles-index.sqlite")
 
 
 # Files of a tokenizer that `save_pretrained` leaves out in transformers 5 but transformers 4 (and mLUKE's

@@ -2,10 +2,14 @@
 The entity vocabulary of LUKE's pretraining: the most linked Wikipedia articles.
 
 One streaming pass over the dump: workers clean each article's markup and count its links' targets, while the
-main process collects titles and redirects; at the end every target is followed through redirects and only
+main process writes titles and redirects to disk; at the end every target is followed through redirects and only
 existing articles are kept, ranked by how often they are linked (ties by title, so the result is
 deterministic), after `[PAD]`=0, `[UNK]`=1, `[MASK]`=2. By default only the links of the running text count, as
 in LUKE (`links_in`); the summary accounts for every other link of the articles by kind or place.
+
+One run is a dump of one part (`count_part_links`, then `merge_entity_vocab_parts`): titles, redirects and counts
+go to a SQLite file in the system's temporary folder (`TMPDIR`; about 1-2 GB for English Wikipedia), so memory
+stays bounded whatever the dump's size.
 """
 
 import logging
@@ -21,6 +25,7 @@ from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
 from luke_allennlp.wikipedia.parts import (
     SpilledCounter,
+    TitleIndex,
     TitleWriter,
     attached,
     connect,
@@ -30,8 +35,8 @@ from luke_allennlp.wikipedia.parts import (
     set_meta,
     sum_counts,
 )
-from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING, TitleCollector, WikiIndex
-from luke_allennlp.wikipedia.titles import Namespaces
+from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING, RedirectStats
+from luke_allennlp.wikipedia.titles import FIRST_LETTER, Namespaces
 
 logger = logging.getLogger(__name__)
 
@@ -66,15 +71,17 @@ def _count_links(item: Tuple[Namespaces, str, List[WikiPage]]) -> Tuple[Counter,
 
 @dataclass
 class DumpLinks:
-    """What one pass over a dump counted: `counts` (linked title after redirects -> links), the dump (its
-    stats, language and namespaces), its title `index`, the inter-language links `(page title, prefix, title)`,
-    and the summary of the links."""
+    """What a dump's links counted (one pass, or its parts merged): `counts` (linked title after redirects ->
+    links, the titles counted), the dump's `language` and `namespaces` (its title rule), its title `index` (on
+    disk, in `work`), the inter-language links `(page title, prefix, title)` in dump order, and the summary."""
 
-    dump: WikiDump
-    index: WikiIndex
+    language: Optional[str]
+    namespaces: Namespaces
+    index: TitleIndex
     counts: Counter
     interlanguage: List[Tuple[str, str, str]]
     summary: Dict[str, Any]
+    work: Any = None  # (the temporary folder of `index`, removed with this object)
 
 
 def count_dump_links(
@@ -86,25 +93,13 @@ def count_dump_links(
     language: Optional[str] = None,
 ) -> DumpLinks:
     """The links of a dump counted through redirects (see `build_entity_vocab` for the parameters); `language`
-    overrides the dump's own."""
-    if links_in not in LINK_SCOPES:
-        raise ValueError(f"links_in must be {' or '.join(map(repr, LINK_SCOPES))}, not {links_in!r}")
-    dump = WikiDump(dump_path, max_pages=max_pages, language=language)
-    collector = TitleCollector()
-    targets: Counter = Counter()
-    scan = _scan(dump, links_in, num_workers, collector.add, targets.update)
-    index = collector.index()
-
-    counts: Counter = Counter()
-    links_to = Counter()
-    for target, count in targets.items():
-        title, status = index.lookup(target)
-        links_to[status] += count
-        if status == ARTICLE or (status == MISSING and include_missing_pages):
-            counts[title] += count
-    summary = _links_summary(os.fspath(dump_path), dump.stats.as_dict(), index.stats.__dict__, scan, links_in,
-                             links_to, include_missing_pages, len(counts))  # fmt: skip
-    return DumpLinks(dump, index, counts, scan.interlanguage, summary)
+    overrides the dump's own. The same as counting it as one part (`count_part_links`, `count_parts_links`)."""
+    with tempfile.TemporaryDirectory(prefix="entity-vocab-") as work:
+        part = os.path.join(work, "part.sqlite")
+        count_part_links(dump_path, part, num_workers, max_pages, links_in, language)
+        links = count_parts_links([part], include_missing_pages)
+    links.summary["dump"] = os.fspath(dump_path)
+    return links
 
 
 @dataclass
@@ -115,12 +110,12 @@ class _Scan:
     outside: Counter
     total: int
     links_counted: int
-    interlanguage: List[Tuple[str, str, str]]
 
 
 def _scan(dump: WikiDump, links_in: str, num_workers: int, add_page: Callable[[WikiPage], None],
-          add_targets: Callable[[Counter], None]) -> _Scan:  # fmt: skip
-    """Streams the dump: every page to `add_page` (titles), each batch's link targets to `add_targets`."""
+          add_targets: Callable[[Counter], None], add_interlanguage: Callable[[list], None]) -> _Scan:  # fmt: skip
+    """Streams the dump: every page to `add_page` (titles), each batch's link targets to `add_targets`, its
+    inter-language links to `add_interlanguage`."""
     if links_in not in LINK_SCOPES:
         raise ValueError(f"links_in must be {' or '.join(map(repr, LINK_SCOPES))}, not {links_in!r}")
 
@@ -130,7 +125,7 @@ def _scan(dump: WikiDump, links_in: str, num_workers: int, add_page: Callable[[W
             if page.is_article and page.text:
                 yield page
 
-    scan = _Scan(Counter(), Counter(), 0, 0, [])
+    scan = _Scan(Counter(), Counter(), 0, 0)
     batches = ((dump.namespaces, links_in, batch) for batch in page_batches(articles()))
     for targets, kinds, outside, total, interlanguage in ordered_map(_count_links, batches, num_workers):
         add_targets(targets)
@@ -138,7 +133,7 @@ def _scan(dump: WikiDump, links_in: str, num_workers: int, add_page: Callable[[W
         scan.kinds.update(kinds)
         scan.outside.update(outside)
         scan.total += total
-        scan.interlanguage += interlanguage
+        add_interlanguage(interlanguage)
     return scan
 
 
@@ -199,11 +194,13 @@ def build_entity_vocab(
         Either way the summary accounts for every link of the dump's articles.
     """
     check_vocab_size(vocab_size)
-    links = count_dump_links(dump_path, num_workers, max_pages, include_missing_pages, links_in, language)
-    ranked = sorted(links.counts.items(), key=lambda item: (-item[1], item[0]))
-    eligible = [(title, count) for title, count in ranked if count >= min_count]
-    kept = eligible[: vocab_size - len(EntityVocab.SPECIAL_TOKENS)]
-    return _vocabulary(kept, len(eligible), len(ranked), links.dump.language or "en", links.summary)
+    # One run is one part merged: titles, redirects and counts on disk, not in memory (`count_part_links`).
+    with tempfile.TemporaryDirectory(prefix="entity-vocab-") as work:
+        part = os.path.join(work, "part.sqlite")
+        count_part_links(dump_path, part, num_workers, max_pages, links_in, language)
+        vocab, summary = merge_entity_vocab_parts([part], vocab_size, min_count, include_missing_pages, work)
+    summary["dump"] = os.fspath(dump_path)
+    return vocab, summary
 
 
 def _vocabulary(kept: List[Tuple[str, int]], eligible: int, linked_titles: int, language: str,
@@ -254,12 +251,17 @@ def count_part_links(
     connection = connect(out_path, create=True)
     titles = TitleWriter(connection)
     targets = SpilledCounter(connection, "targets", ("target",))
-    scan = _scan(dump, links_in, num_workers, titles.add, targets.add)
+    connection.execute("CREATE TABLE interlanguage(seq INTEGER PRIMARY KEY, page TEXT, prefix TEXT, title TEXT)")
+
+    def add_interlanguage(links: list) -> None:
+        connection.executemany("INSERT INTO interlanguage(page, prefix, title) VALUES (?, ?, ?)", links)
+
+    scan = _scan(dump, links_in, num_workers, titles.add, targets.add, add_interlanguage)
     titles.flush()
     targets.flush()
     set_meta(connection, kind=PART_KIND, dump=os.fspath(dump_path), links_in=links_in, language=dump.language,
-             pages=dump.stats.as_dict(), kinds=dict(scan.kinds), outside=dict(scan.outside), total=scan.total,
-             links_counted=scan.links_counted)  # fmt: skip
+             case=dump.namespaces.case, pages=dump.stats.as_dict(), kinds=dict(scan.kinds),
+             outside=dict(scan.outside), total=scan.total, links_counted=scan.links_counted)  # fmt: skip
     connection.close()
 
 
@@ -275,33 +277,79 @@ def merge_entity_vocab_parts(
     dump. Links are followed through the redirects of every part; the counts are added up on disk.
     """
     check_vocab_size(vocab_size)
-    if not parts:
-        raise ValueError("no part files to merge")
-    metas = [read_part_meta(path, PART_KIND) for path in parts]
-    if any(meta["links_in"] != metas[0]["links_in"] for meta in metas):
-        raise ValueError("the parts were counted with different links_in: count them all with the same options")
+    metas = _part_metas(parts)
     with tempfile.TemporaryDirectory(prefix="entity-vocab-", dir=work_dir) as work:
         connection = connect(os.path.join(work, "merge.sqlite"), create=True)
-        redirects = merge_titles(connection, parts)
-        connection.execute("CREATE TABLE runs(target TEXT, count INTEGER)")
-        for path in parts:
-            with attached(connection, path) as part:
-                connection.execute(f"INSERT INTO runs SELECT target, count FROM {part}.targets")
-        connection.execute(f"CREATE TABLE linked AS SELECT {lookup_sql('t.target')}, SUM(t.count) AS count FROM "
-                           "(SELECT target, SUM(count) AS count FROM runs GROUP BY target) t LEFT JOIN redirect_ends r "
-                           "ON r.title = t.target GROUP BY 1, 2")  # fmt: skip
+        redirects = _merge_links(connection, parts)
         links_to = Counter(dict(connection.execute("SELECT status, SUM(count) FROM linked GROUP BY status")))
-        counted = "status = 'article'" + (" OR status = 'missing'" if include_missing_pages else "")
+        counted = _counted(include_missing_pages)
         linked_titles = connection.execute(f"SELECT COUNT(*) FROM linked WHERE {counted}").fetchone()[0]
         where = f"WHERE ({counted}) AND count >= {int(min_count)}"
         eligible = connection.execute(f"SELECT COUNT(*) FROM linked {where}").fetchone()[0]
         kept = connection.execute(f"SELECT article, count FROM linked {where} ORDER BY count DESC, article LIMIT "
                                   f"{vocab_size - len(EntityVocab.SPECIAL_TOKENS)}").fetchall()  # fmt: skip
         connection.close()
+    summary = _parts_summary(metas, redirects, links_to, include_missing_pages, linked_titles)
+    return _vocabulary(kept, eligible, linked_titles, metas[0]["language"] or "en", summary)
+
+
+def count_parts_links(parts: Sequence["os.PathLike[str] | str"], include_missing_pages: bool = False) -> DumpLinks:
+    """
+    The links of a dump's part files (in dump order) counted through the redirects of every part, for mLUKE's
+    vocabulary (`count_language`): every counted title with its links, the title index on disk and the
+    inter-language links, as one pass over the whole dump gives.
+    """
+    metas = _part_metas(parts)
+    if any(meta["language"] != metas[0]["language"] for meta in metas):
+        raise ValueError(f"the parts are of different languages: {sorted({str(m['language']) for m in metas})}")
+    work = tempfile.TemporaryDirectory(prefix="entity-vocab-")
+    connection = connect(os.path.join(work.name, "merge.sqlite"), create=True)
+    redirects = _merge_links(connection, parts)
+    links_to = Counter(dict(connection.execute("SELECT status, SUM(count) FROM linked GROUP BY status")))
+    counted = _counted(include_missing_pages)
+    counts = Counter(dict(connection.execute(f"SELECT article, count FROM linked WHERE {counted}")))
+    interlanguage: List[Tuple[str, str, str]] = []
+    for path in parts:
+        with attached(connection, path) as part:
+            interlanguage += connection.execute(f"SELECT page, prefix, title FROM {part}.interlanguage ORDER BY seq")
+    connection.close()
+    index = TitleIndex.build(parts, os.path.join(work.name, "titles-index.sqlite"))
+    summary = _parts_summary(metas, redirects, links_to, include_missing_pages, len(counts))
+    namespaces = Namespaces(case=metas[0].get("case", FIRST_LETTER), language=metas[0]["language"] or "")
+    return DumpLinks(metas[0]["language"], namespaces, index, counts, interlanguage, summary, work)
+
+
+def _part_metas(parts: Sequence["os.PathLike[str] | str"]) -> List[Dict[str, Any]]:
+    if not parts:
+        raise ValueError("no part files to merge")
+    metas = [read_part_meta(path, PART_KIND) for path in parts]
+    if any(meta["links_in"] != metas[0]["links_in"] for meta in metas):
+        raise ValueError("the parts were counted with different links_in: count them all with the same options")
+    return metas
+
+
+def _merge_links(connection: Any, parts: Sequence["os.PathLike[str] | str"]) -> RedirectStats:
+    """The parts' titles merged, and `linked(article, status, count)`: their link counts through redirects."""
+    redirects = merge_titles(connection, parts)
+    connection.execute("CREATE TABLE runs(target TEXT, count INTEGER)")
+    for path in parts:
+        with attached(connection, path) as part:
+            connection.execute(f"INSERT INTO runs SELECT target, count FROM {part}.targets")
+    connection.execute(f"CREATE TABLE linked AS SELECT {lookup_sql('t.target')}, SUM(t.count) AS count FROM "
+                       "(SELECT target, SUM(count) AS count FROM runs GROUP BY target) t LEFT JOIN redirect_ends r "
+                       "ON r.title = t.target GROUP BY 1, 2")  # fmt: skip
+    return redirects
+
+
+def _counted(include_missing_pages: bool) -> str:
+    return "status = 'article'" + (" OR status = 'missing'" if include_missing_pages else "")
+
+
+def _parts_summary(metas: List[Dict[str, Any]], redirects: RedirectStats, links_to: Counter,
+                   include_missing_pages: bool, linked_titles: int) -> Dict[str, Any]:  # fmt: skip
     scan = _Scan(sum_counts([Counter(meta["kinds"]) for meta in metas]),
                  sum_counts([Counter(meta["outside"]) for meta in metas]), sum(meta["total"] for meta in metas),
-                 sum(meta["links_counted"] for meta in metas), [])  # fmt: skip
+                 sum(meta["links_counted"] for meta in metas))  # fmt: skip
     dump = [meta["dump"] for meta in metas]
-    summary = _links_summary(dump, sum_counts([meta["pages"] for meta in metas]), redirects.__dict__, scan,
-                             metas[0]["links_in"], links_to, include_missing_pages, linked_titles)  # fmt: skip
-    return _vocabulary(kept, eligible, linked_titles, metas[0]["language"] or "en", summary)
+    return _links_summary(dump, sum_counts([meta["pages"] for meta in metas]), redirects.__dict__, scan,
+                          metas[0]["links_in"], links_to, include_missing_pages, linked_titles)  # fmt: skip

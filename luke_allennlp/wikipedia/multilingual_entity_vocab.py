@@ -28,7 +28,14 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.dump import open_dump, wiki_site
-from luke_allennlp.wikipedia.entity_vocab_builder import check_vocab_size, count_dump_links
+from luke_allennlp.wikipedia.entity_vocab_builder import (
+    PART_KIND,
+    DumpLinks,
+    check_vocab_size,
+    count_dump_links,
+    count_parts_links,
+)
+from luke_allennlp.wikipedia.parts import is_sqlite, read_part_meta
 from luke_allennlp.wikipedia.redirects import ARTICLE, MISSING
 from luke_allennlp.wikipedia.titles import Namespaces
 
@@ -64,14 +71,21 @@ class LanguageCounts:
 
 
 def count_language(
-    path: PathLike,
+    path: "PathLike | Sequence[PathLike]",
     language: Optional[str] = None,
     num_workers: int = 1,
     max_pages: Optional[int] = None,
     include_missing_pages: bool = False,
     links_in: str = "text",
 ) -> LanguageCounts:
-    """A dump's linked titles (or an entity vocabulary's, for a `.jsonl` / `.tsv` file) and its language."""
+    """
+    A dump's linked titles (or an entity vocabulary's, for a `.jsonl` / `.tsv` file; or those of a dump's part
+    files, written by `build-entity-vocab --stage count`, given as a list) and its language.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        parts = [os.fspath(p) for p in path]
+        return _dump_counts(" ".join(parts), count_parts_links(parts, include_missing_pages), language,
+                            include_missing_pages)  # fmt: skip
     path = os.fspath(path)
     if path.endswith((".jsonl", ".tsv")):
         vocab = EntityVocab.from_file(path, language=language or "")
@@ -88,20 +102,52 @@ def count_language(
         summary = {"vocabulary": path, "language": language, "linked_titles": len(counts)}
         return LanguageCounts(language, counts, lambda t: t if t in counts else None, namespaces, (), summary)
     links = count_dump_links(path, num_workers, max_pages, include_missing_pages, links_in, language)
-    language = links.dump.language
+    return _dump_counts(path, links, None, include_missing_pages)
+
+
+def _dump_counts(path: str, links: DumpLinks, language: Optional[str], include_missing_pages: bool) -> LanguageCounts:
+    language = language or links.language
     if not language:
         raise ValueError(
             f"{path}: which language? The dump has no <dbname>, its file name no 'xxwiki-' prefix: name it with "
             "--language"
         )
-    counts, index = links.counts, links.index
+    namespaces = links.namespaces if language == links.language else Namespaces(case=links.namespaces.case,
+                                                                                 language=language)  # fmt: skip
 
-    def resolve(title: str) -> Optional[str]:
-        end, status = index.lookup(title)
-        return end if (status == ARTICLE or (status == MISSING and include_missing_pages)) and end in counts else None
+    def resolve(title: str) -> Optional[str]:  # (`links` owns the index's folder: kept alive with this function)
+        end, status = links.index.lookup(title)
+        ok = status == ARTICLE or (status == MISSING and include_missing_pages)
+        return end if ok and end in links.counts else None
 
     summary = {"language": language, **links.summary}
-    return LanguageCounts(language, counts, resolve, links.dump.namespaces, links.interlanguage, summary)
+    return LanguageCounts(language, links.counts, resolve, namespaces, links.interlanguage, summary)
+
+
+def group_parts(inputs: Sequence[PathLike]) -> List["PathLike | List[str]"]:
+    """
+    The inputs of `build_multilingual_entity_vocab` with each run of consecutive part files (`build-entity-vocab
+    --stage count`) of one language made one input: a dump given in parts.
+    """
+    grouped: List[Any] = []
+    previous = None
+    for path in inputs:
+        language = _part_language(path)
+        if language is None:
+            grouped.append(path)
+        elif previous == language and isinstance(grouped[-1], list):
+            grouped[-1].append(os.fspath(path))
+        else:
+            grouped.append([os.fspath(path)])
+        previous = language
+    return grouped
+
+
+def _part_language(path: PathLike) -> Optional[str]:
+    """The language of a part file of the entity vocabulary (`""` if it has none), None for any other input."""
+    if not os.path.isfile(path) or not is_sqlite(path):
+        return None
+    return read_part_meta(path, PART_KIND)["language"] or ""
 
 
 def read_wikidata_sitelinks(
@@ -246,7 +292,7 @@ def merge_languages(
 
 
 def build_multilingual_entity_vocab(
-    inputs: Sequence[PathLike],
+    inputs: Sequence["PathLike | Sequence[PathLike]"],
     wikidata: Optional[PathLike] = None,
     languages: Optional[Sequence[Optional[str]]] = None,
     vocab_size: int = 1_200_000,
@@ -263,8 +309,9 @@ def build_multilingual_entity_vocab(
 
     # Parameters
 
-    inputs : `Sequence[PathLike]`
-        One dump (`.xml`, `.bz2`, `.gz`) or entity vocabulary (`.jsonl`, `.tsv`) per language.
+    inputs : `Sequence[PathLike | Sequence[PathLike]]`
+        One dump (`.xml`, `.bz2`, `.gz`) or entity vocabulary (`.jsonl`, `.tsv`) per language, or the list of a
+        dump's part files (`count_part_links`, in dump order; `group_parts` makes these lists of a flat list).
     wikidata : `Optional[PathLike]`, optional (default = `None`)
         A Wikidata JSON dump whose sitelinks merge the languages' articles.
     languages : `Optional[Sequence[Optional[str]]]`, optional (default = `None`)

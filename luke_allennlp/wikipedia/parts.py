@@ -11,12 +11,18 @@ work are SQLite databases (the standard library's), so that counts and titles li
   links are resolved only at the merge, over every part's titles (`merge_titles`, then `resolve_redirects`: the
   same rules as `WikiIndex`, later pages winning over earlier ones with the same title, loops detected);
 - counts spilled to a table in runs (`SpilledCounter`) and added up by SQLite at the merge (its sorter spills
-  to temporary files too).
+  to temporary files too);
+- `TitleIndex`: the merged titles as a file that answers `WikiIndex.lookup` one query at a time, for the builders
+  that look links up while they stream (the corpus; a one-run vocabulary is one part merged).
+
+A building connection's page cache (and its sorter's memory) is capped at `CACHE_KIB`, so the builders' peak does
+not follow the dump's size once their files outgrow it.
 
 `split_dump` cuts a dump into parts (for tests and benchmarks; real dumps come in parts already).
 """
 
 import bz2
+import functools
 import gzip
 import json
 import os
@@ -26,10 +32,10 @@ from collections import Counter
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from luke_allennlp.wikipedia.dump import WikiPage, open_dump
-from luke_allennlp.wikipedia.redirects import RedirectStats, TitleCollector, WikiIndex
+from luke_allennlp.wikipedia.redirects import RedirectStats
 
 SPILL_ENTRIES = 500_000  # counter entries kept in memory before a spill (about 100 MB of Python objects)
-CACHE_KIB = 64 * 1024  # SQLite's page cache per connection while building
+CACHE_KIB = 16 * 1024  # SQLite's page cache per connection while building (and its sorter's memory before it spills)
 
 
 def connect(path: "os.PathLike[str] | str", create: bool = False) -> sqlite3.Connection:
@@ -213,19 +219,93 @@ def lookup_sql(target: str, redirect: str = "r") -> str:
     return f"{end} AS article, {status} AS status"
 
 
-def index_from_parts(parts: Sequence["os.PathLike[str] | str"]) -> WikiIndex:
-    """The `WikiIndex` (in memory) of the titles of part files, in order: the one a single pass over the dump gives."""
-    collector = TitleCollector()
-    for path in parts:
-        connection = sqlite3.connect(f"file:{os.path.abspath(os.fspath(path))}?mode=ro", uri=True)
+TITLE_INDEX = "title-index"
+
+
+class TitleIndex:
+    """
+    `WikiIndex` on disk: the merged titles of part files (`merge_titles`) in a SQLite file, each `lookup` one
+    query (answers cached, at most `cache_size`), so that a builder's memory does not hold the dump's titles
+    (English Wikipedia: 6.7M articles and 10M redirects, several GB as Python sets and dicts). Picklable: a forked
+    or spawned worker opens its own read-only connection.
+
+    # Parameters
+
+    path : `PathLike`
+        A file `build` wrote.
+    cache_size : `int`, optional (default = `1 << 16`)
+        Lookups remembered (most recent first).
+    """
+
+    def __init__(self, path: "os.PathLike[str] | str", cache_size: int = 1 << 16) -> None:
+        self.path = os.fspath(path)
+        self.cache_size = cache_size
+        self._connection: Optional[sqlite3.Connection] = None
+        self._pid: Optional[int] = None
+        self._cached: Any = None
+        meta = get_meta(self.connection)
+        if meta.get("kind") != TITLE_INDEX:
+            raise ValueError(f"{self.path}: not a title index (kind {meta.get('kind')!r})")
+        self.stats = RedirectStats(**meta["redirect_stats"])
+        self.num_articles: int = meta["articles"]
+
+    @classmethod
+    def build(cls, parts: Sequence["os.PathLike[str] | str"], path: "os.PathLike[str] | str") -> "TitleIndex":
+        """The index of the titles of part files (in dump order), written to `path`."""
+        connection = connect(path, create=True)
+        stats = merge_titles(connection, parts)
+        articles = connection.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+        connection.execute("DROP TABLE page_titles")
+        set_meta(connection, kind=TITLE_INDEX, redirect_stats=stats.__dict__, articles=articles)
+        connection.close()
+        return cls(path)
+
+    @staticmethod
+    def is_index(path: "os.PathLike[str] | str") -> bool:
+        """Whether `path` is a file `TitleIndex.build` wrote (not a part file)."""
+        if not os.path.isfile(path) or not is_sqlite(path):
+            return False
+        connection = open_readonly(path, mmap_bytes=0)
         try:
-            for title, redirect in connection.execute("SELECT title, redirect FROM titles ORDER BY seq"):
-                collector.add(WikiPage(title, -1, 0, "", redirect))
+            return get_meta(connection).get("kind") == TITLE_INDEX
         except sqlite3.DatabaseError:
-            raise ValueError(f"{os.fspath(path)}: no titles table: not a part file of a builder") from None
+            return False
         finally:
             connection.close()
-    return collector.index()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():  # (a connection must not cross a fork)
+            self._connection, self._pid = open_readonly(self.path, mmap_bytes=0), os.getpid()
+            self._cached = functools.lru_cache(maxsize=self.cache_size)(self._lookup)
+        assert self._connection is not None
+        return self._connection
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {**self.__dict__, "_connection": None, "_pid": None, "_cached": None}
+
+    def _lookup(self, title: str) -> Tuple[Optional[str], str]:
+        article, status = self.connection.execute(
+            f"SELECT {lookup_sql('q.title')} FROM (SELECT ? AS title) q LEFT JOIN redirect_ends r ON r.title = q.title",
+            (title,),
+        ).fetchone()
+        return article, status
+
+    def lookup(self, title: str) -> Tuple[Optional[str], str]:
+        """As `WikiIndex.lookup`: `(article, "article")`, `(end, "missing")` or `(None, "loop")`."""
+        if self._pid != os.getpid():
+            self.connection  # noqa: B018  (opens this process's connection and its cache)
+        return self._cached(title)
+
+    def resolve(self, title: str) -> Optional[str]:
+        """The article a title leads to through redirects, or None."""
+        end, status = self.lookup(title)
+        return end if status == "article" else None
+
+    def close(self) -> None:
+        if self._connection is not None and self._pid == os.getpid():
+            self._connection.close()
+        self._connection, self._pid, self._cached = None, None, None
 
 
 def sum_counts(values: Sequence[Any]) -> Any:

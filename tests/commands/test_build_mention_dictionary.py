@@ -54,6 +54,12 @@ def test_builds_over_dump_parts_through_the_commands(tmp_path_factory, tmp_path)
         allennlp("build-mention-dictionary", part, tmp_path / f"links{i}.sqlite", "--stage", "links", *common)
     vocab_parts = [tmp_path / f"vocab{i}.sqlite" for i in range(3)]
     allennlp("build-entity-vocab", *vocab_parts, tmp_path / "merged.jsonl", "--stage", "merge", *common)
+    out = allennlp("build-entity-vocab", *vocab_parts, tmp_path / "titles.sqlite", "--stage", "titles")
+    assert "wrote the title index of 3 parts (" in out
+    from luke_allennlp.wikipedia.parts import TitleIndex
+
+    assert TitleIndex.is_index(tmp_path / "titles.sqlite") and not TitleIndex.is_index(vocab_parts[0])
+    assert TitleIndex(tmp_path / "titles.sqlite").stats.redirects > 0
     allennlp("build-mention-dictionary", *(tmp_path / f"links{i}.sqlite" for i in range(3)), tmp_path / "names.sqlite",
              "--stage", "names")  # fmt: skip
     for i, part in enumerate(parts):

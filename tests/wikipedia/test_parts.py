@@ -1,6 +1,7 @@
 """Builds over dump parts merge into exactly what one run over the whole dump gives, for the three builders."""
 
 import bz2
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from luke_allennlp.testing import save_roberta_tokenizer, shared_data_dir
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.parts import (
+    TitleIndex,
     TitleWriter,
     _pages_of,
     connect,
@@ -79,6 +81,12 @@ def test_redirects_resolve_across_parts_as_in_one_pass(tmp_path):
     connection.executemany("INSERT INTO q VALUES (?)", [(t,) for t in queries])
     found = connection.execute(f"SELECT q.t, {lookup_sql('q.t')} FROM q LEFT JOIN redirect_ends r ON r.title = q.t")
     assert {t: (article, status) for t, article, status in found} == {t: index.lookup(t) for t in queries}
+    # The same index on disk, as the corpus and the vocabulary builders look links up (in any process)
+    on_disk = TitleIndex.build(paths, tmp_path / "index.sqlite")
+    assert (on_disk.stats, on_disk.num_articles) == (index.stats, len(index.articles))
+    assert {t: on_disk.lookup(t) for t in queries} == {t: index.lookup(t) for t in queries}
+    copy = pickle.loads(pickle.dumps(on_disk))
+    assert copy._connection is None and [copy.resolve(t) for t in queries] == [index.resolve(t) for t in queries]
 
 
 def _without(summary: dict, *keys: str) -> dict:
@@ -105,6 +113,49 @@ def test_entity_vocab_from_parts(tmp_path_factory, tmp_path, pages, include_miss
     assert len(single) == 60 or not include_missing_pages
     assert merged.language == single.language == "en"
     assert _without(summary, "dump") == _without(single_summary, "dump") and summary["dump"] == [str(p) for p in parts]
+
+
+def test_inline_interlanguage_links_from_parts_of_the_real_dump(tmp_path_factory, tmp_path):
+    """The part files keep the articles' [[fr:...]] links: the parts merged give the one pass's links and counts."""
+    from luke_allennlp.wikipedia.entity_vocab_builder import count_dump_links, count_part_links, count_parts_links
+
+    whole, parts = cut_dump(tmp_path_factory, 90)  # (page 89, "Agricultural science", has 12 of them)
+    single = count_dump_links(whole, include_missing_pages=True)
+    for i, part in enumerate(parts):
+        count_part_links(part, tmp_path / f"{i}.sqlite")
+    merged = count_parts_links([tmp_path / f"{i}.sqlite" for i in range(len(parts))], include_missing_pages=True)
+    assert merged.interlanguage == single.interlanguage and len(single.interlanguage) == 12
+    assert ("Agricultural science", "fr", "Agronomie") in single.interlanguage
+    assert merged.counts == single.counts and _without(merged.summary, "dump") == _without(single.summary, "dump")
+    assert (
+        (merged.language, merged.namespaces.case) == (single.language, single.namespaces.case) == ("en", "first-letter")
+    )
+
+
+def test_multilingual_entity_vocab_from_parts(tmp_path):
+    """mLUKE's vocabulary from each language's dump in parts (their part files listed in dump order, languages one
+    after the other) is the one of the whole dumps: the same entities, merges by Wikidata and inline links."""
+    from luke_allennlp.wikipedia.entity_vocab_builder import count_part_links
+    from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab, group_parts
+    from tests.wikipedia.crafted import write_multilingual_dumps
+
+    dumps, wikidata = write_multilingual_dumps(tmp_path)
+    files = []
+    for dump, language in zip(dumps, ("en", "de", "ja")):
+        pieces = [tmp_path / f"{language}wiki-part{i}.xml" for i in range(2)]
+        assert min(split_dump(dump, pieces)) > 0
+        for i, piece in enumerate(pieces):
+            count_part_links(piece, tmp_path / f"{language}{i}.sqlite")
+            files.append(tmp_path / f"{language}{i}.sqlite")
+    grouped = group_parts(files)
+    assert grouped == [[str(f) for f in files[i : i + 2]] for i in (0, 2, 4)]
+    single, single_summary = build_multilingual_entity_vocab(dumps, wikidata)
+    merged, summary = build_multilingual_entity_vocab(grouped, wikidata)
+    single.save_jsonl(tmp_path / "single.jsonl")
+    merged.save_jsonl(tmp_path / "merged.jsonl")
+    assert (tmp_path / "merged.jsonl").read_text() == (tmp_path / "single.jsonl").read_text() and len(single) == 9
+    assert summary["merge"] == single_summary["merge"] and summary["merge"]["inline_links_joined"] == 1
+    assert [_without(s, "dump") for s in summary["inputs"]] == [_without(s, "dump") for s in single_summary["inputs"]]
 
 
 def _mention_parts(directory: Path, parts, **options) -> Path:
@@ -160,8 +211,9 @@ def test_pretraining_corpus_from_parts(tmp_path_factory, tmp_path, pages):
     for i, part in enumerate(parts):  # (any builder's part files carry the titles)
         count_part_links(part, tmp_path / f"{i}.sqlite")
         titles.append(tmp_path / f"{i}.sqlite")
-    for i, part in enumerate(parts):
-        build_pretraining_corpus(part, *args, tmp_path / f"corpus{i}", options, titles=titles)
+    index = TitleIndex.build(titles, tmp_path / "titles.sqlite")  # (merged once: what `--stage titles` writes)
+    for i, part in enumerate(parts):  # (the parts' files or the one index: the same)
+        build_pretraining_corpus(part, *args, tmp_path / f"corpus{i}", options, titles=[index.path] if i else titles)
     merged = merge_pretraining_corpus([tmp_path / f"corpus{i}" for i in range(len(parts))], tmp_path / "merged")
     assert load_from_disk(str(tmp_path / "merged")).to_dict() == load_from_disk(str(tmp_path / "single")).to_dict()
     ignored = ("dump", "seconds")
