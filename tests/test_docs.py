@@ -18,9 +18,10 @@ process, 2 batches of 8), and leave out two lines: `tensorboard` (the viewer is 
 event files instead) and `python evaluate-v1.1.py` (the official script, not distributed here). A python block's
 last line is printed as JSON for the test to check. README's quick start is the smoke block's commands (checked).
 
-What each marked block costs, in CPU-seconds of its processes (measured on the shared 2-core machine under a load
-of ~15, where wall times were 2-4x these; on a quiet machine a block's wall time is about its CPU time or less; each
-`allennlp` process spends ~7 CPU-s starting). The default suite runs:
+Every marked block runs in the default suite (`make test`). What each costs, in CPU-seconds of its processes
+(measured on the shared 2-core machine under a load of ~15, before the compat layer deferred allennlp's start-up
+imports, which roughly halved each `allennlp` process's ~7 CPU-s of start-up; on a quiet machine, 2026-11-25: smoke
+26 s, squad 30 s, pretraining-training 50 s with its prerequisite):
 - `ner` (entity tasks, NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file,
   print the F1, predict; 41 CPU-s), `predictor` (`Predictor.from_path` in Python on the `ner` archive; 10),
   `ner-document` (`allennlp predict` of a sentence, a sentence in context and a raw-text document; ~7),
@@ -30,8 +31,7 @@ of ~15, where wall times were 2-4x these; on a quiet machine a block's wall time
   predict; 41),
 - `luke-japanese` (checkpoints: a tiny LUKE-Japanese checkpoint from JGLUE's text and its lite version; 25),
   `jglue` (another, then JCommonsenseQA: train, evaluate; 36),
-- `pretraining-data` (entity vocabulary and corpus from the real 206-page dump; 26);
-193 CPU-s more than the two blocks it ran before (`ner`, `predictor`). `make test-all` (marked slow) runs the rest:
+- `pretraining-data` (entity vocabulary and corpus from the real 206-page dump; 26),
 - `smoke` (the quick start: build-tiny-checkpoint, then on 32 sentences the commands `ner` runs; 58),
 - `squad` (without and with entity inputs: titles, mention dictionary, train, evaluate, squad-predictions, predict; 60),
 - `pretraining-training` (stage 1, stage 2, export-luke, NER fine-tuning from the export; after pretraining-data; 64).
@@ -343,7 +343,6 @@ def test_small_run_overrides_are_merged():
     assert small("allennlp predict output/m.tar.gz f") == "allennlp predict output/m.tar.gz f"
 
 
-@pytest.mark.slow  # the ner block runs the same commands in the default suite (here: the stand-in checkpoint)
 def test_smoke_block(docs):
     out = docs.run("smoke")
     smoke = docs.checkout / "output" / "smoke"
@@ -409,7 +408,6 @@ def test_kbp37_block(docs):
     assert 0.0 <= metrics["macro_f1"] <= 1.0
 
 
-@pytest.mark.slow  # 60 CPU-s: two trainings, the mention dictionary, five more commands
 def test_squad_block(docs):
     out = docs.run("squad")
     squad = docs.checkout / "output" / "squad"
@@ -449,7 +447,6 @@ def test_pretraining_data_block(docs):
     assert "num_rows: 1249" in out
 
 
-@pytest.mark.slow  # 64 CPU-s: two pretraining stages, the export, a NER training
 def test_pretraining_training_block(docs):
     """Stage 1, stage 2 (from the stage-1 archive), export-luke, and NER fine-tuning from the export."""
     docs.run("pretraining-training")
