@@ -247,6 +247,21 @@ def pretraining_flops_per_token(model, words: int, entities: int, mask_prob: flo
 # --- main ----------------------------------------------------------------------------------------------------------
 
 
+HEADER = (f"{'task':<11} | {'trainer loop':>12} | {'bare step':>10} | {'loop/bare':>9} | {'pipeline':>10} | "
+          f"{'pipeline/model':>14} | {'padding':>7} | other")  # fmt: skip
+
+
+def table_row(task: str, row: Dict[str, Any]) -> str:
+    other = ""
+    if row.get("mfu") is not None:
+        other = f"MFU {row['mfu']:.1%} (trainer loop, bf16 peak)"
+    if "transformers" in row:
+        other = f"bare step {row['bare'] / row['transformers']:.2f}x transformers.LukeForEntitySpanClassification ({row['transformers']:,.0f} tokens/s)"
+    return (f"{task:<11} | {row['loop']:12,.0f} | {row['bare']:10,.0f} | {row['loop'] / row['bare']:9.2f} | "
+            f"{row['pipeline']['tokens_per_second']:10,.0f} | {row['pipeline']['tokens_per_second'] / row['bare']:14.1f} | "
+            f"{row['padding'] if row['padding'] is not None else float('nan'):7.1%} | {other}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -303,18 +318,11 @@ def main() -> None:
             if task == "ner":
                 row["transformers"] = transformers_ner_steps(model, batches, device, precision, warmup=2)
             results[task] = row
+            print(f"\n{HEADER}\n{table_row(task, row)}", flush=True)  # now, in case a later task fails
             del model
-    print(f"\n{'task':<11} | {'trainer loop':>12} | {'bare step':>10} | {'loop/bare':>9} | {'pipeline':>10} | "
-          f"{'pipeline/model':>14} | {'padding':>7} | other")  # fmt: skip
+    print(f"\n{HEADER}")
     for task, row in results.items():
-        other = ""
-        if row.get("mfu") is not None:
-            other = f"MFU {row['mfu']:.1%} (trainer loop, bf16 peak)"
-        if "transformers" in row:
-            other = f"bare step {row['bare'] / row['transformers']:.2f}x transformers.LukeForEntitySpanClassification ({row['transformers']:,.0f} tokens/s)"
-        print(f"{task:<11} | {row['loop']:12,.0f} | {row['bare']:10,.0f} | {row['loop'] / row['bare']:9.2f} | "
-              f"{row['pipeline']['tokens_per_second']:10,.0f} | {row['pipeline']['tokens_per_second'] / row['bare']:14.1f} | "
-              f"{row['padding'] if row['padding'] is not None else float('nan'):7.1%} | {other}")  # fmt: skip
+        print(table_row(task, row))
     speeds = ", ".join(
         f"{task}: {row['pipeline']['instances_per_second']:,.0f} instances/s" for task, row in results.items()
     )

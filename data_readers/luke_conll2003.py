@@ -60,7 +60,9 @@ class SpanLayout:
         self.count = len(self.starts)
         self.per_chunk = per_chunk
         self.padded = -(-self.count // per_chunk) * per_chunk
-        self.spans = torch.from_numpy(np.stack([self.starts, self.ends], 1))  # (spans, 2) word start, end
+        # (spans, 2) word start, end: a numpy array, so that the trainer leaves it on the host (it moves the tensors
+        # of metadata to the GPU too)
+        self.spans = np.stack([self.starts, self.ends], 1)
         self.index = np.full((words, max_length), -1, dtype=np.int64)  # (start, length - 1) -> span index
         self.index[self.starts, self.ends - self.starts - 1] = np.arange(self.count)
         self.entity_ids = self.chunked(np.full(self.count, TASK_ENTITY_VOCAB["[MASK]"]))  # [PAD] = 0 elsewhere

@@ -1,5 +1,6 @@
 from typing import Any, Dict, List, Optional
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from allennlp.data import Vocabulary
@@ -85,7 +86,7 @@ class LukeBioTagger(LukeTaskModel):
         positions = []
         for b, meta in enumerate(metadata):
             spans = meta["spans"]
-            one_word = (spans[:, 1] - spans[:, 0] == 1).nonzero()[:, 0].to(starts.device)  # in word order
+            one_word = torch.from_numpy(np.flatnonzero(spans[:, 1] - spans[:, 0] == 1)).to(starts.device)  # word order
             positions.append(starts[b, one_word])
         word_positions = torch.nn.utils.rnn.pad_sequence(positions, batch_first=True)  # (batch, words)
         mask = torch.nn.utils.rnn.pad_sequence(

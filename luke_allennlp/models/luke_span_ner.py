@@ -143,9 +143,9 @@ class LukeSpanNer(LukeTaskModel):
             self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])
         return output
 
-    def _decode(self, span_logits: torch.Tensor, spans: torch.Tensor) -> List[Tuple[int, int, str, float]]:
+    def _decode(self, span_logits: torch.Tensor, spans: np.ndarray) -> List[Tuple[int, int, str, float]]:
         logits = span_logits[: len(spans)].detach().float().cpu()
-        return decode_spans(spans.numpy(), logits, self.labels, self.outside)
+        return decode_spans(spans, logits, self.labels, self.outside)
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Per sentence: `words`, `tags` (IOB2, predicted: one per word the model saw; none for the words past
