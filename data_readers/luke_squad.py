@@ -4,7 +4,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-import torch
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, MetadataField
@@ -242,10 +241,11 @@ class LukeSquadReader(DatasetReader):
                     "%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1]
                 )
             fields.update(tensor_fields(self.tokenizer.pad_token_id, start_positions=starts, end_positions=ends))
+        # offsets stay numpy: the trainer moves the tensors of metadata to the GPU too.
         fields["metadata"] = MetadataField({
             "id": question_id, "question": question, "context": context, "title": title,
             "answers": [text for _, text in answers] if answers else None,
-            "answer_spans": list(answers) if answers else None, "offsets": torch.from_numpy(pair.passage.offsets),
+            "answer_spans": list(answers) if answers else None, "offsets": pair.passage.offsets,
         })  # fmt: skip
         return Instance(fields)
 

@@ -15,7 +15,18 @@ from allennlp.common.testing import ModelTestCase
 from tests.conftest import SAME_BATCHES, set_config_env
 
 
-class ConfigModelTestCase(ModelTestCase):
+class HostArraysModelTestCase(ModelTestCase):
+    """allennlp's `ModelTestCase`, whose comparison of two batches also takes numpy arrays (metadata keeps its arrays
+    as numpy, so that the trainer, which moves every tensor of a batch to the GPU, leaves them on the host)."""
+
+    def assert_fields_equal(self, field1: Any, field2: Any, name: str, tolerance: float = 1e-6) -> None:
+        if isinstance(field1, np.ndarray):
+            np.testing.assert_allclose(field1, field2, rtol=tolerance, err_msg=name)
+            return
+        super().assert_fields_equal(field1, field2, name, tolerance)
+
+
+class ConfigModelTestCase(HostArraysModelTestCase):
     """
     `ModelTestCase` on `CONFIG` (one of configs/), with the checkpoint of fixture `CHECKPOINT` as `MODEL_NAME` and the
     data of fixture `DATA` as training and validation data (a subclass that writes its data overrides `data`). The
@@ -35,14 +46,6 @@ class ConfigModelTestCase(ModelTestCase):
         self.model_dir = request.getfixturevalue(self.CHECKPOINT)
         set_config_env(monkeypatch, self.model_dir, data)
         self.set_up_model(self.CONFIG, data)
-
-    def assert_fields_equal(self, field1: Any, field2: Any, name: str, tolerance: float = 1e-6) -> None:
-        """allennlp's comparison, which also takes numpy arrays (metadata keeps its arrays as numpy, so that the
-        trainer, which moves every tensor of a batch to the GPU, leaves them on the host)."""
-        if isinstance(field1, np.ndarray):
-            np.testing.assert_allclose(field1, field2, rtol=tolerance, err_msg=name)
-            return
-        super().assert_fields_equal(field1, field2, name, tolerance)
 
     def train_save_and_load(
         self, gradients_to_ignore: Iterable[str] = (), overrides: Optional[Dict[str, Any]] = None

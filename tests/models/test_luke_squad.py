@@ -3,11 +3,11 @@ import json
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.common.testing import ModelTestCase
 
 from data_readers.luke_squad import LukeSquadReader
 from luke_allennlp.models.luke_squad import best_span
 from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
+from tests.model_cases import HostArraysModelTestCase
 
 CONFIGS = REPO_ROOT / "configs" / "reading_comprehension"
 SMALL = json.dumps({**SAME_BATCHES, "trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 16, "dataset_reader.max_seq_length": 96,
@@ -75,7 +75,7 @@ def test_best_span_decodes_across_windows():
     assert best_span(start[:, :2], end[:, :2], passage[:, :2], max_context[:, :2]) is None
 
 
-class TestLukeSquad(ModelTestCase):
+class TestLukeSquad(HostArraysModelTestCase):
     @pytest.fixture(autouse=True)
     def _model(self, tiny_luke_dir, squad_slice, monkeypatch):
         set_config_env(monkeypatch, tiny_luke_dir, squad_slice)
@@ -108,7 +108,7 @@ class TestLukeSquad(ModelTestCase):
 
 def test_xlnet_trains_saves_and_loads(tiny_xlnet_dir, squad_slice, monkeypatch):
     set_config_env(monkeypatch, tiny_xlnet_dir, squad_slice)
-    case = ModelTestCase()
+    case = HostArraysModelTestCase()
     case.setup_method()
     try:
         case.set_up_model(CONFIGS / "squad_xlnet.jsonnet", squad_slice)
@@ -122,7 +122,7 @@ def test_xlnet_trains_saves_and_loads(tiny_xlnet_dir, squad_slice, monkeypatch):
 def test_entity_inputs_train_save_and_load(tiny_luke_squad_dir, squad_slice, squad_mention_dictionary, monkeypatch):
     set_config_env(monkeypatch, tiny_luke_squad_dir, squad_slice)
     monkeypatch.setenv("MENTION_DICTIONARY", str(squad_mention_dictionary))
-    case = ModelTestCase()
+    case = HostArraysModelTestCase()
     case.setup_method()
     try:
         case.set_up_model(CONFIGS / "squad.jsonnet", squad_slice)
