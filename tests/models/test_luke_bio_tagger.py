@@ -1,4 +1,7 @@
+import copy
+
 import torch
+from allennlp.nn.util import move_to_device
 
 from luke_allennlp.data.tags import tags_to_spans
 from tests.conftest import REPO_ROOT
@@ -29,3 +32,13 @@ class TestLukeBioTagger(ConfigModelTestCase):
             for previous, tag in zip(["O"] + tags, tags):
                 assert not tag.startswith("I-") or previous[2:] == tag[2:]
         assert torch.isfinite(output["loss"])
+
+    def test_metadata_on_another_device(self):
+        """As `luke_span_ner`'s: the model reads nothing of metadata that the trainer moves to the GPU (the meta
+        device stands in for it)."""
+        self.model.eval()
+        batch = self.dataset.as_tensor_dict()
+        expected = self.model.make_output_human_readable(self.model(**batch))
+        batch["metadata"] = move_to_device(copy.deepcopy(batch["metadata"]), torch.device("meta"))
+        readable = self.model.make_output_human_readable(self.model(**batch))
+        assert readable["tags"] == expected["tags"] and readable["entities"] == expected["entities"]

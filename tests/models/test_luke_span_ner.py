@@ -1,6 +1,9 @@
+import copy
+
 import numpy as np
 import pytest
 import torch
+from allennlp.nn.util import move_to_device
 
 from luke_allennlp.models.luke_span_ner import decode_spans
 from tests.conftest import REPO_ROOT
@@ -30,6 +33,18 @@ class TestLukeSpanNer(ConfigModelTestCase):
                 assert tags[e["start"]] == "B-" + e["type"]
         metrics = self.model.get_metrics(reset=True)
         assert set(metrics) >= {"precision", "recall", "f1"}
+
+    def test_metadata_on_another_device(self):
+        """The trainer moves every tensor of a batch to the GPU, metadata included: the model reads nothing of
+        metadata that moves. (The meta device stands in for a GPU: `.numpy()` or reading a value of a tensor moved
+        there fails.)"""
+        self.model.eval()
+        batch = self.dataset.as_tensor_dict()
+        expected = self.model.make_output_human_readable(self.model(**batch))
+        batch["metadata"] = move_to_device(copy.deepcopy(batch["metadata"]), torch.device("meta"))
+        readable = self.model.make_output_human_readable(self.model(**batch))
+        assert readable["entities"] == expected["entities"] and readable["tags"] == expected["tags"]
+        assert readable["gold_tags"] == expected["gold_tags"]
 
 
 def test_decoding_takes_spans_by_logit_without_overlap():
