@@ -21,19 +21,26 @@ def decode_spans(
 ) -> List[Tuple[int, int, str, float]]:
     """
     The paper's decoding: drop spans predicted `O`, then take spans by descending logit, skipping any that
-    overlaps one already taken. Returns (start, end exclusive, type, probability) sorted by start.
+    overlaps one already taken. Returns (start, end exclusive, type, probability) sorted by start. Of spans whose
+    logits tie, the first in `spans` is taken first.
+
+    `logits` (spans, labels) is on the host: the loop runs over the spans not predicted `O` only (a few of a
+    sentence's hundreds, once the model has learnt anything), on Python values.
     """
     best_logit, best = logits.max(-1)  # (spans,)
     probability = logits.softmax(-1).gather(-1, best[:, None])[:, 0]
+    best_logit, best, probability = best_logit.numpy(), best.numpy(), probability.numpy()
+    candidates = np.flatnonzero(best != outside)
+    if not len(candidates):
+        return []
+    order = candidates[np.argsort(-best_logit[candidates], kind="stable")]
+    starts, ends = spans[order, 0].tolist(), spans[order, 1].tolist()
+    taken = bytearray(max(ends))  # 1 for the words of the spans taken
     chosen: List[Tuple[int, int, str, float]] = []
-    taken = np.zeros(int(spans[:, 1].max()) if len(spans) else 0, dtype=bool)
-    for i in torch.argsort(best_logit, descending=True).tolist():
-        if best[i] == outside:
-            continue
-        start, end = int(spans[i, 0]), int(spans[i, 1])
-        if not taken[start:end].any():
-            taken[start:end] = True
-            chosen.append((start, end, labels[best[i]], float(probability[i])))
+    for start, end, label, p in zip(starts, ends, best[order].tolist(), probability[order].tolist()):
+        if taken.find(1, start, end) < 0:
+            taken[start:end] = b"\x01" * (end - start)
+            chosen.append((start, end, labels[label], p))
     return sorted(chosen)
 
 
@@ -139,7 +146,8 @@ class LukeSpanNer(LukeTaskModel):
         if labels is not None:
             gold = self.select(labels[..., :used], passes)
             output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
-            predicted = [self._decode(row, spans) for row, spans in zip(span_logits, output["spans"])]
+            host = span_logits.detach().float().cpu()  # one copy (and device sync) for the batch
+            predicted = [self._decode(row, spans) for row, spans in zip(host, output["spans"])]
             self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])
         return output
 
@@ -157,8 +165,9 @@ class LukeSpanNer(LukeTaskModel):
         if with_gold:
             result["gold_tags"] = []
         for logits, spans, words, gold in zip(
-            output_dict["span_logits"], output_dict["spans"], output_dict["words"], output_dict["gold_spans"]
-        ):
+            output_dict["span_logits"].detach().float().cpu(), output_dict["spans"], output_dict["words"],
+            output_dict["gold_spans"],
+        ):  # fmt: skip
             chosen = self._decode(logits, spans)
             seen = int(spans[:, 1].max()) if len(spans) else 0  # the reader's spans cover the words that fit
             result["tags"].append(spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, seen))

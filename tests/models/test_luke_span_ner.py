@@ -1,10 +1,12 @@
 import copy
+from typing import List, Tuple
 
 import numpy as np
 import pytest
 import torch
 from allennlp.nn.util import move_to_device
 
+from data_readers.luke_conll2003 import SpanLayout
 from luke_allennlp.models.luke_span_ner import decode_spans
 from tests.conftest import REPO_ROOT
 from tests.model_cases import ConfigModelTestCase
@@ -60,3 +62,62 @@ def test_decoding_takes_spans_by_logit_without_overlap():
     chosen = decode_spans(spans, logits, labels, outside=0)
     assert [(s, e, k) for s, e, k, _ in chosen] == [(0, 2, "PER"), (3, 4, "LOC")]
     assert chosen[0][3] == pytest.approx(torch.softmax(logits[1], -1)[1].item())
+
+
+def reference_decode_spans(
+    spans: np.ndarray, logits: torch.Tensor, labels: List[str], outside: int
+) -> List[Tuple[int, int, str, float]]:
+    """`decode_spans` as it was: every span, in descending logit order, one tensor element at a time. (Its sort was
+    torch's unstable one, which orders tied logits as it likes; `stable=True` makes the first span win a tie.)"""
+    best_logit, best = logits.max(-1)  # (spans,)
+    probability = logits.softmax(-1).gather(-1, best[:, None])[:, 0]
+    chosen: List[Tuple[int, int, str, float]] = []
+    taken = np.zeros(int(spans[:, 1].max()) if len(spans) else 0, dtype=bool)
+    for i in torch.argsort(best_logit, descending=True, stable=True).tolist():
+        if best[i] == outside:
+            continue
+        start, end = int(spans[i, 0]), int(spans[i, 1])
+        if not taken[start:end].any():
+            taken[start:end] = True
+            chosen.append((start, end, labels[best[i]], float(probability[i])))
+    return sorted(chosen)
+
+
+@pytest.mark.parametrize("outside", [0, 4])
+def test_decoding_is_the_reference_decoding(outside):
+    """On the span layouts of sentences of 0 to 60 words (spans of up to 16 words) and many random logits: normal
+    ones with `O` raised by 0 to 6 (from most spans to almost none predicted as entities), small integers and
+    bfloat16-rounded ones (tied logits, tied maxima within a span's row), and rows all `O`."""
+    labels = ["O", "PER", "ORG", "LOC", "MISC"]
+    labels[0], labels[outside] = labels[outside], labels[0]
+    generator = torch.Generator().manual_seed(0)
+    cases = 0
+    for words in list(range(0, 41, 2)) + [60]:
+        spans = SpanLayout(words, 16, 128).spans
+        n = len(spans)
+        for trial in range(12):
+            kind = trial % 6
+            if kind in (0, 1, 2):
+                logits = torch.randn(n, len(labels), generator=generator)
+                logits[:, outside] += 3.0 * kind
+            elif kind == 3:
+                logits = torch.randint(0, 3, (n, len(labels)), generator=generator).float()
+            elif kind == 4:
+                logits = torch.randn(n, len(labels), generator=generator).bfloat16().float() * 0.25
+            else:
+                logits = torch.randn(n, len(labels), generator=generator)
+                logits[:, outside] = 10.0  # all O
+            expected = reference_decode_spans(spans, logits, labels, outside)
+            assert decode_spans(spans, logits, labels, outside) == expected, (words, trial)
+            if kind == 5:
+                assert expected == []
+            cases += bool(expected)
+    assert cases > 150  # most cases decode something
+
+
+def test_decoding_of_ties_takes_the_first_span():
+    labels = ["O", "PER"]
+    spans = np.array([[0, 1], [0, 2], [1, 2], [2, 3]])
+    logits = torch.tensor([[0.0, 1.0]] * 4)  # all tied: (0,1) first, then (1,2) and (2,3)
+    assert [(s, e) for s, e, *_ in decode_spans(spans, logits, labels, 0)] == [(0, 1), (1, 2), (2, 3)]
+    assert decode_spans(np.zeros((0, 2), dtype=np.int64), torch.zeros(0, 2), labels, 0) == []
