@@ -1,10 +1,10 @@
 """
-What `luke_span_ner` spends per training step decoding spans for its metric (`LukeSpanNer._decode` of each
-sentence of the batch: the paper's greedy decoding over every span of the sentence), on the host, for real
+What `luke_span_ner` spends per training step decoding spans for its metric (`LukeSpanNer._decode_batch`, or
+on older code `_decode` of each sentence: the paper's greedy decoding over the spans of each sentence), for real
 CoNLL-2003 sentences read with `luke_conll2003` as configs/ner/conll2003.jsonnet reads them (every span of up to
 16 words, chunks of 128), 8 sentences a step. The logits are random, in two regimes: "untrained" (standard normal
-over the 4 types and `O`: about 4 spans in 5 predicted as an entity) and "trained" (`O` raised by 4: a few spans
-in a hundred predicted as an entity, as after the first epoch).
+over the 4 types and `O`: about 4 spans in 5 predicted as an entity) and "trained" (`O` raised by 4: about 1 span
+in 100 predicted as an entity, nearer what a model that has learnt something predicts).
 
     python benchmarks/ner_decode_speed.py [--data ../shared/data/conll2003/eng.train] [--sentences 800]
 """
@@ -60,7 +60,10 @@ def main() -> None:
         for _ in range(args.repeats):
             start = time.perf_counter()
             for logits, batch in steps:
-                [LukeSpanNer._decode(model, row, s) for row, s in zip(logits, batch)]
+                if hasattr(LukeSpanNer, "_decode_batch"):
+                    LukeSpanNer._decode_batch(model, logits, batch)
+                else:  # the code before `_decode_batch`: `_decode` a sentence
+                    [LukeSpanNer._decode(model, row, s) for row, s in zip(logits, batch)]
             times.append((time.perf_counter() - start) / len(steps))
         print(f"{regime:9s} ({entities / sum(map(len, spans)):5.1%} of spans not O): "
               f"{min(times) * 1e3:7.2f} ms a step (best of {args.repeats}; {len(steps)} steps)")  # fmt: skip

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -22,26 +22,41 @@ def decode_spans(
     """
     The paper's decoding: drop spans predicted `O`, then take spans by descending logit, skipping any that
     overlaps one already taken. Returns (start, end exclusive, type, probability) sorted by start. Of spans whose
-    logits tie, the first in `spans` is taken first.
-
-    `logits` (spans, labels) is on the host: the loop runs over the spans not predicted `O` only (a few of a
-    sentence's hundreds, once the model has learnt anything), on Python values.
+    logits tie, the first in `spans` is taken first. `logits`: (spans, labels).
     """
-    best_logit, best = logits.max(-1)  # (spans,)
-    probability = logits.softmax(-1).gather(-1, best[:, None])[:, 0]
-    best_logit, best, probability = best_logit.numpy(), best.numpy(), probability.numpy()
-    candidates = np.flatnonzero(best != outside)
-    if not len(candidates):
-        return []
-    order = candidates[np.argsort(-best_logit[candidates], kind="stable")]
-    starts, ends = spans[order, 0].tolist(), spans[order, 1].tolist()
-    taken = bytearray(max(ends))  # 1 for the words of the spans taken
-    chosen: List[Tuple[int, int, str, float]] = []
-    for start, end, label, p in zip(starts, ends, best[order].tolist(), probability[order].tolist()):
-        if taken.find(1, start, end) < 0:
-            taken[start:end] = b"\x01" * (end - start)
-            chosen.append((start, end, labels[label], p))
-    return sorted(chosen)
+    return decode_batch([spans], logits[None], labels, outside)[0]
+
+
+def decode_batch(
+    spans: Sequence[np.ndarray], logits: torch.Tensor, labels: List[str], outside: int
+) -> List[List[Tuple[int, int, str, float]]]:
+    """
+    `decode_spans` of each sentence of a batch: `logits` (batch, padded spans, labels), on any device, sentence b's
+    spans first in row b. The best label, its logit and its probability are computed for the whole batch where the
+    logits are and copied to the host once; then each sentence's greedy loop runs over its spans not predicted `O`
+    only (a few of its hundreds, once the model has learnt anything), on Python values.
+    """
+    logits = logits.detach().float()
+    best_logit, best = logits.max(-1)  # (batch, spans)
+    probability = logits.softmax(-1).gather(-1, best[..., None])[..., 0]
+    host = torch.stack([best_logit, best.to(best_logit.dtype), probability]).cpu().numpy()  # one copy, one sync
+    best_logit, best, probability = host[0], host[1].astype(np.int64), host[2]
+    decoded = []
+    for b, sentence in enumerate(spans):
+        n = len(sentence)
+        candidates = np.flatnonzero(best[b, :n] != outside)
+        chosen: List[Tuple[int, int, str, float]] = []
+        if len(candidates):
+            order = candidates[np.argsort(-best_logit[b, candidates], kind="stable")]
+            taken = bytearray(int(sentence[order, 1].max()))  # 1 for the words of the spans taken
+            for (start, end), label, p in zip(
+                sentence[order].tolist(), best[b, order].tolist(), probability[b, order].tolist()
+            ):
+                if taken.find(1, start, end) < 0:
+                    taken[start:end] = b"\x01" * (end - start)
+                    chosen.append((start, end, labels[label], p))
+        decoded.append(sorted(chosen))
+    return decoded
 
 
 @Model.register("luke_span_ner")
@@ -146,14 +161,15 @@ class LukeSpanNer(LukeTaskModel):
         if labels is not None:
             gold = self.select(labels[..., :used], passes)
             output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
-            host = span_logits.detach().float().cpu()  # one copy (and device sync) for the batch
-            predicted = [self._decode(row, spans) for row, spans in zip(host, output["spans"])]
+            predicted = self._decode_batch(span_logits, output["spans"])
             self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])
         return output
 
-    def _decode(self, span_logits: torch.Tensor, spans: np.ndarray) -> List[Tuple[int, int, str, float]]:
-        logits = span_logits[: len(spans)].detach().float().cpu()
-        return decode_spans(spans, logits, self.labels, self.outside)
+    def _decode_batch(
+        self, span_logits: torch.Tensor, spans: Sequence[np.ndarray]
+    ) -> List[List[Tuple[int, int, str, float]]]:
+        """Each sentence's (start, end exclusive, type, probability), by `decode_batch`."""
+        return decode_batch(spans, span_logits, self.labels, self.outside)
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Per sentence: `words`, `tags` (IOB2, predicted: one per word the model saw; none for the words past
@@ -164,11 +180,10 @@ class LukeSpanNer(LukeTaskModel):
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
             result["gold_tags"] = []
-        for logits, spans, words, gold in zip(
-            output_dict["span_logits"].detach().float().cpu(), output_dict["spans"], output_dict["words"],
-            output_dict["gold_spans"],
-        ):  # fmt: skip
-            chosen = self._decode(logits, spans)
+        decoded = self._decode_batch(output_dict["span_logits"], output_dict["spans"])
+        for chosen, spans, words, gold in zip(
+            decoded, output_dict["spans"], output_dict["words"], output_dict["gold_spans"]
+        ):
             seen = int(spans[:, 1].max()) if len(spans) else 0  # the reader's spans cover the words that fit
             result["tags"].append(spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, seen))
             result["truncated"].append(len(words) - seen)

@@ -7,7 +7,7 @@ import torch
 from allennlp.nn.util import move_to_device
 
 from data_readers.luke_conll2003 import SpanLayout
-from luke_allennlp.models.luke_span_ner import decode_spans
+from luke_allennlp.models.luke_span_ner import decode_batch, decode_spans
 from tests.conftest import REPO_ROOT
 from tests.model_cases import ConfigModelTestCase
 
@@ -35,6 +35,21 @@ class TestLukeSpanNer(ConfigModelTestCase):
                 assert tags[e["start"]] == "B-" + e["type"]
         metrics = self.model.get_metrics(reset=True)
         assert set(metrics) >= {"precision", "recall", "f1"}
+
+    def test_the_metric_scores_the_decoded_spans(self):
+        """forward's metric is that of the spans `make_output_human_readable` gives."""
+        self.model.eval()
+        batch = self.dataset.as_tensor_dict()
+        self.model.get_metrics(reset=True)
+        with torch.no_grad():
+            readable = self.model.make_output_human_readable(self.model(**batch))
+        metrics = self.model.get_metrics(reset=True)
+        predicted = {(k, e["start"], e["end"], e["type"]) for k, es in enumerate(readable["entities"]) for e in es}
+        gold = {(k, s, e, t) for k, i in enumerate(self.instances) for (s, e), t in i["metadata"]["gold_spans"].items()}
+        assert predicted, "the tiny model predicts no entity: nothing compared"
+        right = len(predicted & gold)
+        assert metrics["precision"] == pytest.approx(right / len(predicted))
+        assert metrics["recall"] == pytest.approx(right / len(gold))
 
     def test_metadata_on_another_device(self):
         """The trainer moves every tensor of a batch to the GPU, metadata included: the model reads nothing of
@@ -121,3 +136,20 @@ def test_decoding_of_ties_takes_the_first_span():
     logits = torch.tensor([[0.0, 1.0]] * 4)  # all tied: (0,1) first, then (1,2) and (2,3)
     assert [(s, e) for s, e, *_ in decode_spans(spans, logits, labels, 0)] == [(0, 1), (1, 2), (2, 3)]
     assert decode_spans(np.zeros((0, 2), dtype=np.int64), torch.zeros(0, 2), labels, 0) == []
+
+
+def test_batch_decoding_is_each_sentence_decoded():
+    """`decode_batch` over a padded batch (the model's span logits: zeros past a sentence's spans, bfloat16 on a
+    GPU) gives each sentence's `decode_spans`."""
+    labels = ["O", "PER", "ORG", "LOC", "MISC"]
+    generator = torch.Generator().manual_seed(1)
+    spans = [SpanLayout(words, 16, 128).spans for words in (3, 0, 25, 17, 1, 40)]
+    width = -(-max(map(len, spans)) // 128) * 128
+    logits = torch.zeros(len(spans), width, len(labels))
+    for b, s in enumerate(spans):
+        logits[b, : len(s)] = torch.randn(len(s), len(labels), generator=generator)
+        logits[b, : len(s), 0] += b % 3
+    logits = logits.bfloat16()
+    decoded = decode_batch(spans, logits, labels, 0)
+    assert decoded == [decode_spans(s, logits[b, : len(s)].float(), labels, 0) for b, s in enumerate(spans)]
+    assert sum(map(len, decoded)) > 10
