@@ -81,17 +81,17 @@ class LukeBioTagger(LukeTaskModel):
             give each word's)
         labels : the span labels; their presence says gold spans are available in `metadata`
         """
+        # Each word's one-word span (spans in word order), found on the host: one copy to the device, no sync.
+        one_word = [np.flatnonzero(m["spans"][:, 1] - m["spans"][:, 0] == 1) for m in metadata]
+        kept = [len(spans) for spans in one_word]
+        index = np.zeros((len(metadata), max(kept, default=0)), dtype=np.int64)
+        for b, spans in enumerate(one_word):
+            index[b, : len(spans)] = spans
+        index_mask = torch.from_numpy(np.stack([index, np.arange(index.shape[1]) < np.array(kept)[:, None]]))
+        index, mask = index_mask.to(word_ids.device).unbind(0)
+        mask = mask.bool()  # (batch, words)
         states = self.encode(word_ids, word_attention_mask).words  # (batch, subwords, hidden)
-        starts = entity_start_positions.flatten(1)
-        positions = []
-        for b, meta in enumerate(metadata):
-            spans = meta["spans"]
-            one_word = torch.from_numpy(np.flatnonzero(spans[:, 1] - spans[:, 0] == 1)).to(starts.device)  # word order
-            positions.append(starts[b, one_word])
-        word_positions = torch.nn.utils.rnn.pad_sequence(positions, batch_first=True)  # (batch, words)
-        mask = torch.nn.utils.rnn.pad_sequence(
-            [torch.ones_like(p, dtype=torch.bool) for p in positions], batch_first=True
-        )
+        word_positions = entity_start_positions.flatten(1).gather(1, index) * mask  # (batch, words); 0 past the end
         word_states = states.gather(1, word_positions[..., None].expand(-1, -1, states.size(-1)))
         logits = self.classifier(self.dropout(word_states))  # (batch, words, tags)
         output: Dict[str, Any] = {
@@ -102,11 +102,11 @@ class LukeBioTagger(LukeTaskModel):
             "gold_spans": [m["gold_spans"] for m in metadata],
         }
         if labels is not None:
-            gold = torch.zeros_like(mask, dtype=torch.long)
+            gold_tags = np.zeros(mask.shape, dtype=np.int64)
             for b, meta in enumerate(metadata):
-                kept = len(positions[b])
-                tags = spans_to_iob2(meta["gold_spans"], len(meta["words"]))[:kept]
-                gold[b, :kept] = torch.tensor([self.tag_index.get(t, 0) for t in tags])
+                tags = spans_to_iob2(meta["gold_spans"], len(meta["words"]))[: kept[b]]
+                gold_tags[b, : len(tags)] = [self.tag_index.get(t, 0) for t in tags]
+            gold = torch.from_numpy(gold_tags).to(logits.device)
             if self.crf is not None:
                 output["loss"] = -self.crf(logits, gold, mask) / len(metadata)
             else:
@@ -119,14 +119,14 @@ class LukeBioTagger(LukeTaskModel):
         if self.crf is not None:
             paths = [path for path, _ in self.crf.viterbi_tags(logits, mask)]
         else:
-            paths = [row[: int(m.sum())] for row, m in zip(logits.argmax(-1).tolist(), mask)]
+            paths = [row[:n] for row, n in zip(logits.argmax(-1).tolist(), mask.sum(-1).tolist())]
         return [[self.tags[i] for i in path] for path in paths]
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Per sentence, as `luke_span_ner`: `words`, `tags` (IOB2, predicted; none for the words the model did
         not see), `truncated`, `entities` ({start, end, text, type, score: the mean probability of the span's tags})
         and, with gold labels, `gold_tags`."""
-        probabilities = F.softmax(output_dict["logits"].detach().float(), dim=-1)
+        probabilities = F.softmax(output_dict["logits"].detach().float(), dim=-1).cpu()  # read span by span
         result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": [],
                                    "truncated": []}  # fmt: skip
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])

@@ -33,6 +33,17 @@ class TestLukeBioTagger(ConfigModelTestCase):
                 assert not tag.startswith("I-") or previous[2:] == tag[2:]
         assert torch.isfinite(output["loss"])
 
+    def test_decoding_without_crf(self):
+        """Without the CRF, each word's tag is its best one."""
+        self.model.crf = None
+        self.model.eval()
+        output = self.model(**self.dataset.as_tensor_dict())
+        readable = self.model.make_output_human_readable(output)
+        best = output["logits"].argmax(-1)
+        for b, tags in enumerate(readable["tags"]):
+            assert len(tags) == int(output["mask"][b].sum()) == len(self.instances[b]["metadata"]["words"])
+            assert tags == [self.model.tags[i] for i in best[b, : len(tags)].tolist()]
+
     def test_metadata_on_another_device(self):
         """As `luke_span_ner`'s: the model reads nothing of metadata that the trainer moves to the GPU (the meta
         device stands in for it)."""
