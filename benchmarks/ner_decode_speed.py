@@ -56,17 +56,18 @@ def main() -> None:
         entities = sum(
             int((logits[i, : len(s)].argmax(-1) != model.outside).sum()) for logits, b in steps for i, s in enumerate(b)
         )
-        times = []
+        times = []  # seconds, per step
         for _ in range(args.repeats):
-            start = time.perf_counter()
             for logits, batch in steps:
+                start = time.perf_counter()
                 if hasattr(LukeSpanNer, "_decode_batch"):
                     LukeSpanNer._decode_batch(model, logits, batch)
                 else:  # the code before `_decode_batch`: `_decode` a sentence
                     [LukeSpanNer._decode(model, row, s) for row, s in zip(logits, batch)]
-            times.append((time.perf_counter() - start) / len(steps))
+                times.append(time.perf_counter() - start)
         print(f"{regime:9s} ({entities / sum(map(len, spans)):5.1%} of spans not O): "
-              f"{min(times) * 1e3:7.2f} ms a step (best of {args.repeats}; {len(steps)} steps)")  # fmt: skip
+              f"{statistics.median(times) * 1e3:7.2f} ms a step (median of {len(times)}: {len(steps)} steps x "
+              f"{args.repeats}; mean {statistics.mean(times) * 1e3:.2f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -32,15 +32,15 @@ def decode_batch(
 ) -> List[List[Tuple[int, int, str, float]]]:
     """
     `decode_spans` of each sentence of a batch: `logits` (batch, padded spans, labels), on any device, sentence b's
-    spans first in row b. The best label, its logit and its probability are computed for the whole batch where the
-    logits are and copied to the host once; then each sentence's greedy loop runs over its spans not predicted `O`
-    only (a few of its hundreds, once the model has learnt anything), on Python values.
+    spans first in row b. The logits are copied to the host once (one device sync); the best label, its logit and
+    its probability are computed there in numpy (torch's CPU operators would start their thread pool, which costs
+    milliseconds on a busy machine); each sentence's greedy loop runs over its spans not predicted `O` only (a few of
+    its hundreds, once the model has learnt anything), on Python values.
     """
-    logits = logits.detach().float()
-    best_logit, best = logits.max(-1)  # (batch, spans)
-    probability = logits.softmax(-1).gather(-1, best[..., None])[..., 0]
-    host = torch.stack([best_logit, best.to(best_logit.dtype), probability]).cpu().numpy()  # one copy, one sync
-    best_logit, best, probability = host[0], host[1].astype(np.int64), host[2]
+    host = logits.detach().float().cpu().numpy()
+    best = host.argmax(-1)  # (batch, spans); the first of tied maxima, as torch's max
+    best_logit = np.take_along_axis(host, best[..., None], -1)[..., 0]
+    probability = 1.0 / np.exp(host - best_logit[..., None]).sum(-1)  # the softmax at the best label
     decoded = []
     for b, sentence in enumerate(spans):
         n = len(sentence)
