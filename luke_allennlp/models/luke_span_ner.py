@@ -135,6 +135,7 @@ class LukeSpanNer(LukeTaskModel):
             "words": [meta["words"] for meta in metadata],
             "spans": [meta["spans"] for meta in metadata],  # (spans, 2) word start, end exclusive
             "gold_spans": [meta["gold_spans"] for meta in metadata],
+            "word_separator": [meta.get("word_separator", " ") for meta in metadata],  # how entity texts join words
         }
         if labels is not None:
             gold = self.select(labels[..., :used], passes)
@@ -156,14 +157,15 @@ class LukeSpanNer(LukeTaskModel):
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
             result["gold_tags"] = []
-        for logits, spans, words, gold in zip(
-            output_dict["span_logits"], output_dict["spans"], output_dict["words"], output_dict["gold_spans"]
-        ):
+        for logits, spans, words, gold, separator in zip(
+            output_dict["span_logits"], output_dict["spans"], output_dict["words"], output_dict["gold_spans"],
+            output_dict["word_separator"],
+        ):  # fmt: skip
             chosen = self._decode(logits, spans)
             seen = int(spans[:, 1].max()) if len(spans) else 0  # the reader's spans cover the words that fit
             result["tags"].append(spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, seen))
             result["truncated"].append(len(words) - seen)
-            result["entities"].append([entity_output(words, s, e, k, p) for s, e, k, p in chosen])
+            result["entities"].append([entity_output(words, s, e, k, p, separator) for s, e, k, p in chosen])
             if with_gold:
                 result["gold_tags"].append(spans_to_iob2(gold, len(words)))
         return result
