@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Union
 
-from luke_allennlp.data.files import load_json, read_text
+from luke_allennlp.data.files import load_json
 
 # The corpus directory's layout (written by `luke_allennlp.wikipedia.corpus`).
 MODEL_COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")  # what pretraining reads
@@ -101,19 +101,22 @@ class PretrainingCorpus:
         if "entity_vocab_size" not in self.metadata or not path.endswith(".jsonl"):
             vocab = self.entity_vocab()
             return EntityVocabSummary(len(vocab), vocab.pad_id, vocab.unk_id, vocab.mask_id)
-        text = read_text(path)
+        with open(path, "rb") as f:
+            raw = f.read()
+        found: Dict[str, List[int]] = {title: [] for title in EntityVocab.SPECIAL_TOKENS}
+        # A JSON string holding a special title is exactly `"[PAD]"` (a quote inside a string is escaped): one
+        # scan of the bytes finds the lines to parse.
+        for match in re.finditer(rb'"\[(?:PAD|UNK|MASK)\]"', raw):
+            begin, end = raw.rfind(b"\n", 0, match.start()) + 1, raw.find(b"\n", match.end())
+            item = json.loads(raw[begin : end if end >= 0 else len(raw)])
+            for title in found:
+                if any(pair[0] == title for pair in item["entities"]):
+                    found[title].append(int(item["id"]))
         ids = []
         for title in (EntityVocab.PAD, EntityVocab.UNK, EntityVocab.MASK):
-            found = []
-            # A JSON string holding the title is exactly `"[PAD]"` (a quote inside a string is escaped).
-            for match in re.finditer(re.escape(json.dumps(title)), text):
-                begin, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
-                item = json.loads(text[begin : end if end >= 0 else len(text)])
-                if any(pair[0] == title for pair in item["entities"]):
-                    found.append(int(item["id"]))
-            if not found:
+            if not found[title]:
                 raise KeyError(f"{title!r} is not in the entity vocabulary {path}")
-            ids.append(min(found))
+            ids.append(min(found[title]))
         return EntityVocabSummary(int(self.metadata["entity_vocab_size"]), *ids)
 
     def tokenizer(self):
