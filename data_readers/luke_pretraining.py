@@ -139,6 +139,9 @@ class LukePretrainingReader(DatasetReader):
         self._corpora: List[PretrainingCorpus] = []
         self._corpus_path = ""
         self.stats: Counter = collections.Counter()  # rows read and what was cut, in the last pass
+        # Imported here, where the reader is built: data-loader workers are forked anew on every pass and would
+        # each import it again (half a second) on their first row.
+        import datasets  # noqa: F401
 
     def _next_pass(self) -> int:
         worker = self.get_worker_info()
