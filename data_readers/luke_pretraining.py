@@ -3,7 +3,7 @@ import filecmp
 import logging
 import multiprocessing
 import unicodedata
-from typing import Counter, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Counter, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -14,6 +14,9 @@ from allennlp.data.fields import TensorField
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.data.tokenization import special_token_layout
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+
+if TYPE_CHECKING:
+    import pyarrow
 
 logger = logging.getLogger(__name__)
 
@@ -395,7 +398,7 @@ class LukePretrainingReader(DatasetReader):
         return masked, labels
 
 
-def _int_lists(array) -> Tuple[np.ndarray, List[int]]:
+def _int_lists(array: "pyarrow.ListArray") -> Tuple[np.ndarray, List[int]]:
     """An Arrow list array of ints as (ids, offsets): list k is `ids[offsets[k]:offsets[k + 1]]`."""
     ids = np.asarray(array.values.to_numpy(zero_copy_only=False), dtype=np.int64)
     return ids, array.offsets.to_numpy().tolist()  # (offsets index `values`, whatever slice `array` is)
