@@ -80,4 +80,4 @@ wheelhouse-check: install
 	MODEL_DIR=$(CHECK)/tiny-luke DATA=tests/fixtures/data/sentiment.jsonl $(CHECK)/venv/bin/allennlp train \
 		tests/fixtures/configs/luke_classifier.jsonnet -s $(CHECK)/run \
 		-o '{"trainer.type": "luke_gradient_descent", "trainer.precision": "bf16", "trainer.num_epochs": 2}'
-	$(CHECK)/venv/bin/python -m pytest -q -p no:cacheprovider tests/training tests/modeling tests/test_luke_allennlp_compat.py
+	$(CHECK)/venv/bin/python -m pytest -q -p no:cacheprovider tests/training tests/modeling tests/luke_allennlp_compat

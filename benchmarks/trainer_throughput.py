@@ -11,7 +11,9 @@ what the model consumes, and NER against `transformers.LukeForEntitySpanClassifi
 Throughput counts real tokens (words + entities, the attention masks' ones) per second. The trainer loop's figure is
 that of its second epoch (the first pays for warm-up and compilation); an "epoch" is `--steps` optimizer steps. On a
 GPU the model FLOPs utilisation (MFU) of pretraining divides the analytic FLOPs of the steps by time and the GPU's
-dense bf16 peak. The last line prints the ratio of the trainer loop to the bare step (target >= 0.9).
+dense bf16 peak. The last line prints the ratio of the trainer loop to the bare step (target >= 0.9). Pretraining
+reads with the config's `data_loader.num_workers` (as users run it; `--workers N` overrides it), in the trainer loop
+and in the pipeline figure alike.
 """
 
 import argparse
@@ -106,7 +108,7 @@ def task_setup(task: str, paths: Dict[str, Path], args) -> Dict[str, Any]:
                 "distributed": None,
                 "trainer.num_gradient_accumulation_steps": 1,
                 "data_loader.batch_size": args.batch,
-                "data_loader.num_workers": args.workers,
+                **({} if args.workers is None else {"data_loader.num_workers": args.workers}),
                 "data_loader.max_instances_in_memory": args.batch * 16,
                 "model.compile": args.compile,
             },
@@ -275,7 +277,9 @@ def main() -> None:
     parser.add_argument("--ner-batch", type=int, default=8, help="NER sentences per step (the config's 8)")
     parser.add_argument("--words", type=int, default=None, help="max_seq_length (default 128 on CPU, 512 on GPU)")
     parser.add_argument("--entity-vocab-size", type=int, default=None, help="default 20,000 on CPU, 500,000 on GPU")
-    parser.add_argument("--workers", type=int, default=0, help="pretraining data-loader workers")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="pretraining data-loader workers (default: the config's)"
+    )
     parser.add_argument("--tasks", nargs="+", choices=["pretraining", "ner"], default=["pretraining", "ner"])
     parser.add_argument("--work-dir", default=None, help="where checkpoints, corpus and runs go (default: a temp dir)")
     args = parser.parse_args()
@@ -302,6 +306,8 @@ def main() -> None:
         results = {}
         for task in args.tasks:
             setup = task_setup(task, paths, args)
+            workers = config_params(setup)["data_loader"].get("num_workers", 0)
+            print(f"{task}: {workers} data-loader workers (trainer loop and pipeline)", flush=True)
             loop = trainer_loop(setup, work / f"run-{task}")
             vocab = Vocabulary.from_files(str(work / f"run-{task}" / "vocabulary"))
             batches, pipeline = collect_batches(config_params(setup), vocab, args.steps)

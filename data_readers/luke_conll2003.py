@@ -319,7 +319,13 @@ class LukeConll2003Reader(DatasetReader):
             entity_end_positions=layout.chunked(ends[layout.ends - 1] - 1 + shift),
         )
         fields["metadata"] = MetadataField(
-            {"id": instance_id, "words": sentence.words, "spans": layout.spans, "gold_spans": gold}
+            {
+                "id": instance_id,
+                "words": sentence.words,
+                "spans": layout.spans,
+                "gold_spans": gold,
+                "word_separator": "" if self.words_without_spaces else " ",
+            }
         )
         if gold is not None:
             fields["labels"] = LabelArrayField(labels.reshape(-1, self.max_entities), self.label_namespace, instance_id)

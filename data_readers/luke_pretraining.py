@@ -1,8 +1,9 @@
 import collections
+import filecmp
 import logging
 import multiprocessing
 import unicodedata
-from typing import Counter, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Counter, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -13,6 +14,9 @@ from allennlp.data.fields import TensorField
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.data.tokenization import special_token_layout
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+
+if TYPE_CHECKING:
+    import pyarrow
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +142,9 @@ class LukePretrainingReader(DatasetReader):
         self._corpora: List[PretrainingCorpus] = []
         self._corpus_path = ""
         self.stats: Counter = collections.Counter()  # rows read and what was cut, in the last pass
+        # Imported here, where the reader is built: data-loader workers are forked anew on every pass and would
+        # each import it again (half a second) on their first row.
+        import datasets  # noqa: F401
 
     def _next_pass(self) -> int:
         worker = self.get_worker_info()
@@ -158,11 +165,12 @@ class LukePretrainingReader(DatasetReader):
         corpora = [PretrainingCorpus(directory) for directory in corpus_directories(str(path))]
         corpus = corpora[0]
         tokenizer = corpus.tokenizer()
-        entity_vocab = corpus.entity_vocab()
         for other in corpora[1:]:
             if other.tokenizer().get_vocab() != tokenizer.get_vocab():
                 raise ValueError(f"{other.directory} and {corpus.directory} were built with different tokenizers")
-            if other.entity_vocab().to_transformers_json() != entity_vocab.to_transformers_json():
+            if not filecmp.cmp(other.entity_vocab_path, corpus.entity_vocab_path, shallow=False) and (
+                other.entity_vocab().to_transformers_json() != corpus.entity_vocab().to_transformers_json()
+            ):
                 raise ValueError(
                     f"{other.directory} and {corpus.directory} were built with different entity vocabularies"
                 )
@@ -179,7 +187,8 @@ class LukePretrainingReader(DatasetReader):
         special[tokenizer.all_special_ids] = True
         self.special_words = special
         self.random_words = np.flatnonzero(~special)  # what a randomly replaced subword may become
-        self.entity_vocab_size = len(entity_vocab)
+        entity_vocab = corpus.entity_vocab_summary()  # (not the whole vocabulary: workers call this every pass)
+        self.entity_vocab_size = entity_vocab.size
         self.entity_mask_id = entity_vocab.mask_id
         self.unpredicted_entities = np.array([entity_vocab.pad_id, entity_vocab.unk_id, entity_vocab.mask_id])
         longest = max(c.max_seq_length for c in corpora)
@@ -199,13 +208,22 @@ class LukePretrainingReader(DatasetReader):
         if self.shuffle:  # the same order in every rank and worker, so that the shards partition it
             order = np.random.default_rng((self.seed, pass_index)).permutation(len(dataset))
         self.stats = collections.Counter(dict.fromkeys(STATS, 0))
+        # Rows as Arrow arrays, sliced as numpy views: no Python list of every id.
+        arrow = dataset.with_format("arrow")
         for chunk in lazy_groups_of(self.shard_iterable(order), ROWS_PER_READ):
-            rows = dataset[[int(i) for i in chunk]]
+            rows = arrow[[int(i) for i in chunk]]
+            words, word_offsets = _int_lists(rows.column("word_ids").combine_chunks())
+            entities, entity_offsets = _int_lists(rows.column("entity_ids").combine_chunks())
+            lists = rows.column("entity_position_ids").combine_chunks()  # a row's lists of positions
+            mentions, mention_offsets = _int_lists(lists.values)
+            row_mentions = lists.offsets.to_numpy().tolist()
             for k, row_index in enumerate(chunk):
                 rng = np.random.default_rng((self.seed, pass_index, int(row_index)))
+                bounds = mention_offsets[row_mentions[k] : row_mentions[k + 1] + 1]
                 self.stats["rows"] += 1
                 yield self.text_to_instance(
-                    rows["word_ids"][k], rows["entity_ids"][k], rows["entity_position_ids"][k], rng,
+                    words[word_offsets[k] : word_offsets[k + 1]], entities[entity_offsets[k] : entity_offsets[k + 1]],
+                    [mentions[a:b] for a, b in zip(bounds[:-1], bounds[1:])], rng,
                     example_id=_row_name(names, starts, int(row_index)),
                 )  # fmt: skip
         worker = self.get_worker_info()
@@ -230,24 +248,31 @@ class LukePretrainingReader(DatasetReader):
         rng = rng if rng is not None else np.random.default_rng()
         words = np.asarray(word_ids, dtype=np.int64)
         entities = np.asarray(entity_ids, dtype=np.int64)
-        mentions = [np.asarray(p, dtype=np.int64) for p in entity_position_ids]
-        self._check_row(words, entities, mentions, example_id)
+        # The mentions as one array and their lengths (mention i is positions[offsets[i]:offsets[i + 1]]).
+        lengths = np.array([len(p) for p in entity_position_ids], dtype=np.int64)
+        positions = np.concatenate(
+            [np.asarray(p, dtype=np.int64) for p in entity_position_ids] or [np.zeros(0, np.int64)]
+        )
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        last = self._check_row(words, entities, positions, offsets, example_id)  # each mention's last position
         if len(words) > self.room:
             self.stats["truncated_rows"] += 1
             words = words[: self.room]
-            keep = [i for i, m in enumerate(mentions) if m.max() < self.room]
-            self.stats["entities_cut_by_truncation"] += len(mentions) - len(keep)
-            entities, mentions = entities[keep], [mentions[i] for i in keep]
+            keep = last < self.room
+            self.stats["entities_cut_by_truncation"] += int((~keep).sum())
+            entities, positions, lengths = entities[keep], positions[np.repeat(keep, lengths)], lengths[keep]
         if self.max_entities is not None and len(entities) > self.max_entities:
             self.stats["entities_over_max_entities"] += len(entities) - self.max_entities
-            entities, mentions = entities[: self.max_entities], mentions[: self.max_entities]
+            entities, lengths = entities[: self.max_entities], lengths[: self.max_entities]
+            positions = positions[: lengths.sum()]
 
         masked_words, word_labels = self._mask_words(words, rng)
         masked_entities, entity_labels = self._mask_entities(entities, rng)
         shift = len(self.prefix)  # entity positions index the words after the prefix tokens
-        positions = np.full((len(mentions), max([len(m) for m in mentions], default=1)), -1, dtype=np.int64)
-        for i, mention in enumerate(mentions):
-            positions[i, : len(mention)] = mention + shift
+        # (entities, longest mention), -1 after each mention's end
+        padded = np.full((len(lengths), max(lengths.max(initial=0), 1)), -1, dtype=np.int64)
+        rows = np.repeat(np.arange(len(lengths)), lengths)
+        padded[rows, np.arange(len(positions)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = positions + shift
         input_ids = np.concatenate([self.prefix, masked_words, self.suffix]).astype(np.int64)
         no_label = IGNORE_INDEX
         labels = np.concatenate([np.full(shift, no_label), word_labels, np.full(len(self.suffix), no_label)])
@@ -256,22 +281,32 @@ class LukePretrainingReader(DatasetReader):
             "word_attention_mask": TensorField(torch.ones(len(input_ids), dtype=torch.bool), padding_value=False),
             "masked_lm_labels": TensorField(torch.from_numpy(labels), padding_value=no_label),
             "entity_ids": TensorField(torch.from_numpy(masked_entities), padding_value=0),
-            "entity_position_ids": TensorField(torch.from_numpy(positions), padding_value=-1),
+            "entity_position_ids": TensorField(torch.from_numpy(padded), padding_value=-1),
             "entity_attention_mask": TensorField(torch.ones(len(entities), dtype=torch.bool), padding_value=False),
             "masked_entity_labels": TensorField(torch.from_numpy(entity_labels), padding_value=no_label),
         }
         return Instance(fields)
 
-    def _check_row(self, words: np.ndarray, entities: np.ndarray, mentions: List[np.ndarray], example_id: str) -> None:
-        """A clear error for a row that does not fit the corpus's tokenizer and entity vocabulary."""
+    def _check_row(
+        self, words: np.ndarray, entities: np.ndarray, positions: np.ndarray, offsets: np.ndarray, example_id: str
+    ) -> np.ndarray:
+        """A clear error for a row that does not fit the corpus's tokenizer and entity vocabulary; else each
+        mention's last position (`positions[offsets[i]:offsets[i + 1]]` is mention i)."""
         if len(words) == 0:
             raise ValueError(f"{example_id}: no words")
-        if len(mentions) != len(entities):
-            raise ValueError(f"{example_id}: {len(entities)} entity ids but {len(mentions)} entity position lists")
-        for i, mention in enumerate(mentions):
-            if len(mention) == 0 or mention.min() < 0 or mention.max() >= len(words):
-                positions = mention.tolist()
-                raise ValueError(f"{example_id}: entity {i}'s positions {positions} are not in its {len(words)} words")
+        if len(offsets) - 1 != len(entities):
+            raise ValueError(f"{example_id}: {len(entities)} entity ids but {len(offsets) - 1} entity position lists")
+        starts, ends = offsets[:-1], offsets[1:]
+        first, last = np.full(len(starts), -1, dtype=np.int64), np.full(len(starts), -1, dtype=np.int64)
+        present = ends > starts  # (reduceat would give an empty mention its next one's first position)
+        if present.any():
+            first[present] = np.minimum.reduceat(positions, starts[present])
+            last[present] = np.maximum.reduceat(positions, starts[present])
+        bad = (ends == starts) | (first < 0) | (last >= len(words))
+        if bad.any():
+            i = int(np.argmax(bad))
+            mention = positions[starts[i] : ends[i]].tolist()
+            raise ValueError(f"{example_id}: entity {i}'s positions {mention} are not in its {len(words)} words")
         bad_words = words[(words < 0) | (words >= len(self.word_starts))].tolist()
         if bad_words:
             raise ValueError(
@@ -281,6 +316,7 @@ class LukePretrainingReader(DatasetReader):
         if bad_entities:
             size = self.entity_vocab_size
             raise ValueError(f"{example_id}: entity ids {bad_entities} are not in the {size}-entity vocabulary")
+        return last
 
     def _mask_words(self, words: np.ndarray, rng: np.random.Generator):
         """(masked ids, labels): whole words chosen in random order until `masked_lm_prob` of the subwords."""
@@ -295,41 +331,74 @@ class LukePretrainingReader(DatasetReader):
         bounds = np.append(np.flatnonzero(starts), len(words))  # word w is words[bounds[w]:bounds[w + 1]]
         special = self.special_words[words]
         budget = max(1, round(len(words) * self.masked_lm_prob))
-        chosen: List[int] = []
-        total = 0
-        for w in rng.permutation(len(bounds) - 1):
-            begin, end = bounds[w], bounds[w + 1]
-            if end - begin > budget - total or special[begin:end].any():
-                continue
-            chosen.append(w)
-            total += end - begin
-            if total == budget:
+        # Words in random order, each taken if it fits what is left of the budget and has no special token, until
+        # the budget is spent. A word too long now stays too long, so the words that fit form runs: take the
+        # longest run whose sizes add up within the budget, skip the next (it does not fit), and repeat.
+        order = rng.permutation(len(bounds) - 1)
+        sizes = np.diff(bounds)[order]
+        sizes[np.logical_or.reduceat(special, bounds[:-1])[order]] = budget + 1  # never fits
+        chosen, position, left = [], 0, budget
+        while left > 0:
+            fitting = np.flatnonzero(sizes[position:] <= left) + position
+            if not len(fitting):
                 break
-        spans = [(bounds[w], bounds[w + 1]) for w in chosen]
-        if not spans:  # every word is longer than the budget: mask one subword
+            taken = fitting[np.cumsum(sizes[fitting]) <= left]
+            chosen.append(order[taken])
+            left -= int(sizes[taken].sum())
+            if len(taken) == len(fitting):
+                break
+            position = int(fitting[len(taken)]) + 1
+        chosen_words = np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64)
+        begins, ends = bounds[chosen_words], bounds[chosen_words + 1]
+        if not len(begins):  # every word is longer than the budget: mask one subword
             candidates = np.flatnonzero(~special)
             if len(candidates) == 0:
                 return masked, labels
             position = int(rng.choice(candidates))
-            spans = [(position, position + 1)]
-        keep_below = 1.0 - self.random_word_prob - self.unmasked_word_prob
-        for begin, end in spans:
-            labels[begin:end] = words[begin:end]
-            draw = rng.random()
-            if draw < keep_below:
-                masked[begin:end] = self.mask_id
-            elif draw < keep_below + self.random_word_prob:
-                masked[begin:end] = rng.choice(self.random_words, end - begin)
+            begins, ends = np.array([position]), np.array([position + 1])
+        to_mask = self._draw_word_actions(begins, ends, masked, rng)
+        lengths = ends - begins
+        spans = np.arange(lengths.sum()) + np.repeat(begins - (np.cumsum(lengths) - lengths), lengths)
+        labels[spans] = words[spans]
+        masked[spans[np.repeat(to_mask, lengths)]] = self.mask_id
         return masked, labels
+
+    def _draw_word_actions(
+        self, begins: np.ndarray, ends: np.ndarray, masked: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """
+        One uniform draw per chosen word (`masked[begins[i]:ends[i]]`), in order: below `1 - random_word_prob -
+        unmasked_word_prob` the word is to be masked (returned as a bool per word), then a random replacement, done
+        here (its subwords drawn before the next word's draw), else the word stays. Scalar draws in a plain loop:
+        the replacements interleave with the draws, and numpy's per-call overhead would exceed the loop's.
+        """
+        keep_below = 1.0 - self.random_word_prob - self.unmasked_word_prob
+        replace_below = keep_below + self.random_word_prob
+        draw, random_words = rng.random, self.random_words
+        to_mask = []
+        for begin, end in zip(begins.tolist(), ends.tolist()):
+            value = draw()
+            to_mask.append(value < keep_below)
+            if keep_below <= value < replace_below:
+                # (what `rng.choice(random_words, end - begin)` draws, without its overhead)
+                masked[begin:end] = random_words[rng.integers(0, len(random_words), end - begin)]
+        return np.array(to_mask, dtype=bool)
 
     def _mask_entities(self, entities: np.ndarray, rng: np.random.Generator):
         """(masked ids, labels): `masked_entity_prob` of the predictable entities become `[MASK]`."""
         labels = np.full(len(entities), IGNORE_INDEX, dtype=np.int64)
         masked = entities.copy()
-        candidates = np.flatnonzero(~np.isin(entities, self.unpredicted_entities))
+        pad, unk, mask = self.unpredicted_entities.tolist()
+        candidates = np.flatnonzero((entities != pad) & (entities != unk) & (entities != mask))
         if self.masked_entity_prob == 0.0 or len(candidates) == 0:
             return masked, labels
         chosen = rng.choice(candidates, max(1, round(len(candidates) * self.masked_entity_prob)), replace=False)
         labels[chosen] = entities[chosen]
         masked[chosen] = self.entity_mask_id
         return masked, labels
+
+
+def _int_lists(array: "pyarrow.ListArray") -> Tuple[np.ndarray, List[int]]:
+    """An Arrow list array of ints as (ids, offsets): list k is `ids[offsets[k]:offsets[k + 1]]`."""
+    ids = np.asarray(array.values.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return ids, array.offsets.to_numpy().tolist()  # (offsets index `values`, whatever slice `array` is)

@@ -11,7 +11,7 @@ allennlp's `extracted_archive` (used by `load_archive`: `predict`, `evaluate`, `
 initializer) and `cached_path`'s tar check (`extract_archive=True`), and makes `data` the default filter of any other
 extraction in the process (`allennlp.tools.archive_surgery`).
 
-Proved by tests/test_luke_allennlp_compat_archives.py (crafted archives through `extract_archive`, `load_archive`,
+Proved by tests/luke_allennlp_compat/test_archives.py (crafted archives through `extract_archive`, `load_archive`,
 `cached_path` and the real `allennlp predict`) and tests/commands/test_export_luke.py.
 """
 

@@ -4,7 +4,7 @@ Repair 4: `allennlp.common.cached_transformers.get_tokenizer`.
 allennlp passes `add_special_tokens` to `AutoTokenizer.from_pretrained`, which recent transformers tokenizers reject
 as a constructor argument (allennlp adds special tokens itself, so nothing is lost). The keyword is dropped there.
 
-Proved by tests/test_luke_allennlp_compat.py: `test_pretrained_transformer_tokenizer_and_indexer` (allennlp's
+Proved by tests/luke_allennlp_compat/test_cached_transformers.py: `test_pretrained_transformer_tokenizer_and_indexer` (allennlp's
 `PretrainedTransformerTokenizer` on a tiny LUKE directory).
 """
 

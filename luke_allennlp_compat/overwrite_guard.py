@@ -7,9 +7,9 @@ loads anything, an output path that is one of its inputs (the archive, the data)
 symbolic or hard link), or the other output, is refused with a `CommandLineError`. Also: `evaluate` logged the data's
 stem ("Reading evaluation data from eng" for `eng.testa`); it logs the path.
 
-Proved by tests/test_luke_allennlp_compat.py:
+Proved by tests/luke_allennlp_compat/test_overwrite_guard.py:
 `test_an_output_that_is_an_input_is_refused_before_anything_is_written`, and the log line by
-`test_allennlp_command_trains_evaluates_predicts_and_recovers`.
+`test_allennlp_command_trains_evaluates_predicts_and_recovers` (test_commands.py).
 """
 
 import logging

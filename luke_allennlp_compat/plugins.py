@@ -7,7 +7,7 @@ yields the installed plugin package, `luke_allennlp_readers` (which imports `luk
 plugins, so that in the repository its `data_readers` comes first and the installed name becomes an alias of it:
 nothing is registered twice. Where the package is not installed nothing changes.
 
-Proved by tests/test_luke_allennlp_compat.py: `test_plugins_are_found_from_any_directory`; the real command run from
+Proved by tests/luke_allennlp_compat/test_plugins.py: `test_plugins_are_found_from_any_directory`; the real command run from
 a temporary directory by tests/commands/test_export_luke_tasks.py.
 """
 

@@ -9,7 +9,7 @@ push-to-hf`) is replaced by one that uploads over HTTP, without git: `HfApi.crea
 one `upload_folder` commit of the files allennlp's own version pushed. Without a network it stops with one line
 (`HubUploadError`), and its `--help` says how to log in today.
 
-Proved by tests/test_luke_allennlp_compat.py: `test_push_to_hf_uploads_with_the_current_hub_api`,
+Proved by tests/luke_allennlp_compat/test_push_to_hf.py: `test_push_to_hf_uploads_with_the_current_hub_api`,
 `test_push_to_hf_without_a_network_is_one_line_and_its_help_matches_the_readme`.
 """
 

@@ -28,9 +28,9 @@ in `except` clauses, which a stand-in cannot be); this project's plugins (they d
 
 LUKE_ALLENNLP_EAGER_IMPORTS=1 turns the deferral off (benchmarks/startup.py measures with and without it).
 
-Proved by the real commands that depend on what is deferred: tests/test_luke_allennlp_compat.py
-(`allennlp train/evaluate/predict/--recover`, `push-to-hf`, the one-line errors, without spaCy), tests/commands/ and
-the documented blocks (tests/test_readme.py, tests/test_docs.py on main); the mechanism by tests/test_startup.py; the figures by
+Proved by the real commands that depend on what is deferred: tests/luke_allennlp_compat/ (`allennlp
+train/evaluate/predict/--recover`, `push-to-hf`, the one-line errors, without spaCy), tests/commands/ and the
+documented blocks (tests/test_docs.py); the mechanism by tests/luke_allennlp_compat/test_startup.py; the figures by
 benchmarks/startup.py.
 """
 

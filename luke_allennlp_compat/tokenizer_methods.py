@@ -9,7 +9,7 @@ example (as it was in 4.x), and `build_inputs_with_special_tokens` puts the spec
 post-processor does (`special_tokens_template`, which the project's readers use too). Existing methods are never
 replaced.
 
-Proved by tests/test_luke_allennlp_compat.py: `test_pretrained_transformer_tokenizer_and_indexer`; the template by
+Proved by tests/luke_allennlp_compat/test_cached_transformers.py: `test_pretrained_transformer_tokenizer_and_indexer`; the template by
 the readers' tests (tests/data/).
 """
 

@@ -17,7 +17,7 @@ level, and ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). Us
 
 Any other exception is left to allennlp.
 
-Proved by tests/test_luke_allennlp_compat.py: `test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback`,
+Proved by tests/luke_allennlp_compat/test_user_errors.py: `test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback`,
 `test_errors_raised_on_purpose_by_the_project_are_user_errors`, `test_user_error_is_found_in_the_exception_chain`,
 `test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line`.
 """

@@ -9,7 +9,7 @@ explicitly (which that variable cannot override), and a file that does not unpic
 (`luke_allennlp.archival.load_archive` adds the archive's name). Also silenced: the FutureWarning of allennlp's
 `torch.cuda.amp.autocast` (deprecated in torch 2.4) on every training run.
 
-Proved by tests/test_luke_allennlp_compat_archives.py (crafted and damaged weights) and
+Proved by tests/luke_allennlp_compat/test_archives.py (crafted and damaged weights) and
 tests/training/checkpointers/test_luke_checkpointer.py; the FutureWarning by
 `test_allennlp_command_trains_evaluates_predicts_and_recovers`.
 """

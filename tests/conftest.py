@@ -1,5 +1,6 @@
 import json
 import os
+import sys
 
 # Nothing in the suite may reach a hub: a missing local file must fail fast instead. Set before
 # huggingface_hub is imported, since it reads these once.
@@ -15,6 +16,7 @@ from luke_allennlp.testing import shared_data_dir, write_tiny_checkpoint  # noqa
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
+ALLENNLP = Path(sys.executable).with_name("allennlp")  # the console command of this environment
 
 
 # What a tiny (2-layer) LUKE classifier over entity states alone leaves without gradient: the pooler, and the

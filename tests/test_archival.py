@@ -5,18 +5,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
-from pathlib import Path
 
 import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import ALLENNLP, REPO_ROOT
 from tests.models.test_luke_pretraining import TINY as TINY_PRETRAINING
 
-ALLENNLP = Path(sys.executable).with_name("allennlp")
 CONFIGS = REPO_ROOT / "configs"
 TINY_FINE_TUNING = {
     "trainer.num_epochs": 1,

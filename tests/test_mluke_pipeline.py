@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -25,11 +24,10 @@ import transformers
 from allennlp.models.archival import load_archive
 
 from luke_allennlp.testing import save_xlmr_tokenizer, write_tiny_checkpoint
-from tests.conftest import REPO_ROOT
+from tests.conftest import ALLENNLP, REPO_ROOT
 from tests.models.test_luke_pretraining import TINY
 from tests.wikipedia.crafted_mluke import write_german_dump, write_japanese_dump, write_multilingual_vocab
 
-ALLENNLP = Path(sys.executable).with_name("allennlp")
 GERMAN_CONLL = REPO_ROOT / "tests" / "fixtures" / "data" / "conll2003_german_sample.txt"
 
 

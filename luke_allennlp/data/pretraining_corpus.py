@@ -4,9 +4,11 @@ dataset on disk (memory-mapped Arrow) with LUKE's columns, its `metadata.json`, 
 and of the entity vocabulary it was built with. Plain Python: no AllenNLP.
 """
 
+import json
 import os
+import re
 from pathlib import Path
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, NamedTuple, Union
 
 from luke_allennlp.data.files import load_json
 
@@ -16,6 +18,15 @@ COLUMNS = MODEL_COLUMNS + ("page_id",)
 METADATA_FILE = "metadata.json"
 TOKENIZER_DIR = "tokenizer"
 ENTITY_VOCAB_FILE = "entity_vocab.jsonl"
+
+
+class EntityVocabSummary(NamedTuple):
+    """What masking needs of an entity vocabulary: its size and its special entities' ids."""
+
+    size: int
+    pad_id: int
+    unk_id: int
+    mask_id: int
 
 
 class PretrainingCorpus:
@@ -75,6 +86,38 @@ class PretrainingCorpus:
         from luke_allennlp.data.entity_vocab import EntityVocab
 
         return EntityVocab.from_file(self.entity_vocab_path)
+
+    def entity_vocab_summary(self) -> EntityVocabSummary:
+        """
+        The entity vocabulary's size and special ids, as `entity_vocab()` gives them, without parsing every entry
+        where the corpus allows it (a JSONL vocabulary and metadata.json's `entity_vocab_size`, as
+        `build-pretraining-corpus` writes them): data-loader workers start anew on every pass over the corpus, and
+        parsing a 500,000-entity vocabulary takes seconds. Only the lines that hold a special title are parsed; a
+        title is the lowest id that has it, as in `EntityVocab`.
+        """
+        from luke_allennlp.data.entity_vocab import EntityVocab
+
+        path = self.entity_vocab_path
+        if "entity_vocab_size" not in self.metadata or not path.endswith(".jsonl"):
+            vocab = self.entity_vocab()
+            return EntityVocabSummary(len(vocab), vocab.pad_id, vocab.unk_id, vocab.mask_id)
+        with open(path, "rb") as f:
+            raw = f.read()
+        found: Dict[str, List[int]] = {title: [] for title in EntityVocab.SPECIAL_TOKENS}
+        # A JSON string holding a special title is exactly `"[PAD]"` (a quote inside a string is escaped): one
+        # scan of the bytes finds the lines to parse.
+        for match in re.finditer(rb'"\[(?:PAD|UNK|MASK)\]"', raw):
+            begin, end = raw.rfind(b"\n", 0, match.start()) + 1, raw.find(b"\n", match.end())
+            item = json.loads(raw[begin : end if end >= 0 else len(raw)])
+            for title in found:
+                if any(pair[0] == title for pair in item["entities"]):
+                    found[title].append(int(item["id"]))
+        ids = []
+        for title in (EntityVocab.PAD, EntityVocab.UNK, EntityVocab.MASK):
+            if not found[title]:
+                raise KeyError(f"{title!r} is not in the entity vocabulary {path}")
+            ids.append(min(found[title]))
+        return EntityVocabSummary(int(self.metadata["entity_vocab_size"]), *ids)
 
     def tokenizer(self):
         from luke_allennlp.data.tokenization import load_fast_tokenizer

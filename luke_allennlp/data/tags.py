@@ -33,7 +33,9 @@ def spans_to_iob2(spans: Dict[Span, str], length: int) -> List[str]:
     return tags
 
 
-def entity_output(words: List[str], start: int, end: int, kind: str, score: float) -> Dict[str, Any]:
+def entity_output(
+    words: List[str], start: int, end: int, kind: str, score: float, separator: str = " "
+) -> Dict[str, Any]:
     """An entity as the NER models' output gives it: word indices (`end` exclusive), its words (`text`, joined by
-    single spaces), its type and `score`."""
-    return {"start": start, "end": end, "text": " ".join(words[start:end]), "type": kind, "score": score}
+    `separator`: a space, or nothing for text written without spaces), its type and `score`."""
+    return {"start": start, "end": end, "text": separator.join(words[start:end]), "type": kind, "score": score}

@@ -100,6 +100,7 @@ class LukeBioTagger(LukeTaskModel):
             "id": [m["id"] for m in metadata],
             "words": [m["words"] for m in metadata],
             "gold_spans": [m["gold_spans"] for m in metadata],
+            "word_separator": [m.get("word_separator", " ") for m in metadata],  # how entity texts join words
         }
         if labels is not None:
             gold_tags = np.zeros(mask.shape, dtype=np.int64)
@@ -139,7 +140,7 @@ class LukeBioTagger(LukeTaskModel):
             for (start, end), kind in sorted(spans.items()):
                 ids = [self.tag_index[tags[i]] for i in range(start, end)]
                 score = float(probabilities[b, torch.arange(start, end), ids].mean())
-                entities.append(entity_output(words, start, end, kind, score))
+                entities.append(entity_output(words, start, end, kind, score, output_dict["word_separator"][b]))
             result["tags"].append(tags)  # none for the words cut by max_seq_length
             result["truncated"].append(len(words) - len(tags))
             result["entities"].append(entities)

@@ -157,6 +157,7 @@ class LukeSpanNer(LukeTaskModel):
             "words": [meta["words"] for meta in metadata],
             "spans": [meta["spans"] for meta in metadata],  # (spans, 2) word start, end exclusive
             "gold_spans": [meta["gold_spans"] for meta in metadata],
+            "word_separator": [meta.get("word_separator", " ") for meta in metadata],  # how entity texts join words
         }
         if labels is not None:
             gold = self.select(labels[..., :used], passes)
@@ -181,13 +182,17 @@ class LukeSpanNer(LukeTaskModel):
         if with_gold:
             result["gold_tags"] = []
         decoded = self._decode_batch(output_dict["span_logits"], output_dict["spans"])
-        for chosen, spans, words, gold in zip(
-            decoded, output_dict["spans"], output_dict["words"], output_dict["gold_spans"]
+        for chosen, spans, words, gold, separator in zip(
+            decoded,
+            output_dict["spans"],
+            output_dict["words"],
+            output_dict["gold_spans"],
+            output_dict["word_separator"],
         ):
             seen = int(spans[:, 1].max()) if len(spans) else 0  # the reader's spans cover the words that fit
             result["tags"].append(spans_to_iob2({(s, e): k for s, e, k, _ in chosen}, seen))
             result["truncated"].append(len(words) - seen)
-            result["entities"].append([entity_output(words, s, e, k, p) for s, e, k, p in chosen])
+            result["entities"].append([entity_output(words, s, e, k, p, separator) for s, e, k, p in chosen])
             if with_gold:
                 result["gold_tags"].append(spans_to_iob2(gold, len(words)))
         return result

@@ -62,9 +62,10 @@ class LukeSpanNerPredictor(LukePredictor):
       `"left_context"` / `"right_context"`: the text before and after the sentence, as a string of raw text or a list
       of sentences (each a string or a list of words). Output: `words`, `tags` (IOB2), `truncated` and `entities`:
       `[{"start", "end", "text", "type", "score"}]`, word indices into `words` (the sentence's only: nothing is
-      predicted in the context), `end` exclusive, `text` the entity's words joined by spaces, `score` the model's
-      probability of the type for the span. Words past `max_seq_length`, which the model did not see, have no tag
-      (`tags` is shorter than `words`), and `truncated` counts them (0 when the sentence fits).
+      predicted in the context), `end` exclusive, `text` the entity's words joined by spaces (by nothing with a
+      `words_without_spaces` reader), `score` the model's probability of the type for the span. Words past
+      `max_seq_length`, which the model did not see, have no tag (`tags` is shorter than `words`), and `truncated`
+      counts them (0 when the sentence fits).
     - `{"document": "raw text"}` (split into sentences at line breaks and sentence-final punctuation, see
       `split_sentences`) or `{"document": [...]}` (a list of sentences, each a string or a list of words). Output:
       `{"sentences": [...]}`, one object as above for each sentence, each predicted with the rest of the document as
@@ -143,10 +144,3 @@ class LukeSpanNerPredictor(LukePredictor):
     @property
     def _without_spaces(self) -> bool:
         return bool(getattr(self._dataset_reader, "words_without_spaces", False))
-
-    def _outputs(self, output: JsonDict) -> JsonDict:
-        result = super()._outputs(output)
-        if self._without_spaces:
-            for entity in result["entities"]:
-                entity["text"] = "".join(result["words"][entity["start"] : entity["end"]])
-        return result

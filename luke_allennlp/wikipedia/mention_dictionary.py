@@ -11,9 +11,12 @@ Built in two streaming passes over a dump (`build_mention_store`; `build_mention
    (`"text"`, as LUKE's wikipedia2vec-based dictionary). Targets are then followed through redirects; on each
    page a name that refers to two different entities is dropped for that page, and a name whose target is no
    article of the dump (a missing page, a redirect loop) is dropped.
-2. Every name's occurrences in the articles' running text are counted: matches at word boundaries (tokens of
-   `\\w+` or one other non-space character), case-sensitive, as `NameMatcher.occurrences` finds them (the
-   matcher that gives SQuAD's entity inputs uses the same definition). `link_probability(name)` = times linked
+2. Every name's occurrences in the articles' running text are counted: matches at token boundaries,
+   case-sensitive, as `NameMatcher(cjk_characters=True).occurrences` finds them: tokens are runs of `\\w+` or one
+   other non-space character, except that each kana or CJK ideograph is a token of its own, so that a name in
+   Japanese or Chinese text, which has no spaces, is counted wherever it occurs ("東京" in "東京都の"), as the
+   readers match names in such text; in text without kana or ideographs these are the word boundaries at which
+   the English readers match names (SQuAD's entity inputs). `link_probability(name)` = times linked
    in the running text / times it occurs there, linked or not: the probability that the name is a link where it
    occurs in prose, which is what the SQuAD reader matches names in (tables and templates have no prose to
    count occurrences in). Names below `min_link_probability` are dropped, and so are names never linked in
@@ -364,15 +367,19 @@ def merge_mention_links(parts: Sequence["os.PathLike[str] | str"], out_path: "os
     connection.execute("CREATE TABLE name_targets AS SELECT name, target, SUM(count) AS count FROM link_runs "
                        "GROUP BY name, target")  # fmt: skip
     connection.execute("DROP TABLE link_runs")
-    connection.execute("CREATE TABLE names(name TEXT PRIMARY KEY, links INTEGER, first_token TEXT, n_tokens INTEGER) "
-                       "WITHOUT ROWID")  # fmt: skip
+    # Each name with both keys of `sqlite_name_matcher`: stage 3 looks names up with `cjk_characters` ones.
+    connection.execute("CREATE TABLE names(name TEXT PRIMARY KEY, links INTEGER, first_token TEXT, n_tokens INTEGER, "
+                       "cjk_first_token TEXT, cjk_n_tokens INTEGER) WITHOUT ROWID")  # fmt: skip
     rows = connection.execute("SELECT name, SUM(count) FROM name_targets GROUP BY name ORDER BY name")
     insert = connection.cursor()
     for batch in _batched(iterate(rows)):
         insert.executemany(
-            "INSERT INTO names VALUES (?, ?, ?, ?)", [(name, links, *_tokens(name)) for name, links in batch]
+            "INSERT INTO names VALUES (?, ?, ?, ?, ?, ?)",
+            [(name, links, *_tokens(name), *cjk_key(name)) for name, links in batch],
         )
     connection.execute("CREATE INDEX names_first_token ON names(first_token, n_tokens)")
+    connection.execute("CREATE INDEX names_cjk_first_token ON names(cjk_first_token, cjk_n_tokens) "
+                       "WHERE cjk_first_token IS NOT NULL")  # fmt: skip
     connection.execute(f"CREATE TABLE name_entities AS SELECT t.name AS name, {lookup_sql('t.target')}, "
                        "SUM(t.count) AS count FROM name_targets t LEFT JOIN redirect_ends r ON r.title = t.target "
                        "GROUP BY 1, 2, 3")  # fmt: skip
@@ -450,16 +457,16 @@ def _init_matcher(names: "Set[str] | str") -> None:
     """The matcher of `count_unlinked_occurrences`: of a set of names, or of the names of a names file."""
     global _matcher
     if not isinstance(names, str):
-        _matcher = NameMatcher(names)
+        _matcher = NameMatcher(names, cjk_characters=True)
         return
     connection = open_readonly(names, mmap_bytes=0)
-    _matcher = sqlite_name_matcher(lambda: connection, "names")
+    _matcher = sqlite_name_matcher(lambda: connection, "names", cjk_characters=True)
 
 
 def count_unlinked_occurrences(text: str, links: Iterable[Tuple[int, int]]) -> Counter:
     """
-    How often each known name occurs in `text` (every occurrence at token boundaries, overlapping ones included:
-    `NameMatcher.occurrences`), apart from the link anchors `links` (their `(start, end)`), which are counted
+    How often each known name occurs in `text` (every occurrence at token boundaries, each kana or ideograph a
+    token, overlapping ones included: `NameMatcher(cjk_characters=True).occurrences`), apart from the link anchors `links` (their `(start, end)`), which are counted
     as links already.
     """
     linked = set(links)
@@ -485,6 +492,12 @@ def count_name_occurrences(
     """Stage 3, on one dump part: how often each name of the names file occurs unlinked in the part's running
     text, to the part file `out_path`. Workers look the names up in the names file (not in memory)."""
     read_part_meta(names_path, NAMES)
+    connection = open_readonly(os.fspath(names_path), mmap_bytes=0)
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(names)")}
+    connection.close()
+    if "cjk_first_token" not in columns:
+        raise ValueError(f"{os.fspath(names_path)}: a names file of an older version (its names have no keys for "
+                         "text without spaces): run the stage `names` (`merge_mention_links`) again")  # fmt: skip
     dump = WikiDump(dump_path, max_pages=max_pages)
     connection = connect(out_path, create=True)
     unlinked = SpilledCounter(connection, "unlinked", ("name",))

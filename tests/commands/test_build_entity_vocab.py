@@ -1,14 +1,10 @@
 import json
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 from luke_allennlp.data.entity_vocab import EntityVocab
-from tests.conftest import REPO_ROOT
+from tests.conftest import ALLENNLP, REPO_ROOT
 from tests.wikipedia.crafted import write_crafted_dump
-
-ALLENNLP = Path(sys.executable).with_name("allennlp")
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

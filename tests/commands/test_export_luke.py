@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,9 +14,8 @@ from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 
 from luke_allennlp.modeling import LukeEncoder
-from tests.conftest import REPO_ROOT, set_config_env
-from tests.models.test_luke_pretraining import CONFIG, TINY
-from tests.test_luke_allennlp_compat_archives import (  # noqa: F401  (outside: a fixture)
+from tests.conftest import ALLENNLP, REPO_ROOT, set_config_env
+from tests.luke_allennlp_compat.test_archives import (  # noqa: F401  (outside: a fixture)
     COMMAND_ATTACKS,
     crafted_archive,
     member,
@@ -25,8 +23,7 @@ from tests.test_luke_allennlp_compat_archives import (  # noqa: F401  (outside: 
     write_tar,
     written_outside,
 )
-
-ALLENNLP = Path(sys.executable).with_name("allennlp")
+from tests.models.test_luke_pretraining import CONFIG, TINY
 
 
 def export(*args):
@@ -157,7 +154,7 @@ def test_errors_name_the_problem(archive, tmp_path):
 
 
 def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatch, capsys):  # noqa: F811  (the fixture)
-    """Each attack of tests/test_luke_allennlp_compat_archives.py and a silently corrupted copy, through the command's
+    """Each attack of tests/luke_allennlp_compat/test_archives.py and a silently corrupted copy, through the command's
     entry point in this process, and one through the real command: an error naming the archive, nothing written
     outside the extraction directory, nothing exported."""
     from allennlp.commands import main

@@ -4,7 +4,6 @@ unexpected keys, and computing the archive's logits on the inputs the exported t
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,8 @@ from luke_allennlp.commands.export_luke import export_luke
 from luke_allennlp.commands.import_luke_task import import_luke_task
 from luke_allennlp.testing import write_tiny_task_checkpoint
 from tests.commands.test_import_luke_task import CONLL, HEAD, TAIL, TEXT, forward
-from tests.conftest import REPO_ROOT, set_config_env
+from tests.conftest import ALLENNLP, REPO_ROOT, set_config_env
 
-ALLENNLP = Path(sys.executable).with_name("allennlp")
 TOLERANCE = 1e-5
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64,
         "trainer.optimizer.lr": 1e-2}  # fmt: skip

@@ -4,7 +4,6 @@ transformers' logits on them."""
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,8 @@ from allennlp.models.archival import load_archive
 
 from luke_allennlp.commands.import_luke_task import import_luke_task
 from luke_allennlp.testing import write_tiny_task_checkpoint
-from tests.conftest import REPO_ROOT
+from tests.conftest import ALLENNLP, REPO_ROOT
 
-ALLENNLP = Path(sys.executable).with_name("allennlp")
 TOLERANCE = 1e-5
 # Sentences of the tests, with their mentions (character spans): head, tail.
 TEXT = "Peter Blackburn visited the Brussels office of the European Commission yesterday ."

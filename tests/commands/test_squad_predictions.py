@@ -2,7 +2,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from allennlp.commands import main
@@ -10,9 +9,7 @@ from allennlp.commands.train import train_model_from_file
 
 from luke_allennlp.commands.squad_predictions import read_predictions
 from luke_allennlp.training.metrics.squad_em_and_f1 import exact_match_score, f1_score, max_over_golds
-from tests.conftest import REPO_ROOT, set_config_env
-
-ALLENNLP = Path(sys.executable).with_name("allennlp")
+from tests.conftest import ALLENNLP, REPO_ROOT, set_config_env
 
 
 def run_allennlp(*args):

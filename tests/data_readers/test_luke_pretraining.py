@@ -1,4 +1,5 @@
 import collections
+import hashlib
 import json
 import logging
 import shutil
@@ -6,9 +7,12 @@ import shutil
 import datasets
 import numpy as np
 import pytest
+from allennlp.data import Vocabulary
+from allennlp.data.data_loaders import MultiProcessDataLoader
 
 from data_readers.luke_pretraining import LukePretrainingReader, word_start_table
 from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 from tests.data_readers.sharding import read_in_shards
 
@@ -268,3 +272,49 @@ def test_corpora_read_as_one_must_share_their_tokenizer(pretraining_corpus, tmp_
         ValueError, match=f"{tmp_path / 'de'} and {pretraining_corpus} were built with different tokenizers"
     ):
         read(f"{pretraining_corpus},{tmp_path / 'de'}")
+
+
+def batch_digest(reader: LukePretrainingReader, corpus, batches: int, batch_size: int = 8) -> str:
+    """What the model receives: the first `batches` batches of a lazy data loader (masks drawn anew on each pass)."""
+    loader = MultiProcessDataLoader(reader, str(corpus), batch_size=batch_size, max_instances_in_memory=4 * batch_size,
+                                    batches_per_epoch=batches)  # fmt: skip
+    loader.index_with(Vocabulary.empty())
+    digest = hashlib.sha256()
+    for batch in loader:
+        for name in sorted(batch):
+            digest.update(f"{name} {batch[name].dtype} {tuple(batch[name].shape)}".encode())
+            digest.update(batch[name].numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def test_batches_are_those_of_the_reference_implementation(pretraining_corpus):
+    """The batches of a seed are pinned to what the reader gave before it was vectorised (per-word masking loop,
+    rows as Python lists, the whole entity vocabulary parsed): 30 batches span three passes of the 95 rows, and the
+    second reader truncates rows and entities, masks single subwords and replaces many with random ones."""
+    assert batch_digest(LukePretrainingReader(seed=7), pretraining_corpus, 30) == "4ee8e667db9276cc"
+    reader = LukePretrainingReader(max_seq_length=32, max_entities=2, whole_word_masking=False, shuffle=False,
+                                   masked_lm_prob=0.3, random_word_prob=0.3)  # fmt: skip
+    assert batch_digest(reader, pretraining_corpus, 12) == "a3d8f34bb9f1635d"
+
+
+def test_entity_vocab_summary_parses_only_the_special_entries(pretraining_corpus, tmp_path):
+    corpus = PretrainingCorpus(pretraining_corpus)
+    vocab = corpus.entity_vocab()
+    assert (
+        tuple(corpus.entity_vocab_summary()) == (len(vocab), vocab.pad_id, vocab.unk_id, vocab.mask_id) == (60, 0, 1, 2)
+    )
+    # Special entities anywhere, a title that quotes one, a title of two ids (the lower wins, as in EntityVocab).
+    directory = tmp_path / "corpus"
+    shutil.copytree(pretraining_corpus, directory)
+    lines = [{"id": 0, "entities": [["Paris", "en"]]}, {"id": 1, "entities": [['say "[PAD]"', "en"]]},
+             {"id": 2, "entities": [["[MASK]", "en"]]}, {"id": 3, "entities": [["[PAD]", "en"], ["[PAD]", "ja"]]},
+             {"id": 4, "entities": [["[UNK]", "ja"]]}, {"id": 5, "entities": [["[MASK]", "ja"]]}]  # fmt: skip
+    (directory / "entity_vocab.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    metadata = json.loads((directory / "metadata.json").read_text())
+    (directory / "metadata.json").write_text(json.dumps({**metadata, "entity_vocab_size": 6}))
+    full = EntityVocab.from_file(directory / "entity_vocab.jsonl")
+    assert tuple(PretrainingCorpus(directory).entity_vocab_summary()) == (6, full.pad_id, full.unk_id, full.mask_id)
+    assert (full.pad_id, full.unk_id, full.mask_id) == (3, 4, 2)
+    del metadata["entity_vocab_size"]  # (older corpora: the whole vocabulary is read)
+    (directory / "metadata.json").write_text(json.dumps(metadata))
+    assert tuple(PretrainingCorpus(directory).entity_vocab_summary()) == (6, 3, 4, 2)

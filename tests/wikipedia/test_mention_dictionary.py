@@ -1,4 +1,5 @@
 import json
+from collections import Counter
 
 import pytest
 
@@ -175,3 +176,28 @@ def test_the_206_page_dump(shared_data):
         30203,
     )
     assert 0 < dictionary.link_probability("Plato") <= 1
+
+
+def test_link_probabilities_count_a_japanese_names_occurrences_inside_text_without_spaces(shared_data, tmp_path):
+    """On real Japanese Wikipedia text (tests/wikipedia/japanese_dump.py: ten articles' paragraphs, 16 linked names),
+    a name's link probability is its links over its occurrences anywhere in the running text, here counted
+    independently by a plain substring search (every name is kana or ideographs, so each character boundary is a
+    token boundary). Counted at `\\w+` runs, which in Japanese are whole clauses, all 16 came out at 1.0 and
+    `min_link_probability` filtered nothing."""
+    from tests.wikipedia.japanese_dump import write_japanese_dump
+
+    dump = write_japanese_dump(tmp_path / "jawiki.xml", shared_data / "jglue")
+    dictionary = build_mention_dictionary(tmp_path / "jawiki.xml", min_link_probability=0.0, include_missing_pages=True)
+    texts = ["\n\n".join(paragraphs) for paragraphs in dump["paragraphs"].values()]
+    links = Counter(anchor for pairs in dump["links"].values() for anchor, _ in pairs)
+    assert len(links) == 16
+    for name, linked in links.items():
+        occurrences = sum(text.count(name) for text in texts)  # (no name overlaps itself in this text)
+        assert dictionary.link_probability(name) == pytest.approx(linked / occurrences, abs=1e-6), name
+    assert dictionary.link_probability("日本") == pytest.approx(7 / 14, abs=1e-6)  # also inside 日本共産党, 日本海
+    assert dictionary.link_probability("フランス") == pytest.approx(1 / 4, abs=1e-6)
+    filtered = build_mention_dictionary(tmp_path / "jawiki.xml", min_link_probability=0.6, include_missing_pages=True)
+    assert sorted(name for name in links if filtered.link_probability(name) > 0) == sorted(
+        name for name, linked in links.items() if linked / sum(t.count(name) for t in texts) >= 0.6
+    )
+    assert sum(filtered.link_probability(name) > 0 for name in links) == 9  # of 16

@@ -54,3 +54,17 @@ def test_cjk_characters_find_names_inside_text_without_spaces():
     assert NameMatcher(names).find(text) == [(22, 30, "New York")]  # one token before "。": no Japanese name
     assert NameMatcher(names, cjk_characters=True).find(text) == [
         (3, 5, "男性"), (6, 14, "ジャンボジェット"), (22, 30, "New York")]  # fmt: skip
+
+
+def test_counting_sees_japanese_names_where_the_japanese_readers_match_them():
+    """Link probabilities count a name's occurrences where the readers of text without spaces (`cjk_characters`)
+    find it, every occurrence overlaps included; in text without kana or ideographs, where the English readers do."""
+    from luke_allennlp.wikipedia.mention_dictionary import _init_matcher, count_unlinked_occurrences
+
+    names = {"日本", "日本共産党", "東京", "York", "Tokyo"}
+    text = "日本共産党は東京都の日本の政党。東京で、New York と Tokyo東京; Yorkshire"
+    _init_matcher(names)
+    counted = count_unlinked_occurrences(text, [(0, 5)])  # the first 日本共産党 is a link
+    occurrences = NameMatcher(names, cjk_characters=True).occurrences(text)
+    assert counted == Counter(name for start, end, name in occurrences if (start, end) != (0, 5))
+    assert counted == {"日本": 2, "東京": 3, "York": 1, "Tokyo": 1}  # "日本" inside the linked 日本共産党 counts

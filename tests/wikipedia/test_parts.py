@@ -193,6 +193,22 @@ def test_mention_dictionary_from_parts(tmp_path_factory, tmp_path, pages):
     assert single.dump == str(whole) and merged.dump == " ".join(map(str, parts))
 
 
+def test_a_names_file_without_the_cjk_keys_is_refused_with_the_stage_to_rerun(tmp_path_factory, tmp_path):
+    """A names file written before occurrences were counted at kana and ideographs: one line naming it and the stage."""
+    import sqlite3
+
+    from luke_allennlp.wikipedia.mention_dictionary import count_name_occurrences
+
+    _, parts = cut_dump(tmp_path_factory, SIZES[0])
+    _mention_parts(tmp_path, parts[:1])
+    connection = sqlite3.connect(tmp_path / "names.sqlite")
+    connection.executescript("DROP INDEX names_cjk_first_token; ALTER TABLE names DROP COLUMN cjk_first_token; "
+                             "ALTER TABLE names DROP COLUMN cjk_n_tokens;")  # fmt: skip
+    connection.close()
+    with pytest.raises(ValueError, match=r"names\.sqlite: a names file of an older version .* run the stage `names`"):
+        count_name_occurrences(parts[0], tmp_path / "names.sqlite", tmp_path / "again.sqlite")
+
+
 @pytest.mark.parametrize("pages", SIZES)
 def test_pretraining_corpus_from_parts(tmp_path_factory, tmp_path, pages):
     from datasets import load_from_disk

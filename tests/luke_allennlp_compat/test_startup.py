@@ -1,6 +1,6 @@
 """The start-up deferral (luke_allennlp_compat.startup): what allennlp imports but does not use is not loaded, and
 everything allennlp takes from it still works once used. The real commands that depend on it: the subprocess tests
-of tests/test_luke_allennlp_compat.py; the figures: benchmarks/startup.py."""
+of tests/luke_allennlp_compat/; the figures: benchmarks/startup.py."""
 
 import subprocess
 import sys

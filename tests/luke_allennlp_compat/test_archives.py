@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 
 from luke_allennlp_compat import ArchiveError, extract_archive
-from tests.conftest import FIXTURES, REPO_ROOT
-
-ALLENNLP = Path(sys.executable).with_name("allennlp")
+from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
 
 
 def member(name, data=None, kind=tarfile.REGTYPE, link=""):
