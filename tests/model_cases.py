@@ -3,14 +3,17 @@ What the task models' tests share: allennlp's `ModelTestCase` set up on one of `
 data fixture (`ConfigModelTestCase`), and a config trained for an epoch into an archive (`train_archive`).
 """
 
+import copy
 import json
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Tuple
 
 import numpy as np
 import pytest
+import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.common.testing import ModelTestCase
+from allennlp.nn.util import move_to_device
 
 from tests.conftest import SAME_BATCHES, set_config_env
 
@@ -24,6 +27,16 @@ class HostArraysModelTestCase(ModelTestCase):
             np.testing.assert_allclose(field1, field2, rtol=tolerance, err_msg=name)
             return
         super().assert_fields_equal(field1, field2, name, tolerance)
+
+    def readable_with_metadata_moved(self) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """The eval model's human-readable output of the whole dataset as one batch, and the same with the batch's
+        metadata moved to the `meta` device first: the trainer moves every tensor of a batch to the GPU, metadata
+        included, and on `meta` (a GPU's stand-in here) `.numpy()` or reading a tensor's value fails."""
+        self.model.eval()
+        batch = self.dataset.as_tensor_dict()
+        expected = self.model.make_output_human_readable(self.model(**batch))
+        batch["metadata"] = move_to_device(copy.deepcopy(batch["metadata"]), torch.device("meta"))
+        return expected, self.model.make_output_human_readable(self.model(**batch))
 
 
 class ConfigModelTestCase(HostArraysModelTestCase):

@@ -1,7 +1,4 @@
-import copy
-
 import torch
-from allennlp.nn.util import move_to_device
 
 from luke_allennlp.data.tags import tags_to_spans
 from tests.conftest import REPO_ROOT
@@ -47,9 +44,5 @@ class TestLukeBioTagger(ConfigModelTestCase):
     def test_metadata_on_another_device(self):
         """As `luke_span_ner`'s: the model reads nothing of metadata that the trainer moves to the GPU (the meta
         device stands in for it)."""
-        self.model.eval()
-        batch = self.dataset.as_tensor_dict()
-        expected = self.model.make_output_human_readable(self.model(**batch))
-        batch["metadata"] = move_to_device(copy.deepcopy(batch["metadata"]), torch.device("meta"))
-        readable = self.model.make_output_human_readable(self.model(**batch))
+        expected, readable = self.readable_with_metadata_moved()
         assert readable["tags"] == expected["tags"] and readable["entities"] == expected["entities"]

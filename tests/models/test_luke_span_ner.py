@@ -1,10 +1,8 @@
-import copy
 from typing import List, Tuple
 
 import numpy as np
 import pytest
 import torch
-from allennlp.nn.util import move_to_device
 
 from data_readers.luke_conll2003 import SpanLayout
 from luke_allennlp.models.luke_span_ner import decode_batch, decode_spans
@@ -55,11 +53,7 @@ class TestLukeSpanNer(ConfigModelTestCase):
         """The trainer moves every tensor of a batch to the GPU, metadata included: the model reads nothing of
         metadata that moves. (The meta device stands in for a GPU: `.numpy()` or reading a value of a tensor moved
         there fails.)"""
-        self.model.eval()
-        batch = self.dataset.as_tensor_dict()
-        expected = self.model.make_output_human_readable(self.model(**batch))
-        batch["metadata"] = move_to_device(copy.deepcopy(batch["metadata"]), torch.device("meta"))
-        readable = self.model.make_output_human_readable(self.model(**batch))
+        expected, readable = self.readable_with_metadata_moved()
         assert readable["entities"] == expected["entities"] and readable["tags"] == expected["tags"]
         assert readable["gold_tags"] == expected["gold_tags"]
 
