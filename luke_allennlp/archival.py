@@ -164,12 +164,18 @@ def _walk(node: Any, key: str, bundler: _Bundler, in_model: bool) -> Any:
 
 def _archived_model(archive_file: str) -> Dict[str, Any]:
     """The `model` config of an archive (for `from_archive`), its bundled paths made absolute."""
+    from luke_allennlp_compat import check_archive_config
+
     directory, extracted = _extract(archive_file)
-    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-    for key, value in load_overrides(directory).items():
-        _set(config, key, value)
-    if extracted:
-        _keep_only_bundle(directory)  # until the files are copied into the new archive
+    try:
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        # The model section becomes part of the config being trained: it may name only registered components.
+        check_archive_config(config, archive_file)
+        for key, value in load_overrides(directory).items():
+            _set(config, key, value)
+    finally:
+        if extracted:
+            _keep_only_bundle(directory)  # until the files are copied into the new archive
     return config["model"]
 
 
@@ -286,14 +292,25 @@ def load_archive(original: Callable[..., Any], archive_file: Any, cuda_device: i
     """allennlp's `load_archive` (`original`), with the bundled paths pointed at where the archive is extracted."""
     from allennlp.common.params import parse_overrides
 
+    from luke_allennlp_compat import WeightsError, check_archive_config, loading_archive
+
     directory, extracted = _extract(archive_file)
+    try:
+        # An archive is data: its config may name only registered components (checked before anything is built,
+        # the user's overrides aside); while it loads, nothing else can be imported (compat repair 14).
+        if (directory / "config.json").is_file():
+            check_archive_config(directory / "config.json", archive_file)
+    except BaseException:
+        if extracted:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     user = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)
     ours = {k: v for k, v in load_overrides(directory).items()
             if not any(k == u or k.startswith(u + ".") for u in user)}  # fmt: skip
-    from luke_allennlp_compat import WeightsError
-
     try:
-        return original(str(directory), cuda_device=cuda_device, overrides={**ours, **user}, weights_file=weights_file)
+        with loading_archive(archive_file):
+            return original(str(directory), cuda_device=cuda_device, overrides={**ours, **user},
+                            weights_file=weights_file)  # fmt: skip
     except WeightsError as error:
         if not extracted:
             raise

@@ -35,9 +35,13 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     ],  # 5
     "allennlp.commands.predict": [("after", "predict_errors:repair_predict")],  # 6 and 12
     "cached_path._cached_path": [("after", "archives:repair_cached_path")],  # 7
-    "allennlp.commands": [("after", "user_errors:repair_commands")],  # 8
+    "allennlp.commands": [
+        ("after", "user_errors:repair_commands"),  # 8
+        ("after", "archive_types:record_included_packages"),  # 14
+    ],
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # 7 and 9
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],  # 10
+    "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],  # 14
     "allennlp.nn.util": [("after", "weights:repair_nn_util")],  # 11
     "allennlp.nn.initializers": [("after", "weights:repair_initializers")],  # 11
     "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11

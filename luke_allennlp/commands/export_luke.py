@@ -41,7 +41,7 @@ from luke_allennlp.commands.task_checkpoints import (
     uses_markers,
 )
 from luke_allennlp.modeling.loading import EXTRA_QUERIES, save_safetensors
-from luke_allennlp_compat import extract_archive
+from luke_allennlp_compat import check_archive_config, extract_archive
 
 # Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
 ENTITY_MARKERS = {"<ent>": "@", "<ent2>": "#"}
@@ -88,6 +88,9 @@ def export_luke(
                 model_type = json.load(f)["model"].get("type")
         except (OSError, ValueError, KeyError, AttributeError) as error:
             raise ValueError(f"{archive_file} is not an allennlp model archive (config.json: {error})") from None
+        check_archive_config(
+            os.path.join(extracted, "config.json"), archive_file
+        )  # (the archive named, not `extracted`)
         archive = load_archive(extracted, cuda_device=-1, overrides=json.dumps(_load_overrides(model_type)))
         if model_type in BY_MODEL_TYPE:
             _export_task(archive, BY_MODEL_TYPE[model_type], archive_file, output_dir, tokenizer, lite)
