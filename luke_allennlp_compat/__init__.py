@@ -17,6 +17,7 @@ is installed without its pinned requirements (see the Makefile), and these repai
 12. `overwrite_guard`: an output that is an input is refused.
 13. `startup`: allennlp's imports of spaCy, NLTK and transformers' modelling deferred to first use.
 14. `archive_types`: an archive's config names only registered components (nothing else imported or run).
+15. `output_lock`: one owner per output (a serialization directory, a builder's output).
 
 Each module's docstring says what changed upstream and which test proves the repair. `hook` runs each repair when
 allennlp imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages (by the wheel, or by
@@ -57,6 +58,11 @@ _PUBLIC = {
     "check_archive_config": "archive_types",
     "loading_archive": "archive_types",
     "TRUSTED_TYPES_VARIABLE": "archive_types",
+    "OutputInUseError": "output_lock",
+    "OutputLock": "output_lock",
+    "lock_output": "output_lock",
+    "writing_output": "output_lock",
+    "is_global_primary": "output_lock",
 }
 
 __all__ = ["PTH_LINE", "install", "repair_dependencies", *_PUBLIC]

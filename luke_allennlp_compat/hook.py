@@ -42,6 +42,8 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # 7 and 9
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],  # 10
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],  # 14
+    "allennlp.commands.train": [("after", "output_lock:repair_train_model")],  # 15
+    "allennlp.training.util": [("after", "output_lock:repair_create_serialization_dir")],  # 15
     "allennlp.nn.util": [("after", "weights:repair_nn_util")],  # 11
     "allennlp.nn.initializers": [("after", "weights:repair_initializers")],  # 11
     "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11

@@ -1,0 +1,243 @@
+"""
+Repair 15: one owner per output.
+
+`allennlp train --recover -s DIR` while the original run was still training in DIR trained both to the end, their logs
+interleaved and the config, metrics and archive whichever wrote last; `-f` deleted a directory another live run was
+writing. Two builders into one output (`build-entity-vocab`, `build-pretraining-corpus`, ...) corrupted it, or the
+loser's clean-up deleted the winner's work.
+
+An `OutputLock` is an exclusive POSIX record lock (`fcntl.lockf`: released by the OS when its process dies, even by
+SIGKILL, not inherited by forked workers, and honoured over NFS) on a lock file, which holds its holder's PID, host,
+start time and command; a second writer is refused with an `OutputInUseError` naming them, in one line. The lock file
+is removed on release (a stale one, left by a killed holder, is simply taken over). `train_model` takes the lock of its
+serialization directory (`DIR/.lock`) for the run's life, before `-f` removes anything; only the global primary takes it
+(`node_rank` 0 under allennlp's launch, `RANK` 0 under torchrun), since the other nodes of a distributed run share the
+directory. `writing_output` is the builders' part: the lock beside the output (`OUT.lock`), the output written under a
+temporary name in its directory and renamed into place, and on failure only that temporary removed.
+
+Proved by tests/luke_allennlp_compat/test_output_lock.py (holder processes, SIGKILL, `train`, `--recover` and `-f`
+against a live run) and tests/commands/test_one_writer.py (concurrent builders).
+"""
+
+import contextlib
+import errno
+import os
+import shutil
+import socket
+import sys
+import time
+import types
+from typing import Any, Dict, Iterator, Optional
+
+from luke_allennlp_compat._patch import repaired, replace
+
+SERIALIZATION_LOCK = ".lock"  # in the serialization directory
+LOCK_SUFFIX = ".lock"  # beside a builder's output
+
+_HELD: Dict[str, "OutputLock"] = {}  # lock file (real path) -> the lock this process holds on it
+
+
+class OutputInUseError(RuntimeError):
+    """An output that another process (or this one) is writing."""
+
+    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+
+
+def is_global_primary(node_rank: int = 0) -> bool:
+    """Whether this process is the one that owns a (possibly shared) output: `RANK` 0 under torchrun, else the main
+    process of node 0."""
+    rank = os.environ.get("RANK", "").strip()
+    return rank == "0" if rank else node_rank == 0
+
+
+class OutputLock:
+    """
+    An exclusive lock on `lock_file` for writing `output`: `acquire` raises an `OutputInUseError` naming the
+    holder (PID, host, since when, its command) if another process (or another lock of this one) holds it. Use as a
+    context manager, or `acquire`/`release`.
+
+    # Parameters
+
+    lock_file : `str`
+        The lock file (created; removed on release).
+    output : `str`
+        What is written, for the message.
+    advice : `str`, optional
+        What the refused user can do, appended to the message.
+    """
+
+    def __init__(self, lock_file: Any, output: Any, advice: str = "wait for it to finish, or choose another output"):
+        self.lock_file = os.path.abspath(os.fspath(lock_file))
+        self.output = os.fspath(output)
+        self.advice = advice
+        self._fd: Optional[int] = None
+
+    def acquire(self) -> "OutputLock":
+        import fcntl
+
+        key = os.path.realpath(self.lock_file)
+        if key in _HELD:
+            raise OutputInUseError(self._refusal(_HELD[key]._holder))
+        for _ in range(100):  # (a holder may remove the file between our open and our lock: then again)
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                os.close(fd)  # (this process holds no lock on it: closing releases nothing)
+                if error.errno not in (errno.EACCES, errno.EAGAIN):
+                    raise
+                raise OutputInUseError(self._refusal(_read_holder(self.lock_file))) from None
+            try:
+                current = os.fstat(fd).st_ino == os.stat(self.lock_file).st_ino
+            except FileNotFoundError:
+                current = False
+            if current:
+                break
+            os.close(fd)
+        else:
+            raise OutputInUseError(f"{self.output}: could not lock {self.lock_file} (it keeps being replaced)")
+        self._holder = _holder()
+        os.ftruncate(fd, 0)
+        os.write(fd, self._holder.encode("utf-8"))
+        self._fd = fd
+        _HELD[key] = self
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        _HELD.pop(os.path.realpath(self.lock_file), None)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.lock_file)  # while still locked: a new holder locks a new file
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> "OutputLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def _refusal(self, holder: str) -> str:
+        return f"{self.output} is in use by another process ({holder}): {self.advice}"
+
+
+def _holder() -> str:
+    command = " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]]) if sys.argv else "python"
+    command = command if len(command) <= 160 else command[:157] + "..."
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
+    return f"PID {os.getpid()} on host {socket.gethostname()}, since {since}: {command}"
+
+
+def _read_holder(lock_file: str) -> str:
+    """The holder's line of a lock file (waiting a moment for a holder that has just locked it to write it)."""
+    for _ in range(20):
+        try:
+            with open(lock_file, encoding="utf-8", errors="replace") as f:
+                text = " ".join(f.read().split())
+        except FileNotFoundError:
+            text = ""
+        if text:
+            return text
+        time.sleep(0.025)
+    return f"holder unknown: {lock_file} is locked but names no process"
+
+
+def lock_output(output: Any, advice: Optional[str] = None) -> OutputLock:
+    """The (not yet acquired) lock of a builder's output: the file `OUTPUT.lock` beside it."""
+    output = os.path.abspath(os.fspath(output)).rstrip(os.sep)
+    kwargs = {"advice": advice} if advice else {}
+    return OutputLock(output + LOCK_SUFFIX, output, **kwargs)
+
+
+@contextlib.contextmanager
+def writing_output(output: Any, directory: bool = False) -> Iterator[str]:
+    """
+    Writes `output` (a file, or a directory if `directory`) as its one writer: takes its lock (`lock_output`), yields a
+    temporary path beside it (an empty directory if `directory`) to write, and renames that into place when the block
+    ends without error (over an existing file, or an empty directory). On an error only the temporary is removed.
+    """
+    output = os.path.abspath(os.fspath(output)).rstrip(os.sep)
+    parent, name = os.path.split(output)
+    os.makedirs(parent, exist_ok=True)
+    with lock_output(output):
+        temporary = os.path.join(parent, f".{name}.tmp-{os.getpid()}")
+        remove(temporary)  # (left by a killed run of this PID: the lock says no one else writes it)
+        if directory:
+            os.mkdir(temporary)
+        try:
+            yield temporary
+            if directory and os.path.isdir(output) and not os.listdir(output):
+                os.rmdir(output)  # (an empty directory the user made: os.replace cannot replace it on every system)
+            os.replace(temporary, output)
+        finally:
+            remove(temporary)
+
+
+def remove(path: str) -> None:
+    """Removes a file or directory tree if it exists."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+# --- allennlp train: one run per serialization directory ----------------------------------------------------------
+
+
+def repair_train_model(module: types.ModuleType) -> None:
+    """`train_model` holds the lock of its serialization directory for the run's life (global primary only)."""
+    train_model = module.train_model
+    if repaired(train_model):
+        return
+
+    def locked_train_model(params: Any, serialization_dir: Any, recover: bool = False, force: bool = False,
+                           node_rank: int = 0, *args: Any, **kwargs: Any) -> Any:  # fmt: skip
+        if not is_global_primary(node_rank):
+            return train_model(params, serialization_dir, recover, force, node_rank, *args, **kwargs)
+        directory = os.fspath(serialization_dir)
+        created = not os.path.isdir(directory)
+        os.makedirs(directory, exist_ok=True)
+        lock = OutputLock(os.path.join(directory, SERIALIZATION_LOCK), directory,
+                          advice="one training run per serialization directory: wait for it to end (or stop it) "
+                                 "before --recover or -f, or train into another directory")  # fmt: skip
+        lock.acquire()  # before -f removes anything
+        try:
+            return train_model(params, serialization_dir, recover, force, node_rank, *args, **kwargs)
+        finally:
+            lock.release()
+            if created:
+                with contextlib.suppress(OSError):
+                    os.rmdir(directory)  # (only if the run stopped before writing anything)
+
+    replace(module, "train_model", locked_train_model)
+
+
+def repair_create_serialization_dir(module: types.ModuleType) -> None:
+    """allennlp's `create_serialization_dir` takes a directory holding only the lock file for empty, and `-f` keeps
+    the lock file (the directory's owner is the run that holds it)."""
+    create_serialization_dir = module.create_serialization_dir
+    if repaired(create_serialization_dir):
+        return
+
+    def patched(params: Any, serialization_dir: Any, recover: bool, force: bool) -> None:
+        directory = os.fspath(serialization_dir)
+        if not os.path.exists(os.path.join(directory, SERIALIZATION_LOCK)) or (recover and force):
+            return create_serialization_dir(params, serialization_dir, recover, force)
+        if force:
+            for entry in os.listdir(directory):
+                if entry != SERIALIZATION_LOCK:
+                    remove(os.path.join(directory, entry))
+        if os.listdir(directory) == [SERIALIZATION_LOCK]:
+            if recover:
+                from allennlp.common.checks import ConfigurationError
+
+                raise ConfigurationError(
+                    f"--recover specified but serialization_dir ({directory}) does not exist.  There is nothing to "
+                    "recover from."
+                )
+            return None
+        return create_serialization_dir(params, serialization_dir, recover, False)
+
+    replace(module, "create_serialization_dir", patched)
