@@ -62,6 +62,7 @@ _PUBLIC = {
     "OutputLock": "output_lock",
     "lock_output": "output_lock",
     "writing_output": "output_lock",
+    "replaced_output": "output_lock",
     "is_global_primary": "output_lock",
 }
 

@@ -12,8 +12,9 @@ start time and command; a second writer is refused with an `OutputInUseError` na
 is removed on release (a stale one, left by a killed holder, is simply taken over). `train_model` takes the lock of its
 serialization directory (`DIR/.lock`) for the run's life, before `-f` removes anything; only the global primary takes it
 (`node_rank` 0 under allennlp's launch, `RANK` 0 under torchrun), since the other nodes of a distributed run share the
-directory. `writing_output` is the builders' part: the lock beside the output (`OUT.lock`), the output written under a
-temporary name in its directory and renamed into place, and on failure only that temporary removed.
+directory. The builders take the lock beside their output (`lock_output`: `OUT.lock`) before their work, and write it
+under a temporary name in its directory renamed into place (`replaced_output`; both: `writing_output`), on failure
+removing only that temporary.
 
 Proved by tests/luke_allennlp_compat/test_output_lock.py (holder processes, SIGKILL, `train`, `--recover` and `-f`
 against a live run) and tests/commands/test_one_writer.py (concurrent builders).
@@ -37,8 +38,9 @@ LOCK_SUFFIX = ".lock"  # beside a builder's output
 _HELD: Dict[str, "OutputLock"] = {}  # lock file (real path) -> the lock this process holds on it
 
 
-class OutputInUseError(RuntimeError):
-    """An output that another process (or this one) is writing."""
+class OutputInUseError(OSError):
+    """An output that another process (or this one) is writing (an `OSError`, as `FileExistsError` for an output
+    that exists: the builders' commands report both in one line)."""
 
     user_error = True  # the `allennlp` command prints it as one line (repair 8)
 
@@ -78,6 +80,7 @@ class OutputLock:
         key = os.path.realpath(self.lock_file)
         if key in _HELD:
             raise OutputInUseError(self._refusal(_HELD[key]._holder))
+        os.makedirs(os.path.dirname(self.lock_file), exist_ok=True)
         for _ in range(100):  # (a holder may remove the file between our open and our lock: then again)
             fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
             try:
@@ -151,27 +154,35 @@ def lock_output(output: Any, advice: Optional[str] = None) -> OutputLock:
 
 
 @contextlib.contextmanager
-def writing_output(output: Any, directory: bool = False) -> Iterator[str]:
+def replaced_output(output: Any, directory: bool = False) -> Iterator[str]:
     """
-    Writes `output` (a file, or a directory if `directory`) as its one writer: takes its lock (`lock_output`), yields a
-    temporary path beside it (an empty directory if `directory`) to write, and renames that into place when the block
-    ends without error (over an existing file, or an empty directory). On an error only the temporary is removed.
+    Yields a temporary path beside `output` (an empty directory if `directory`) to write, and renames it into place
+    when the block ends without error (over an existing file, or an empty directory); on an error only the temporary
+    is removed. The caller holds the output's lock (`lock_output`); `writing_output` takes it.
     """
     output = os.path.abspath(os.fspath(output)).rstrip(os.sep)
     parent, name = os.path.split(output)
     os.makedirs(parent, exist_ok=True)
-    with lock_output(output):
-        temporary = os.path.join(parent, f".{name}.tmp-{os.getpid()}")
-        remove(temporary)  # (left by a killed run of this PID: the lock says no one else writes it)
-        if directory:
-            os.mkdir(temporary)
-        try:
-            yield temporary
-            if directory and os.path.isdir(output) and not os.listdir(output):
-                os.rmdir(output)  # (an empty directory the user made: os.replace cannot replace it on every system)
-            os.replace(temporary, output)
-        finally:
-            remove(temporary)
+    stem, extension = os.path.splitext(name)  # (the extension kept: some writers choose the format by it)
+    temporary = os.path.join(parent, f".{stem}.tmp-{os.getpid()}{extension}")
+    remove(temporary)  # (left by a killed run of this PID: the lock says no one else writes it)
+    if directory:
+        os.mkdir(temporary)
+    try:
+        yield temporary
+        if directory and os.path.isdir(output) and not os.listdir(output):
+            os.rmdir(output)  # (an empty directory the user made: os.replace cannot replace it on every system)
+        os.replace(temporary, output)
+    finally:
+        remove(temporary)
+
+
+@contextlib.contextmanager
+def writing_output(output: Any, directory: bool = False) -> Iterator[str]:
+    """`replaced_output` holding the output's lock (`lock_output`): the output's one writer."""
+    os.makedirs(os.path.dirname(os.path.abspath(os.fspath(output))), exist_ok=True)
+    with lock_output(output), replaced_output(output, directory) as temporary:
+        yield temporary
 
 
 def remove(path: str) -> None:

@@ -21,6 +21,7 @@ from luke_allennlp.wikipedia.entity_vocab_builder import (
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab, group_parts
 from luke_allennlp.wikipedia.parts import TitleIndex, read_part_meta
+from luke_allennlp_compat import lock_output, replaced_output
 
 
 @Subcommand.register("build-entity-vocab")
@@ -74,18 +75,27 @@ class BuildEntityVocab(Subcommand):
 
 def _run(args: argparse.Namespace) -> None:
     make_output_folder(args.output)
+    with lock_output(args.output):  # one builder per output, for the whole run (its summary file too)
+        _build(args)
+
+
+def _build(args: argparse.Namespace) -> None:
     if args.stage == "count":
         if len(args.dump) != 1:
             raise ValueError(f"--stage count reads one dump part, not {len(args.dump)} files")
-        count_part_links(args.dump[0], args.output, args.num_workers, args.max_pages, args.links_in, args.language)
+        with replaced_output(args.output) as temporary:  # (renamed into place when complete)
+            count_part_links(args.dump[0], temporary, args.num_workers, args.max_pages, args.links_in, args.language)
         print(f"wrote the titles and link counts of {args.dump[0]} to {args.output}")
         return
     if args.stage == "titles":
         for path in args.dump:
             read_part_meta(path, PART_KIND)
-        index = TitleIndex.build(args.dump, args.output)
-        print(f"wrote the title index of {len(args.dump)} parts ({index.num_articles:,} articles, "
-              f"{index.stats.redirects:,} redirects) to {args.output}")  # fmt: skip
+        with replaced_output(args.output) as temporary:
+            index = TitleIndex.build(args.dump, temporary)
+            articles, redirects = index.num_articles, index.stats.redirects
+            index.close()
+        print(f"wrote the title index of {len(args.dump)} parts ({articles:,} articles, {redirects:,} redirects) to "
+              f"{args.output}")  # fmt: skip
         return
     if not args.output.endswith((".jsonl", ".tsv")):
         raise ValueError(f"{args.output}: the output must end with .jsonl or .tsv")
@@ -132,10 +142,12 @@ def _run(args: argparse.Namespace) -> None:
 
 
 def _write(vocab: EntityVocab, summary: dict, output: str) -> str:
-    vocab.save(output)
+    """Writes the vocabulary and its summary, each under a temporary name renamed into place."""
     summary_path = summary_file(output)
-    with open(summary_path, "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=2, ensure_ascii=False)
+    with replaced_output(output) as temporary, replaced_output(summary_path) as summary_temporary:
+        vocab.save(temporary)
+        with open(summary_temporary, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2, ensure_ascii=False)
     return summary_path
 
 

@@ -21,6 +21,7 @@ from luke_allennlp.wikipedia.mention_dictionary import (
     read_page_titles,
 )
 from luke_allennlp.wikipedia.mention_store import MentionStore
+from luke_allennlp_compat import lock_output, replaced_output
 
 STAGES = ("links", "names", "occurrences", "merge")
 STAGES_HELP = (
@@ -77,6 +78,11 @@ class BuildMentionDictionary(Subcommand):
 
 def _run(args: argparse.Namespace) -> None:
     make_output_folder(args.output)
+    with lock_output(args.output):  # one builder per output, for the whole run
+        _build(args)
+
+
+def _build(args: argparse.Namespace) -> None:
     if args.stage is not None:
         _run_stage(args)
         return
@@ -97,7 +103,8 @@ def _run(args: argparse.Namespace) -> None:
         dictionary.source = ""
         store.connection.close()
         os.remove(store_path)
-        dictionary.save(args.output)
+        with replaced_output(args.output) as temporary:
+            dictionary.save(temporary)
     print(f"wrote {stats['pages_with_names']} pages to {args.output}")
 
 
@@ -107,13 +114,16 @@ def _run_stage(args: argparse.Namespace) -> None:
         raise ValueError(f"--stage {args.stage} reads one dump part, not {len(inputs)} files")
     if (args.stage == "occurrences") != (args.names is not None):
         raise ValueError("--names is given with --stage occurrences, and only there")
-    if args.stage == "links":
-        page_titles = read_page_titles(args.page_titles) if args.page_titles else None
-        collect_mention_links(inputs[0], output, args.links_in, page_titles, args.max_pages, args.num_workers)
-    elif args.stage == "names":
-        merge_mention_links(inputs, output)
-    elif args.stage == "occurrences":
-        count_name_occurrences(inputs[0], args.names, output, args.max_pages, args.num_workers)
+    if args.stage in ("links", "names", "occurrences"):
+        with replaced_output(output) as temporary:  # (a part file appears complete or not at all)
+            if args.stage == "links":
+                page_titles = read_page_titles(args.page_titles) if args.page_titles else None
+                collect_mention_links(inputs[0], temporary, args.links_in, page_titles, args.max_pages,
+                                      args.num_workers)  # fmt: skip
+            elif args.stage == "names":
+                merge_mention_links(inputs, temporary)
+            else:
+                count_name_occurrences(inputs[0], args.names, temporary, args.max_pages, args.num_workers)
     else:
         if len(inputs) < 2:
             raise ValueError("--stage merge reads the names file and the parts' occurrence files")

@@ -25,6 +25,7 @@ from allennlp.commands.subcommand import Subcommand
 from luke_allennlp.commands.common import exit_on_bad_input
 from luke_allennlp.luke_japanese import write_tiny_luke_japanese_checkpoint
 from luke_allennlp.tiny_checkpoints import BASE, write_tiny_checkpoint
+from luke_allennlp_compat import lock_output, replaced_output
 
 SIZES = {"tiny": {}, "base": BASE}
 
@@ -72,9 +73,16 @@ class BuildTinyCheckpoint(Subcommand):
 
 
 def _run(args: argparse.Namespace) -> None:
-    output = Path(args.output_dir)
-    if output.exists() and any(output.iterdir()):
-        raise ValueError(f"{output} is not empty")
+    with lock_output(args.output_dir):  # one writer; the checkpoint built beside the output, renamed into place
+        if Path(args.output_dir).exists() and any(Path(args.output_dir).iterdir()):
+            raise ValueError(f"{args.output_dir} is not empty")
+        with replaced_output(args.output_dir, directory=True) as building:
+            _build(args, Path(building))
+    print(f"wrote {args.output_dir}: a random {args.size} {args.kind} checkpoint (use it as "
+          f"MODEL_NAME={args.output_dir})")  # fmt: skip
+
+
+def _build(args: argparse.Namespace, output: Path) -> None:
     japanese = args.kind.startswith("luke-japanese")
     if args.tokenizer is None and not (japanese and args.jglue is not None):
         raise ValueError("--tokenizer is required" + (" (or --jglue for luke-japanese)" if japanese else ""))
@@ -91,4 +99,3 @@ def _run(args: argparse.Namespace) -> None:
     else:
         write_tiny_checkpoint(output, args.kind, seed=args.seed, tokenizer=args.tokenizer,
                               entity_vocab=args.entity_vocab, **SIZES[args.size])  # fmt: skip
-    print(f"wrote {output}: a random {args.size} {args.kind} checkpoint (use it as MODEL_NAME={output})")

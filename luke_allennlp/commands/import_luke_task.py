@@ -38,6 +38,7 @@ from luke_allennlp.commands.task_checkpoints import BY_ARCHITECTURE, SPECIAL_ENT
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.evaluation.per_instance_serializer import PER_INSTANCE_EVALUATION
 from luke_allennlp.modeling.loading import checkpoint_entities, read_config, read_state_dict, read_tokenizer_config
+from luke_allennlp_compat import lock_output
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,12 @@ def import_luke_task(
     batch_size: int = 8,
 ) -> str:
     """Writes `output_dir/model.tar.gz` (see the module's docstring) and returns its path."""
+    with lock_output(os.path.join(output_dir, "model.tar.gz")):  # one writer (the archive is renamed into place)
+        return _import_luke_task(checkpoint, output_dir, task, outside_label, batch_size)
+
+
+def _import_luke_task(checkpoint: str, output_dir: str, task: Optional[str], outside_label: Optional[str],
+                      batch_size: int) -> str:  # fmt: skip
     from allennlp.common import Params
     from allennlp.common.meta import META_NAME, Meta
     from allennlp.data import Vocabulary

@@ -14,6 +14,7 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import exit_on_bad_input
 from luke_allennlp.training.metrics.squad_em_and_f1 import exact_match_score, f1_score, max_over_golds
+from luke_allennlp_compat import writing_output
 
 
 @Subcommand.register("squad-predictions")
@@ -82,7 +83,7 @@ def official_scores(dataset_path: str, predictions: Dict[str, str]) -> Dict[str,
 
 def _run(args: argparse.Namespace) -> None:
     predictions = read_predictions(args.predictions)
-    with open(args.output, "w", encoding="utf-8") as f:
+    with writing_output(args.output) as temporary, open(temporary, "w", encoding="utf-8") as f:
         json.dump(predictions, f, ensure_ascii=False)
     print(f"wrote {len(predictions)} predictions to {args.output}")
     if args.dataset:

@@ -61,6 +61,7 @@ from luke_allennlp.wikipedia.parts import TitleIndex, TitleWriter, connect, sum_
 from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING
 from luke_allennlp.wikipedia.sentences import sentence_splitter
 from luke_allennlp.wikipedia.titles import Namespaces
+from luke_allennlp_compat import lock_output, replaced_output
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
@@ -366,18 +367,18 @@ def build_pretraining_corpus(
         merge; the parts' corpora are then joined by `merge_pretraining_corpus`. By default the dump's own titles.
     """
     out = Path(out_dir)
+    # One builder per output (`OUT_DIR.lock`); built in a directory beside it, renamed into place when complete: a
+    # failure leaves no half-built corpus, and removes nothing but that directory.
+    with lock_output(out):
+        _check_empty(out)
+        with replaced_output(out, directory=True) as building:
+            return _build(dump_path, tokenizer_name, entity_vocab_path, Path(building), options, num_workers,
+                          max_pages, titles)  # fmt: skip
+
+
+def _check_empty(out: Path) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FileExistsError(f"{out}: the output directory exists and is not empty")
-    created = not out.exists()
-    try:
-        return _build(dump_path, tokenizer_name, entity_vocab_path, out, options, num_workers, max_pages, titles)
-    except BaseException:  # leave no half-built corpus behind
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        else:
-            for child in out.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-        raise
 
 
 def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: CorpusOptions, num_workers: int,
@@ -587,8 +588,6 @@ def merge_pretraining_corpus(
     dump gives: rows in order, counts added up. The parts must share tokenizer, entity vocabulary and options.
     Returns the metadata.
     """
-    from datasets import concatenate_datasets, load_from_disk
-
     if not part_dirs:
         raise ValueError("no corpus parts to merge")
     parts = [Path(d) for d in part_dirs]
@@ -605,11 +604,16 @@ def merge_pretraining_corpus(
             raise ValueError(f"{part}: built with other options or another entity vocabulary than {parts[0]}")
         if (part / ENTITY_VOCAB_FILE).read_bytes() != (parts[0] / ENTITY_VOCAB_FILE).read_bytes():
             raise ValueError(f"{part}: another entity vocabulary than {parts[0]}'s")
-    out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise FileExistsError(f"{out}: the output directory exists and is not empty")
+    with lock_output(out_dir):  # (one writer; written beside the output and renamed into place, as the builder)
+        _check_empty(Path(out_dir))
+        with replaced_output(out_dir, directory=True) as building:
+            return _merge(parts, metadata, Path(building))
+
+
+def _merge(parts: List[Path], metadata: List[Dict[str, Any]], out: Path) -> Dict[str, Any]:
+    from datasets import concatenate_datasets, load_from_disk
+
     dataset = concatenate_datasets([load_from_disk(str(part)) for part in parts])
-    out.mkdir(parents=True, exist_ok=True)
     dataset.save_to_disk(str(out), num_shards=None if dataset.num_rows else 1)
     shutil.copytree(parts[0] / TOKENIZER_DIR, out / TOKENIZER_DIR)
     shutil.copyfile(parts[0] / ENTITY_VOCAB_FILE, out / ENTITY_VOCAB_FILE)
