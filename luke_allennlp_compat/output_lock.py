@@ -154,11 +154,12 @@ def lock_output(output: Any, advice: Optional[str] = None) -> OutputLock:
 
 
 @contextlib.contextmanager
-def replaced_output(output: Any, directory: bool = False) -> Iterator[str]:
+def replaced_output(output: Any, directory: bool = False, merge: bool = False) -> Iterator[str]:
     """
     Yields a temporary path beside `output` (an empty directory if `directory`) to write, and renames it into place
-    when the block ends without error (over an existing file, or an empty directory); on an error only the temporary
-    is removed. The caller holds the output's lock (`lock_output`); `writing_output` takes it.
+    when the block ends without error (over an existing file, or an empty directory; with `merge`, into an existing
+    directory: each entry renamed over the one of its name, the others kept); on an error only the temporary is
+    removed. The caller holds the output's lock (`lock_output`); `writing_output` takes it.
     """
     output = os.path.abspath(os.fspath(output)).rstrip(os.sep)
     parent, name = os.path.split(output)
@@ -170,6 +171,13 @@ def replaced_output(output: Any, directory: bool = False) -> Iterator[str]:
         os.mkdir(temporary)
     try:
         yield temporary
+        if directory and merge and os.path.isdir(output) and os.listdir(output):
+            for entry in sorted(os.listdir(temporary)):
+                target = os.path.join(output, entry)
+                if os.path.isdir(target) and not os.path.islink(target):
+                    remove(target)
+                os.replace(os.path.join(temporary, entry), target)
+            return
         if directory and os.path.isdir(output) and not os.listdir(output):
             os.rmdir(output)  # (an empty directory the user made: os.replace cannot replace it on every system)
         os.replace(temporary, output)

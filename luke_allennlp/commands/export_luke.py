@@ -41,7 +41,7 @@ from luke_allennlp.commands.task_checkpoints import (
     uses_markers,
 )
 from luke_allennlp.modeling.loading import EXTRA_QUERIES, save_safetensors
-from luke_allennlp_compat import check_archive_config, extract_archive, lock_output
+from luke_allennlp_compat import check_archive_config, extract_archive, lock_output, replaced_output
 
 # Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
 ENTITY_MARKERS = {"<ent>": "@", "<ent2>": "#"}
@@ -93,15 +93,18 @@ def export_luke(
             os.path.join(extracted, "config.json"), archive_file
         )  # (the archive named, not `extracted`)
         archive = load_archive(extracted, cuda_device=-1, overrides=json.dumps(_load_overrides(model_type)))
-        if model_type in BY_MODEL_TYPE:
-            _export_task(archive, BY_MODEL_TYPE[model_type], archive_file, output_dir, tokenizer, lite)
-            return
-        if not isinstance(archive.model, LukePretraining):
+        if model_type not in BY_MODEL_TYPE and not isinstance(archive.model, LukePretraining):
             raise ValueError(
                 f"{archive_file} holds a {type(archive.model).__name__}, not a luke_pretraining model or one of "
                 f"{sorted(BY_MODEL_TYPE)}"
             )
-        _export_pretraining(archive, archive_file, output_dir, tokenizer, entity_vocab, lite)
+        # Written beside OUTPUT_DIR and renamed into place (file by file into an existing directory) when complete.
+        with replaced_output(output_dir, directory=True, merge=True) as building:
+            if model_type in BY_MODEL_TYPE:
+                written = _export_task(archive, BY_MODEL_TYPE[model_type], archive_file, building, tokenizer, lite)
+            else:
+                written = _export_pretraining(archive, archive_file, building, tokenizer, entity_vocab, lite)
+    print(f"Wrote {output_dir}: {written}")
 
 
 def _load_overrides(model_type: Optional[str]) -> Dict[str, bool]:
@@ -114,7 +117,7 @@ def _load_overrides(model_type: Optional[str]) -> Dict[str, bool]:
 
 
 def _export_pretraining(archive, archive_file: str, output_dir: str, tokenizer: Optional[str],
-                        entity_vocab: Optional[str], lite: bool) -> None:  # fmt: skip
+                        entity_vocab: Optional[str], lite: bool) -> str:  # fmt: skip
     from luke_allennlp.data.entity_vocab import EntityVocab
     from luke_allennlp.modeling import LukeForPretraining
 
@@ -153,8 +156,8 @@ def _export_pretraining(archive, archive_file: str, output_dir: str, tokenizer: 
     release = LukeForPretraining(config)
     release.load_state_dict(state)
     release.save_pretrained(output_dir)
-    print(
-        f"Wrote {output_dir}: LukeForMaskedLM with {config.vocab_size} words and {config.entity_vocab_size} entities "
+    return (
+        f"LukeForMaskedLM with {config.vocab_size} words and {config.entity_vocab_size} entities "
         f"(entity-aware attention), and {type(luke_tokenizer).__name__} files"
     )
 
@@ -282,7 +285,7 @@ def _add_marker_rows(state: Dict[str, torch.Tensor], word_table: str, extra: Lis
 
 
 def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: str, tokenizer: Optional[str],
-                 lite: bool) -> None:  # fmt: skip
+                 lite: bool) -> str:  # fmt: skip
     """A fine-tuned task archive as the matching transformers class (see `task_checkpoints`)."""
     from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
     from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
@@ -340,8 +343,8 @@ def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: s
     with open(os.path.join(output_dir, "config.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, indent=2, sort_keys=True)
     save_safetensors({k: v.contiguous() for k, v in state.items()}, os.path.join(output_dir, "model.safetensors"))
-    print(
-        f"Wrote {output_dir}: {spec.architecture} with {len(labels)} labels and {config.entity_vocab_size} entities, "
+    return (
+        f"{spec.architecture} with {len(labels)} labels and {config.entity_vocab_size} entities, "
         f"and {type(luke_tokenizer).__name__} files (task={mode})"
     )
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from luke_allennlp_compat import OutputInUseError, OutputLock, is_global_primary, lock_output, writing_output
+from luke_allennlp_compat import (
+    OutputInUseError,
+    OutputLock,
+    is_global_primary,
+    lock_output,
+    replaced_output,
+    writing_output,
+)
 from tests.conftest import FIXTURES, REPO_ROOT
 
 HOLDER = """
@@ -77,10 +84,13 @@ def test_writing_output_replaces_only_on_success_and_removes_only_its_own_tempor
     output.mkdir()  # (an empty directory made beforehand is replaced)
     with writing_output(output, directory=True) as temporary:
         (Path(temporary) / "part").write_text("whole")
-    assert (output / "part").read_text() == "whole" and sorted(p.name for p in tmp_path.iterdir()) == [
-        "corpus",
-        "other",
-    ]
+    assert (output / "part").read_text() == "whole"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "other"]
+    (output / "kept").write_text("the user's")  # (export-luke into an existing directory: file by file)
+    with replaced_output(output, directory=True, merge=True) as temporary:
+        (Path(temporary) / "part").write_text("newer")
+    assert (output / "part").read_text() == "newer" and (output / "kept").read_text() == "the user's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "other"]
 
 
 def test_only_the_global_primary_locks(monkeypatch):
