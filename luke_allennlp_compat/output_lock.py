@@ -6,9 +6,9 @@ interleaved and the config, metrics and archive whichever wrote last; `-f` delet
 writing. Two builders into one output (`build-entity-vocab`, `build-pretraining-corpus`, ...) corrupted it, or the
 loser's clean-up deleted the winner's work.
 
-An `OutputLock` is an exclusive POSIX record lock (`fcntl.lockf`: released by the OS when its process dies, even by
-SIGKILL, not inherited by forked workers, and honoured over NFS) on a lock file, which holds its holder's PID, host,
-start time and command; a second writer is refused with an `OutputInUseError` naming them, in one line. The lock file
+An `OutputLock` is an exclusive `flock` on a lock file (released by the OS when its process and the workers it forked
+end, even by SIGKILL; held whatever else the process opens and closes, which a POSIX `lockf` lock is not; emulated
+with byte-range locks over NFS), which holds its holder's PID, host, start time and command; a second writer is refused with an `OutputInUseError` naming them, in one line. The lock file
 is removed on release (a stale one, left by a killed holder, is simply taken over). `train_model` takes the lock of its
 serialization directory (`DIR/.lock`) for the run's life, before `-f` removes anything; only the global primary takes it
 (`node_rank` 0 under allennlp's launch, `RANK` 0 under torchrun), since the other nodes of a distributed run share the
@@ -84,14 +84,14 @@ class OutputLock:
         for _ in range(100):  # (a holder may remove the file between our open and our lock: then again)
             fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as error:
-                os.close(fd)  # (this process holds no lock on it: closing releases nothing)
-                if error.errno not in (errno.EACCES, errno.EAGAIN):
+                os.close(fd)
+                if error.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
                     raise
                 raise OutputInUseError(self._refusal(_read_holder(self.lock_file))) from None
             try:
-                current = os.fstat(fd).st_ino == os.stat(self.lock_file).st_ino
+                current = os.path.samestat(os.fstat(fd), os.stat(self.lock_file))
             except FileNotFoundError:
                 current = False
             if current:

@@ -30,6 +30,16 @@ print("holding", flush=True)
 time.sleep(600)
 """
 
+TRY = """
+import sys
+from luke_allennlp_compat.output_lock import OutputInUseError, OutputLock
+try:
+    OutputLock(sys.argv[1], sys.argv[2]).acquire()
+    print("acquired")
+except OutputInUseError as error:
+    print(error)
+"""
+
 
 @pytest.fixture
 def holder():
@@ -132,16 +142,20 @@ def test_a_serialization_directory_has_one_run_at_a_time(holder, tiny_luke_dir, 
     seen = []
 
     def worker(*args, **kwargs):
-        seen.append((run / ".lock").read_text())
+        seen.append((run / ".lock").read_text())  # (reading the file in this process keeps the lock: flock)
         with pytest.raises(OutputInUseError):
             OutputLock(run / ".lock", run).acquire()
+        other = subprocess.run([sys.executable, "-c", TRY, str(run / ".lock"), str(run)], capture_output=True,
+                               text=True, cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})  # fmt: skip
+        seen.append(other.stdout)
 
     process.kill()
     process.wait()
     monkeypatch.setattr(train_command, "_train_worker", worker)
     monkeypatch.setattr(sys, "argv", ["allennlp", "train", config, "-s", str(run), "-f", "--dry-run"])
     main(prog="allennlp")
-    assert len(seen) == 1 and seen[0].startswith(f"PID {os.getpid()} on host {socket.gethostname()}")
+    assert len(seen) == 2 and seen[0].startswith(f"PID {os.getpid()} on host {socket.gethostname()}")
+    assert seen[1].startswith(f"{run} is in use by another process (PID {os.getpid()} "), seen[1]
     assert sorted(p.name for p in run.iterdir()) == ["config.json", "meta.json"]  # (-f: the old run's files gone)
     # Another node's process (or a torchrun rank other than 0) never takes the lock: the primary holds it.
     process = holder(run / ".lock", run)
