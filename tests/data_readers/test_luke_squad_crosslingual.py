@@ -159,3 +159,18 @@ def test_per_language_dictionaries_need_a_language(tiny_mluke_xquad_dir, squad_m
     with pytest.raises(ValueError, match="translate_from='de': no mention dictionary of that language"):
         LukeSquadReader(str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)},
                         translate_candidates_from="de")  # fmt: skip
+
+
+def test_a_passage_in_a_language_given_to_text_to_instance(tiny_mluke_xquad_dir, squad_mention_dictionary):
+    """As the predictor passes an input's "language": a German passage gets the German titles of the English page's
+    targets ("Kalifornien" for California), the same text without a language the English page's names only."""
+    reader = LukeSquadReader(str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)},
+                             translate_candidates_from="en")  # fmt: skip
+    vocab = reader.entity_vocab
+    german = reader.text_to_instance("Wer gewann?", "Die Broncos gewannen in Kalifornien.", title="Super_Bowl_50",
+                                     language="de")  # fmt: skip
+    assert [(text, vocab.title(i, language="en")) for text, i in _mentions(german, reader)] == [
+        ("Broncos", "Denver Broncos"), ("Kalifornien", "California")]  # fmt: skip
+    english = reader.text_to_instance("Wer gewann?", "Die Broncos gewannen in Kalifornien.", title="Super_Bowl_50",
+                                      language="en")  # fmt: skip
+    assert [text for text, _ in _mentions(english, reader)] == ["Broncos"]
