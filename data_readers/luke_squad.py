@@ -150,7 +150,6 @@ class LukeSquadReader(DatasetReader):
         elif entity_vocab is not None or translate_candidates_from is not None:
             raise ValueError("entity_vocab and translate_candidates_from are only used with mention_dictionary "
                              "(entity inputs)")  # fmt: skip
-        self._file_language: Optional[str] = None
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
         # The questions of a passage come one after another: its subwords and mentions are computed once.
         self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
@@ -236,6 +235,10 @@ class LukeSquadReader(DatasetReader):
         the passage's (default: the reader's).
         """
         _check_not_empty(question, context, question_id)
+        language = language or self.language
+        if self.linker is not None and language is None and self.linker.by_language():
+            raise ValueError(f"{question_id}: which language is the passage in? The mention dictionaries are per "
+                             "language: give the reader's language or the input's")  # fmt: skip
         stats = self.stats
         stats["questions"] += 1
         pair = self.encoder.encode(question, context, self._tokenize_passage(context))
@@ -263,7 +266,7 @@ class LukeSquadReader(DatasetReader):
             max_context=max_context,
         )
         if self.linker is not None:
-            fields.update(self._entity_fields(pair, title, question_id, language or self.language))
+            fields.update(self._entity_fields(pair, title, question_id, language))
         if answers:
             first = self.answer_subwords(pair.passage, *answers[0])
             if first is not None and self.subword_text(pair.passage, *first) != answers[0][1].strip():

@@ -213,7 +213,7 @@ class LukeEntityClozePredictor(LukePredictor):
 
 def _model_vocabularies(model: Model, tokenizer: Optional[str], entity_vocab: Optional[str]) -> "tuple[str, str]":
     """The tokenizer and entity vocabulary of a `luke_pretraining` model: those given, else its corpus's (the model's
-    `entity_vocab`, a corpus directory as the configs give it), else its `model_name`'s tokenizer."""
+    `entity_vocab`, a corpus directory as the configs give it), else its `model_name`'s (a LUKE checkpoint's)."""
     from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
 
     source = entity_vocab or getattr(model, "entity_vocab_source", None)
@@ -223,8 +223,9 @@ def _model_vocabularies(model: Model, tokenizer: Optional[str], entity_vocab: Op
             corpus = PretrainingCorpus(corpus_directories(source)[0])
         except (OSError, ValueError):
             corpus = None
-    vocab_path = corpus.entity_vocab_path if corpus is not None else source
-    tokenizer_path = tokenizer or (corpus.tokenizer_path if corpus is not None else getattr(model, "model_name", None))
+    model_name = getattr(model, "model_name", None)
+    vocab_path = corpus.entity_vocab_path if corpus is not None else source or model_name  # (a LUKE checkpoint's)
+    tokenizer_path = tokenizer or (corpus.tokenizer_path if corpus is not None else model_name)
     if vocab_path is None or tokenizer_path is None:
         raise ValueError('the model does not name its tokenizer and entity vocabulary: pass them with --predictor-args '
                          '\'{"tokenizer": ..., "entity_vocab": ...}\'')  # fmt: skip

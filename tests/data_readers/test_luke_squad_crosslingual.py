@@ -174,3 +174,5 @@ def test_a_passage_in_a_language_given_to_text_to_instance(tiny_mluke_xquad_dir,
     english = reader.text_to_instance("Wer gewann?", "Die Broncos gewannen in Kalifornien.", title="Super_Bowl_50",
                                       language="en")  # fmt: skip
     assert [text for text, _ in _mentions(english, reader)] == ["Broncos"]
+    with pytest.raises(ValueError, match="q7: which language is the passage in"):
+        reader.text_to_instance("Wer gewann?", "Die Broncos gewannen.", title="Super_Bowl_50", question_id="q7")
