@@ -1,14 +1,14 @@
 import logging
-import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, MetadataField
 
-from luke_allennlp.data.entity_mentions import MentionLinker, Mentions, check_entity_limits, entity_tensor_fields
+from luke_allennlp.data.crosslingual_mentions import NONE, TRANSLATED, CrossLingualLinker, language_of_file
+from luke_allennlp.data.entity_mentions import Mentions, check_entity_limits, entity_tensor_fields
 from luke_allennlp.data.files import SeenIds, load_json, nonempty, require
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
 from luke_allennlp.data.tokenization import load_fast_tokenizer
@@ -19,13 +19,13 @@ from luke_allennlp.data.windows import (
     stack_window_entities,
     stack_windows,
 )
-from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
 
 STATS = ("questions", "windows", "split_passages", "truncated_questions", "answers_cutting_subwords",
          "answers_outside_windows", "pages_not_in_dictionary", "mentions", "mentions_not_in_entity_vocab",
-         "mentions_too_long", "mentions_cut_by_max_entities")  # fmt: skip
+         "mentions_too_long", "mentions_cut_by_max_entities", "contexts", "contexts_with_candidates",
+         "contexts_with_translated_candidates", "contexts_without_candidates")  # fmt: skip
 
 
 @dataclass
@@ -62,6 +62,16 @@ class LukeSquadReader(DatasetReader):
     dictionary when it is built). Without `mention_dictionary` there are no entity inputs (the "w/o entity
     inputs" ablation of Table 5).
 
+    In any language (mLUKE-E, the cross-lingual experiments of mLUKE): with an mLUKE checkpoint, a passage in
+    language X gets the names linked on its page in X's mention dictionary (`mention_dictionary` as `{language:
+    file}`), their targets X's titles in the multilingual entity vocabulary; a page found by its title as written
+    (MLQA) or by its title's entity's X title (XQuAD's titles are English). Where X has no dictionary or it lacks
+    the page, `translate_candidates_from` (e.g. `"en"`) translates that language's page candidates into X through
+    the vocabulary's inter-language links: each target becomes its entity's X title, as a name to find in the X
+    passage (see `luke_allennlp.data.crosslingual_mentions`). The language of a file is `language`, or else read
+    from XQuAD's and MLQA's file names (`xquad.de.json`, `test-context-de-question-en.json`). Counted per file:
+    contexts (passages), those with candidates (of their own language or translated) and those without.
+
     Bad input (a missing field, an answer whose `answer_start` does not point at its text, a repeated question
     id, an empty question or passage) raises an error naming the file and the question. Counted and logged
     per file (also in `self.stats`): passages split into several windows, questions cut to
@@ -83,9 +93,9 @@ class LukeSquadReader(DatasetReader):
         leaves after the special tokens, so that short inputs keep room for the passage.
     question_first : `bool`, optional (default = `None`)
         Whether the question comes first in the pair; `None` follows the tokenizer (XLNet: passage first).
-    mention_dictionary : `str`, optional (default = `None`)
+    mention_dictionary : `Union[str, Dict[str, str]]`, optional (default = `None`)
         The file written by `allennlp build-mention-dictionary` (SQLite, queried page by page; or JSON, loaded
-        whole); enables entity inputs.
+        whole), or one per language (`{"en": ..., "de": ...}`, each that language's dump's); enables entity inputs.
     entity_vocab : `str`, optional (default = `None`)
         The entity vocabulary of the checkpoint's entity table (any format `EntityVocab.from_file` reads);
         `None` is the checkpoint's `entity_vocab.json` (an mLUKE checkpoint's `language:title` keys read as titles
@@ -96,6 +106,12 @@ class LukeSquadReader(DatasetReader):
         Entities per window (question entities first); the rest are cut (counted).
     max_mention_length : `int`, optional (default = `30`)
         Longest mention in subwords; longer matches are skipped (counted).
+    language : `str`, optional (default = `None`)
+        The passages' language (a Wikipedia code: `de`, `zh`); `None`: from the file name (XQuAD, MLQA), else
+        unknown (titles of any language of the vocabulary; an error with per-language dictionaries).
+    translate_candidates_from : `str`, optional (default = `None`)
+        A language of `mention_dictionary` whose page candidates are translated for passages of other languages
+        whose own dictionary lacks the page (needs a multilingual entity vocabulary).
     """
 
     def __init__(
@@ -105,11 +121,13 @@ class LukeSquadReader(DatasetReader):
         doc_stride: int = 128,
         max_question_length: int = 64,
         question_first: Optional[bool] = None,
-        mention_dictionary: Optional[str] = None,
+        mention_dictionary: Optional[Union[str, Dict[str, str]]] = None,
         entity_vocab: Optional[str] = None,
         min_link_probability: float = 0.01,
         max_entities: int = 128,
         max_mention_length: int = 30,
+        language: Optional[str] = None,
+        translate_candidates_from: Optional[str] = None,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
@@ -123,30 +141,46 @@ class LukeSquadReader(DatasetReader):
         self.max_entities = max_entities
         self.max_mention_length = max_mention_length
         self.min_link_probability = min_link_probability
-        self.linker: Optional[MentionLinker] = None
-        self.mention_dictionary = None
+        self.language = language
+        self.linker: Optional[CrossLingualLinker] = None
         if mention_dictionary is not None:
-            self.linker = MentionLinker(
-                model_name, mention_dictionary, entity_vocab, min_link_probability, max_mention_length
-            )
-            self.mention_dictionary, self.entity_vocab = self.linker.dictionary, self.linker.entity_vocab
-        elif entity_vocab is not None:
-            raise ValueError("entity_vocab is only used with mention_dictionary (entity inputs)")
+            self.linker = CrossLingualLinker(model_name, mention_dictionary, entity_vocab, min_link_probability,
+                                             max_mention_length, translate_candidates_from)  # fmt: skip
+            self.entity_vocab = self.linker.entity_vocab
+        elif entity_vocab is not None or translate_candidates_from is not None:
+            raise ValueError("entity_vocab and translate_candidates_from are only used with mention_dictionary "
+                             "(entity inputs)")  # fmt: skip
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
         # The questions of a passage come one after another: its subwords and mentions are computed once.
         self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
         self._passage_mentions_cache: Tuple[Any, Optional[Mentions]] = (None, None)
 
+    @property
+    def mention_dictionary(self) -> Any:
+        """The mention dictionary (the first, with one per language), None without entity inputs."""
+        return next(iter(self.linker.linkers.values())).dictionary if self.linker is not None else None
+
     # --- reading files -------------------------------------------------------------------------------
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
+        language = self.language or language_of_file(file_path)
+        if self.linker is not None and language is None and self.linker.by_language():
+            raise ValueError(
+                f"{file_path}: which language are its passages in? The mention dictionaries are per language: give "
+                "the reader's language (or name the file as XQuAD's xquad.de.json or MLQA's "
+                "test-context-de-question-en.json)"
+            )
         questions = nonempty(self.read_questions(cached_path(file_path), file_path), file_path)
         for question in self.shard_iterable(questions):
-            yield self.text_to_instance(
-                question.question, question.context, question.answers, question.title, question.question_id
-            )
-        logger.info("%s: %s", file_path, self.stats)
+            yield self.text_to_instance(question.question, question.context, question.answers, question.title,
+                                        question.question_id, language)  # fmt: skip
+        stats = self.stats
+        if self.linker is not None:
+            logger.info("%s (%s): %d contexts, %d with entity candidates (%d translated), %d without", file_path,
+                        language or "language not given", stats["contexts"], stats["contexts_with_candidates"],
+                        stats["contexts_with_translated_candidates"], stats["contexts_without_candidates"])  # fmt: skip
+        logger.info("%s: %s", file_path, stats)
 
     @staticmethod
     def read_questions(path: str, name: Optional[str] = None) -> Iterator[SquadQuestion]:
@@ -193,12 +227,18 @@ class LukeSquadReader(DatasetReader):
         answers: Optional[Sequence[Tuple[int, str]]] = None,
         title: Optional[str] = None,
         question_id: str = "input",
+        language: Optional[str] = None,
     ) -> Instance:
         """
         One question. `answers`: gold (character start, text) pairs, the first giving the labels; `title`: the
-        Wikipedia page of the passage, whose links give the entity inputs (with a mention dictionary).
+        Wikipedia page of the passage, whose links give the entity inputs (with a mention dictionary); `language`:
+        the passage's (default: the reader's).
         """
         _check_not_empty(question, context, question_id)
+        language = language or self.language
+        if self.linker is not None and language is None and self.linker.by_language():
+            raise ValueError(f"{question_id}: which language is the passage in? The mention dictionaries are per "
+                             "language: give the reader's language or the input's")  # fmt: skip
         stats = self.stats
         stats["questions"] += 1
         pair = self.encoder.encode(question, context, self._tokenize_passage(context))
@@ -225,8 +265,8 @@ class LukeSquadReader(DatasetReader):
             passage_subwords=passage_subwords,
             max_context=max_context,
         )
-        if self.mention_dictionary is not None:
-            fields.update(self._entity_fields(pair, title, question_id))
+        if self.linker is not None:
+            fields.update(self._entity_fields(pair, title, question_id, language))
         if answers:
             first = self.answer_subwords(pair.passage, *answers[0])
             if first is not None and self.subword_text(pair.passage, *first) != answers[0][1].strip():
@@ -270,19 +310,27 @@ class LukeSquadReader(DatasetReader):
 
     # --- entity inputs ---------------------------------------------------------------------------------
 
-    def _entity_fields(self, pair: EncodedPair, title: Optional[str], question_id: str) -> Dict[str, Field]:
+    def _entity_fields(
+        self, pair: EncodedPair, title: Optional[str], question_id: str, language: Optional[str]
+    ) -> Dict[str, Field]:
         """Entities of the matched names per window: the question's in every window, then the passage's that
         the window holds whole, up to `max_entities`."""
-        matcher = self._matcher(title) if title is not None else None
+        assert self.linker is not None
+        matcher, source = self.linker.page_matcher(title, language) if title is not None else (None, NONE)
         if title is not None and matcher is None:
             self.stats["pages_not_in_dictionary"] += 1
-        question, passage = Mentions(), Mentions()
-        if matcher is not None:
-            question = self._mentions(matcher, pair.question)
-            key = (title, pair.passage.text)
-            if self._passage_mentions_cache[0] != key:
-                self._passage_mentions_cache = (key, self._mentions(matcher, pair.passage))
-            passage = self._passage_mentions_cache[1]  # type: ignore[assignment]
+        key = (title, language, pair.passage.text)
+        new_context = self._passage_mentions_cache[0] != key
+        if new_context:  # (the questions of a passage come one after another)
+            passage_mentions = self.linker.find(matcher, pair.passage) if matcher is not None else Mentions()
+            self._passage_mentions_cache = (key, passage_mentions)
+            self.stats["contexts"] += 1
+            self.stats["contexts_with_candidates"] += source != NONE
+            self.stats["contexts_with_translated_candidates"] += source == TRANSLATED
+            self.stats["contexts_without_candidates"] += source == NONE
+        passage = self._passage_mentions_cache[1]
+        assert passage is not None
+        question = self.linker.find(matcher, pair.question) if matcher is not None else Mentions()
         for name in ("not_in_entity_vocab", "too_long"):
             self.stats[f"mentions_{name}"] += getattr(question, name) + getattr(passage, name)
         self.stats["mentions"] += len(question.entities) + len(passage.entities)
@@ -301,17 +349,6 @@ class LukeSquadReader(DatasetReader):
         width = max(1, max(map(len, rows)))  # at least one (padding) entity, so that every batch has entity inputs
         table, mask, types = stack_window_entities(windows, rows, width)
         return entity_tensor_fields(self.tokenizer.pad_token_id, table, mask, types)
-
-    def _matcher(self, title: str) -> Optional[NameMatcher]:
-        """The names linked on page `title` (`MentionLinker.page_matcher`)."""
-        assert self.linker is not None
-        # SQuAD's titles are URL-quoted page names (Beyonc%C3%A9, Super_Bowl_50), as LUKE's code reads them.
-        return self.linker.page_matcher(urllib.parse.unquote(title))
-
-    def _mentions(self, matcher: NameMatcher, text: TokenizedText) -> Mentions:
-        """The names found in `text` whose targets are in the vocabulary, as entities over their subwords."""
-        assert self.linker is not None
-        return self.linker.find(matcher, text)
 
 
 def _check_not_empty(question: str, context: str, where: str) -> None:

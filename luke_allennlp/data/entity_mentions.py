@@ -7,12 +7,13 @@ entity).
 
 import logging
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import numpy as np
 from allennlp.common.file_utils import cached_path
 from allennlp.data.fields import Field
 
+from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields
 from luke_allennlp.modeling.loading import read_config
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
@@ -64,6 +65,11 @@ class MentionLinker:
         Names linked less often than this where they occur are not looked for.
     max_mention_length : `int`, optional (default = `30`)
         Longest mention in subwords; longer matches are skipped (counted).
+    language : `str`, optional (default = `None`)
+        The dictionary's language: with a multilingual (mLUKE) entity vocabulary, targets are that language's
+        titles (`Spree` in German is the river, whatever an English "Spree" is); `None`: a title of any language.
+    vocab : `EntityVocab`, optional (default = `None`)
+        The entity vocabulary already read (by another linker of the same checkpoint): `entity_vocab` unread.
     """
 
     def __init__(
@@ -73,15 +79,18 @@ class MentionLinker:
         entity_vocab: Optional[str] = None,
         min_link_probability: float = 0.01,
         max_mention_length: int = 30,
+        language: Optional[str] = None,
+        vocab: Optional[EntityVocab] = None,
     ) -> None:
         from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
         from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 
         self.dictionary = MentionDictionary.from_file(cached_path(mention_dictionary))
-        self.entity_vocab = checkpoint_entity_vocab(model_name, entity_vocab)
+        self.language = language
+        self.entity_vocab = vocab if vocab is not None else checkpoint_entity_vocab(model_name, entity_vocab)
         config = read_config(model_name)
         rows = config.get("entity_vocab_size") if config.get("model_type") == "luke" else None
-        if rows is not None and len(self.entity_vocab) > rows:
+        if vocab is None and rows is not None and len(self.entity_vocab) > rows:
             raise ValueError(
                 f"the entity vocabulary has {len(self.entity_vocab)} ids but {model_name}'s entity table {rows} rows"
             )
@@ -93,6 +102,7 @@ class MentionLinker:
         self.max_mention_length = max_mention_length
         self._page_matchers: Dict[str, Optional[NameMatcher]] = {}
         self._text_matcher: Optional[NameMatcher] = None
+        self._languages: Optional[Set[str]] = None
 
     def page_matcher(self, title: str) -> Optional[NameMatcher]:
         """The names linked on page `title` with their entity ids (None for targets not in the entity vocabulary),
@@ -103,10 +113,29 @@ class MentionLinker:
                 logger.warning("page %r is not in the mention dictionary: no entities for its passages", title)
                 self._page_matchers[title] = None
             else:
-                keep = {name: self.entity_vocab.get(target) for name, target in names.items()
+                keep = {name: target for name, target in names.items()
                         if self.dictionary.link_probability(name) >= self.min_link_probability}  # fmt: skip
-                self._page_matchers[title] = NameMatcher(keep)
+                self._page_matchers[title] = NameMatcher(self.entity_ids(keep, self.language))
         return self._page_matchers[title]
+
+    def entity_id(self, title: str, language: Optional[str] = None) -> Optional[int]:
+        """The id of a title of the dictionary (of `language`, or the linker's, if the vocabulary is multilingual
+        and knows it there; a title of any language otherwise), None if the vocabulary has none."""
+        language = language or self.language
+        if language is not None and self.entity_vocab.language is None:
+            found = self.entity_vocab.get(title, language=language)
+            if found is not None or language in self._vocab_languages():
+                return found
+        return self.entity_vocab.get(title)
+
+    def _vocab_languages(self) -> Set[str]:
+        if self._languages is None:
+            self._languages = set(self.entity_vocab.languages)
+        return self._languages
+
+    def entity_ids(self, names: Dict[str, str], language: Optional[str] = None) -> Dict[str, Optional[int]]:
+        """`{name: target title}` -> `{name: entity id}` (`entity_id`)."""
+        return {name: self.entity_id(target, language) for name, target in names.items()}
 
     def text_matcher(self) -> NameMatcher:
         """Every name of the dictionary at `min_link_probability` or above, with the entity id of its most linked
@@ -116,7 +145,7 @@ class MentionLinker:
         if self._text_matcher is None:
             self._text_matcher = self.dictionary.name_matcher(
                 self.min_link_probability,
-                lambda candidates: self.entity_vocab.get(candidates[0][0]) if candidates else None,
+                lambda candidates: self.entity_id(candidates[0][0]) if candidates else None,
                 cjk_characters=True,
             )
         return self._text_matcher

@@ -73,6 +73,8 @@ class LukePretraining(ReportsMetrics, Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
+        # Where the words and entities come from (the `luke_entity_cloze` predictor reads them).
+        self.model_name, self.entity_vocab_source = model_name, entity_vocab
         if entity_vocab is not None:
             size = read_entity_vocab_size(entity_vocab)
             if entity_vocab_size is not None and entity_vocab_size != size:

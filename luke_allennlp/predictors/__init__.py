@@ -1,3 +1,4 @@
+from luke_allennlp.predictors.luke_entity_cloze import EntityCloze, LukeEntityClozePredictor
 from luke_allennlp.predictors.luke_entity_typing import LukeEntityTypingPredictor
 from luke_allennlp.predictors.luke_multiple_choice import LukeMultipleChoicePredictor
 from luke_allennlp.predictors.luke_predictor import LukePredictor
@@ -7,6 +8,6 @@ from luke_allennlp.predictors.luke_sequence_classifier import LukeSequenceClassi
 from luke_allennlp.predictors.luke_span_ner import LukeSpanNerPredictor
 from luke_allennlp.predictors.luke_squad import LukeSquadPredictor
 
-__all__ = ["LukeEntityTypingPredictor", "LukePredictor", "LukeRecordPredictor", "LukeRelationClassifierPredictor",
+__all__ = ["EntityCloze", "LukeEntityClozePredictor", "LukeEntityTypingPredictor", "LukePredictor", "LukeRecordPredictor", "LukeRelationClassifierPredictor",
            "LukeSpanNerPredictor", "LukeSquadPredictor", "LukeSequenceClassifierPredictor",
            "LukeMultipleChoicePredictor"]  # fmt: skip

@@ -9,8 +9,9 @@ from luke_allennlp.predictors.luke_predictor import LukePredictor
 @Predictor.register("luke_squad")
 class LukeSquadPredictor(LukePredictor):
     """
-    Extractive QA. Input: `{"question": "...", "context": "..."}`, optionally `"id"` and `"title"` (the
-    Wikipedia page of the context, for a model trained with entity inputs). Output: `answer` (a span of the
+    Extractive QA. Input: `{"question": "...", "context": "..."}`, optionally `"id"`, `"title"` (the
+    Wikipedia page of the context, for a model trained with entity inputs) and `"language"` (the context's, for
+    entity inputs in other languages; default: the reader's). Output: `answer` (a span of the
     context), its character `start` and `end` (exclusive) in the context, and `score` (start + end logit).
     """
 
@@ -21,5 +22,7 @@ class LukeSquadPredictor(LukePredictor):
         if "question" not in json_dict or "context" not in json_dict:
             raise ValueError(f'{where}: the input needs "question" and "context"')
         question, context = require(json_dict, "question", str, where), require(json_dict, "context", str, where)
-        title = require(json_dict, "title", str, where) if json_dict.get("title") is not None else None
-        return self._dataset_reader.text_to_instance(question, context, title=title, question_id=where)
+        title, language = (require(json_dict, key, str, where) if json_dict.get(key) is not None else None
+                           for key in ("title", "language"))  # fmt: skip
+        return self._dataset_reader.text_to_instance(question, context, title=title, question_id=where,
+                                                     language=language)  # fmt: skip
