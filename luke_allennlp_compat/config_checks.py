@@ -232,7 +232,12 @@ def repair_train(module: types.ModuleType) -> None:
         return
 
     def patched_train_model(params: Any, *args: Any, **kwargs: Any) -> Any:
-        check_config(params.as_dict(quiet=True))
+        try:
+            check_config(params.as_dict(quiet=True))
+        except ConfigError:
+            raise
+        except Exception:  # a class the checks do not understand: allennlp will judge it as it builds it
+            logger.debug("config checks stopped early", exc_info=True)
         return train_model(params, *args, **kwargs)
 
     replace(module, "train_model", patched_train_model)

@@ -232,3 +232,52 @@ def test_an_interrupted_builder_leaves_no_partial_output(signum, shared_data, tm
         "if complete (outputs are written whole, or removed): run the command again"
     )
     assert os.listdir(tmp_path) == []
+
+
+def test_a_config_value_of_the_wrong_type_anywhere_is_one_line():
+    """allennlp's own "Expected n to be a int." (a config value checked while an object is built, e.g. with
+    `evaluate -o`): a user error, worded for the user; the same TypeError raised elsewhere is not."""
+    from allennlp.common import FromParams, Params
+
+    class Sized(FromParams):
+        def __init__(self, n: int, rate: float = 0.5) -> None:
+            self.n, self.rate = n, rate
+
+    for params, message in [({"n": "2"}, "the config's n must be an integer, not a value of another type"),
+                            ({"n": 2, "rate": "x"}, "the config's rate must be a number, not a value of another type")]:  # fmt: skip
+        with pytest.raises(TypeError) as raised:
+            Sized.from_params(Params(params))
+        assert luke_allennlp_compat.one_line(luke_allennlp_compat.user_error(raised.value)) == message
+    assert luke_allennlp_compat.user_error(TypeError("Expected n to be a int.")) is None
+
+
+def test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line(tiny_luke_dir, tmp_path):
+    """The real command, two runs at once: `allennlp train` killed with SIGTERM once it has started (allennlp's own
+    handler replaced by the layer's), and a string for a number stopping it before any work."""
+    import re
+    import signal
+    import time
+
+    config = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
+    env = {**os.environ, "MODEL_DIR": str(tiny_luke_dir), "DATA": str(FIXTURES / "data" / "sentiment.jsonl")}
+    killed, refused = tmp_path / "killed", tmp_path / "refused"
+    runs = [
+        subprocess.Popen([str(ALLENNLP), "train", config, "-s", str(out), "-o", overrides], stderr=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, text=True, cwd=REPO_ROOT, env=env)
+        for out, overrides in [(killed, '{"trainer.num_epochs": 500}'), (refused, '{"trainer.patience": "3"}')]
+    ]  # fmt: skip
+    deadline = time.monotonic() + 300
+    while not (killed / "config.json").exists() and runs[0].poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    runs[0].send_signal(signal.SIGTERM)
+    (_, killed_err), (_, refused_err) = (run.communicate(timeout=300) for run in runs)
+    assert runs[0].returncode == 128 + signal.SIGTERM and "Traceback" not in killed_err, killed_err[-3000:]
+    assert re.fullmatch(
+        rf"allennlp: error: train interrupted by SIGTERM while [a-z ]+; no checkpoint was saved in {killed} yet: "
+        "nothing to resume, start again",
+        killed_err.splitlines()[-1],
+    ), killed_err[-3000:]
+    assert runs[1].returncode == 1 and refused_err.splitlines()[-1] == (
+        'allennlp: error: trainer.patience: expected an integer, not the string "3"'
+    )
+    assert not refused.exists()
