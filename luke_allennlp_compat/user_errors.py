@@ -207,7 +207,10 @@ def _phase(error: BaseException) -> str:
     phase = "running"
     tb = error.__traceback__
     while tb is not None:
-        phase = PHASES.get(tb.tb_frame.f_code.co_name, phase)
+        name = tb.tb_frame.f_code.co_name
+        reader = type(tb.tb_frame.f_locals.get("self")).__name__.endswith("Reader")
+        if name in PHASES and (reader or name not in ("read", "_read")):  # (not any file's `read`)
+            phase = PHASES[name]
         tb = tb.tb_next
     return phase
 
