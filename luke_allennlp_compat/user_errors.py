@@ -86,19 +86,29 @@ class DiskFullError(OSError):
         return f"no space left on device{where}: free some space (or write elsewhere) and run the command again"
 
 
+DISK_FULL_MESSAGES = ("No space left on device", "Disk quota exceeded", "database or disk is full")  # (SQLite's)
+
+
 def disk_full(error: Optional[BaseException]) -> Optional[OSError]:
-    """The `OSError` of a full disk in `error`'s chain, if there is one."""
+    """The `OSError` of a full disk in `error`'s chain, if there is one (or one made for an error that says so
+    without an errno: SQLite's "database or disk is full", Arrow's IO errors)."""
     seen = set()
     while error is not None and id(error) not in seen:
         if isinstance(error, OSError) and error.errno in DISK_FULL:
             return error
+        if any(message in str(error) for message in DISK_FULL_MESSAGES):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), getattr(error, "filename", None))
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
 
 
 def user_error(error: BaseException) -> Optional[BaseException]:
-    """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user."""
+    """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user; a full
+    disk anywhere in the chain first (it is the cause of whatever else failed)."""
+    full = disk_full(error)
+    if full is not None:
+        return full if isinstance(full, DiskFullError) else DiskFullError(full.errno, full.strerror, full.filename)
     seen = set()
     while error is not None and id(error) not in seen:
         if getattr(type(error), "user_error", False) or _raised_on_purpose(error) or isinstance(error, PATH_ERRORS):
@@ -107,9 +117,6 @@ def user_error(error: BaseException) -> Optional[BaseException]:
             return error
         if isinstance(error, RuntimeError) and str(error).startswith(JSONNET_ERRORS):
             return error
-        if isinstance(error, OSError) and error.errno in DISK_FULL:
-            return error if isinstance(error, DiskFullError) else DiskFullError(error.errno, error.strerror,
-                                                                                error.filename)  # fmt: skip
         if isinstance(error, TypeError) and WRONG_TYPE.match(str(error)) and _raised_in(error, "from_params.py"):
             return error
         seen.add(id(error))

@@ -281,3 +281,13 @@ def test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line(ti
         'allennlp: error: trainer.patience: expected an integer, not the string "3"'
     )
     assert not refused.exists()
+
+
+def test_a_full_disk_said_without_an_errno_is_found_too(tmp_path):
+    """SQLite (the mention dictionary's builder) says "database or disk is full", with no errno."""
+    import sqlite3
+
+    error = sqlite3.OperationalError("database or disk is full")
+    assert luke_allennlp_compat.one_line(luke_allennlp_compat.user_error(error)) == (
+        "no space left on device: free some space (or write elsewhere) and run the command again"
+    )
