@@ -210,15 +210,17 @@ def _option(argv: List[str], *names: str) -> Optional[str]:
     return value
 
 
-def _phase(error: BaseException) -> str:
+def _phase(error: BaseException, interrupted: BaseException) -> str:
+    """What the command was doing: the innermost frame named in `PHASES` of the traceback of `error` and then of
+    the interruption in its chain (caught and wrapped further in)."""
     phase = "running"
-    tb = error.__traceback__
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_name
-        reader = type(tb.tb_frame.f_locals.get("self")).__name__.endswith("Reader")
-        if name in PHASES and (reader or name not in ("read", "_read")):  # (not any file's `read`)
-            phase = PHASES[name]
-        tb = tb.tb_next
+    for tb in (error.__traceback__, interrupted.__traceback__ if interrupted is not error else None):
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_name
+            reader = type(tb.tb_frame.f_locals.get("self")).__name__.endswith("Reader")
+            if name in PHASES and (reader or name not in ("read", "_read")):  # (not any file's `read`)
+                phase = PHASES[name]
+            tb = tb.tb_next
     return phase
 
 
@@ -286,7 +288,7 @@ def repair_commands(module: types.ModuleType) -> None:
                                  else signal.SIGTERM)  # fmt: skip
                 logger.debug("interrupted", exc_info=error)
                 sys.stderr.write(
-                    f"{name}: error: {command} interrupted by {signal.Signals(signum).name} while {_phase(error)}; "
+                    f"{name}: error: {command} interrupted by {signal.Signals(signum).name} while {_phase(error, interrupted)}; "
                     f"{interruption_state(command, argv, started)}\n"
                 )
                 sys.exit(128 + signum)
