@@ -100,7 +100,7 @@ def _check_object(value: Any, cls: type, path: str, open_ended: bool = False) ->
         known, open_ended = known | TRAINER_ALIASES, False
     what = f"the {cls.__name__} {name!r}" if name else cls.__name__
     for key, item in value.items():
-        if key == "type" and name is not None:
+        if key == "type" and issubclass(cls, Registrable):  # (also a subclass named as annotation: left to allennlp)
             continue
         if key not in known:
             if open_ended:
