@@ -14,9 +14,9 @@ level, and ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). Us
 - a missing or unreadable file or directory (`FileNotFoundError` and its kin, e.g. cached_path's "file X not found"),
   allennlp's own `ConfigurationError` without an underlying cause, and a config that Jsonnet cannot evaluate (a syntax
   error, an undefined `std.extVar` variable: `one_line` keeps its location, not its trace);
-- a full disk (`ENOSPC`, `EDQUOT`) anywhere in the chain (torch's checkpoint writer reports it as `unexpected pos`,
-  with the `OSError` chained): "no space left on device writing FILE", and for `train` the state of the
-  serialization directory (`interruption_state`);
+- a full disk anywhere in the chain, first (`ENOSPC`, `EDQUOT`, or said without an errno: SQLite's "database or disk
+  is full"; torch's checkpoint writer reports it as `unexpected pos`, the `OSError` chained): "no space left on device
+  writing FILE", and for `train` the state of the serialization directory (`interruption_state`);
 - allennlp's "Expected num_epochs to be a int." of a config value of the wrong type (`config_checks` refuses those
   before `train` starts; this names the rest, e.g. in `evaluate -o`).
 
@@ -26,15 +26,17 @@ error: train interrupted by SIGTERM while training: ..." saying what is left: fo
 checkpoints and archives are written under a temporary name and renamed) and that `allennlp train --recover -s DIR`
 resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--predictions-output-file` renamed
 `FILE.partial` (not left as if complete); the builders remove what they had written. The exit status is 128 + the
-signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it.
+signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
+handlers are restored when `main` returns.
 
 Any other exception is left to allennlp.
 
 Proved by tests/luke_allennlp_compat/test_user_errors.py: `test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback`,
 `test_errors_raised_on_purpose_by_the_project_are_user_errors`, `test_user_error_is_found_in_the_exception_chain`,
 `test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line`,
-`test_disk_full_is_one_line_naming_the_file`, `test_interrupted_commands_say_what_is_left_in_one_line`,
-`test_signals_stop_allennlp_train_with_one_line_and_recover_resumes`.
+`test_disk_full_is_one_line_naming_the_file`, `test_interrupted_training_says_what_is_left_in_one_line`,
+`test_an_interrupted_builder_leaves_no_partial_output`, `test_interrupted_predict_renames_its_partial_output`,
+`test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line`.
 """
 
 import errno
