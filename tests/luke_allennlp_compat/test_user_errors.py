@@ -1,5 +1,6 @@
 """Repair 8 (luke_allennlp_compat/user_errors.py): known input errors as one `allennlp: error:` line."""
 
+import logging
 import os
 import subprocess
 import sys
@@ -183,8 +184,12 @@ def test_interrupted_training_says_what_is_left_in_one_line(tiny_luke_dir, tmp_p
     monkeypatch.setattr(sys, "argv", ["allennlp", "train", str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
                                       "-s", str(out), "-o", overrides])  # fmt: skip
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
-    with pytest.raises(SystemExit) as exited:
-        main(prog="allennlp")
+    handlers = logging.getLogger().handlers[:]
+    try:
+        with pytest.raises(SystemExit) as exited:
+            main(prog="allennlp")
+    finally:  # (allennlp's train logs to this test's stderr, closed after it)
+        logging.getLogger().handlers[:] = handlers
     assert exited.value.code == 128 + getattr(signal, signum)
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"allennlp: error: train interrupted by {signum} while training; the last checkpoint in {out} (after 1 "
