@@ -77,6 +77,11 @@ def _start_worker(initializer: Optional[Callable[..., None]], initargs: Tuple[An
     # `allennlp`'s command line turns SIGTERM into an exception (SigTermReceived), which a worker would catch as
     # a failed task and then outlive `Pool.terminate()`: workers go back to the default, exiting.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Ctrl-C (and a closed terminal's SIGHUP) reach the whole process group: the main process stops the pool and says
+    # so in one line; each worker would print a KeyboardInterrupt traceback of its own.
+    for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, signal.SIG_IGN)
     _unblock({signal.SIGTERM})  # a SIGTERM sent meanwhile (it waited, blocked) ends the worker now
     if initializer is not None:
         initializer(*initargs)
