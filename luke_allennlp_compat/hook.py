@@ -36,6 +36,7 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.commands.predict": [("after", "predict_errors:repair_predict")],  # 6 and 12
     "cached_path._cached_path": [("after", "archives:repair_cached_path")],  # 7
     "allennlp.commands": [("after", "user_errors:repair_commands")],  # 8
+    "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],  # 8
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # 7 and 9
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],  # 10
     "allennlp.nn.util": [("after", "weights:repair_nn_util")],  # 11

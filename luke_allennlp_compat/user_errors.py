@@ -27,7 +27,8 @@ checkpoints and archives are written under a temporary name and renamed) and tha
 resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--predictions-output-file` renamed
 `FILE.partial` (not left as if complete); the builders remove what they had written. The exit status is 128 + the
 signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
-handlers are restored when `main` returns.
+handlers are restored when `main` returns. The data loader's worker processes ignore Ctrl-C and SIGHUP, which reach
+the whole process group (each printed a traceback of its own), and exit on SIGTERM.
 
 Any other exception is left to allennlp.
 
@@ -36,7 +37,8 @@ Proved by tests/luke_allennlp_compat/test_user_errors.py: `test_known_input_erro
 `test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line`,
 `test_disk_full_is_one_line_naming_the_file`, `test_interrupted_training_says_what_is_left_in_one_line`,
 `test_an_interrupted_builder_leaves_no_partial_output`, `test_interrupted_predict_renames_its_partial_output`,
-`test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line`.
+`test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line`,
+`test_data_loader_workers_leave_signals_to_the_main_process`.
 """
 
 import errno
@@ -308,3 +310,28 @@ def repair_commands(module: types.ModuleType) -> None:
                 signal.signal(signum, handler)
 
     replace(module, "main", patched_main)
+
+
+def worker_signals() -> None:
+    """In a worker process: Ctrl-C and SIGHUP (sent to the whole process group) ignored, the main process stops the
+    workers and says so in one line; SIGTERM (how the main process stops them) exits, as by default."""
+    for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def repair_data_loader_workers(module: types.ModuleType) -> None:
+    """allennlp's `MultiProcessDataLoader` workers (`num_workers` > 0, e.g. the pretraining configs) each printed a
+    KeyboardInterrupt traceback on Ctrl-C: they now leave signals to the main process (`worker_signals`)."""
+    loader = module.MultiProcessDataLoader
+    for name in ("_instance_worker", "_batch_worker"):
+        worker = getattr(loader, name)
+        if repaired(worker):
+            continue
+
+        def patched_worker(self: Any, *args: Any, _worker: Any = worker) -> None:
+            worker_signals()
+            _worker(self, *args)
+
+        replace(loader, name, patched_worker)

@@ -14,6 +14,7 @@ import signal
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar
 
 from luke_allennlp.wikipedia.dump import WikiPage
+from luke_allennlp_compat.user_errors import worker_signals
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -76,12 +77,9 @@ def ordered_map(
 def _start_worker(initializer: Optional[Callable[..., None]], initargs: Tuple[Any, ...]) -> None:
     # `allennlp`'s command line turns SIGTERM into an exception (SigTermReceived), which a worker would catch as
     # a failed task and then outlive `Pool.terminate()`: workers go back to the default, exiting.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Ctrl-C (and a closed terminal's SIGHUP) reach the whole process group: the main process stops the pool and says
-    # so in one line; each worker would print a KeyboardInterrupt traceback of its own.
-    for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
-        if signum is not None:
-            signal.signal(signum, signal.SIG_IGN)
+    # so in one line, where each worker printed a KeyboardInterrupt traceback of its own: workers ignore them.
+    worker_signals()
     _unblock({signal.SIGTERM})  # a SIGTERM sent meanwhile (it waited, blocked) ends the worker now
     if initializer is not None:
         initializer(*initargs)

@@ -296,3 +296,24 @@ def test_a_full_disk_said_without_an_errno_is_found_too(tmp_path):
     assert luke_allennlp_compat.one_line(luke_allennlp_compat.user_error(error)) == (
         "no space left on device: free some space (or write elsewhere) and run the command again"
     )
+
+
+def test_data_loader_workers_leave_signals_to_the_main_process(tmp_path):
+    """A Ctrl-C reaches every process of the group: allennlp's data loader workers ignore it (and SIGHUP) and leave
+    the one line to the main process; each printed a KeyboardInterrupt traceback of its own."""
+    import signal
+
+    from allennlp.data import Instance
+    from allennlp.data.data_loaders import MultiProcessDataLoader
+    from allennlp.data.dataset_readers import DatasetReader
+    from allennlp.data.fields import MetadataField
+
+    class SignalsReader(DatasetReader):
+        def _read(self, file_path):
+            handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)]
+            yield Instance({"handlers": MetadataField((os.getpid(), handlers))})
+
+    loader = MultiProcessDataLoader(SignalsReader(), "-", batch_size=1, num_workers=1)
+    [instance] = list(loader.iter_instances())
+    pid, handlers = instance["handlers"].metadata
+    assert pid != os.getpid() and handlers == [signal.SIG_IGN, signal.SIG_IGN, signal.SIG_DFL]
