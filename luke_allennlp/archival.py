@@ -33,6 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
+from luke_allennlp_compat.user_errors import DiskFullError, disk_full
+
 logger = logging.getLogger(__name__)
 
 BUNDLE_DIR = "bundled"
@@ -232,6 +234,11 @@ def archive_model(
     try:
         _write_archive(temporary, serialization_dir, weights_file, include_in_archive)
         os.replace(temporary, archive_file)
+    except OSError as error:
+        full = disk_full(error)
+        if full is None:
+            raise
+        raise DiskFullError(full.errno, full.strerror, str(archive_file)) from error
     finally:
         if temporary.exists():
             temporary.unlink()

@@ -18,6 +18,7 @@ is installed without its pinned requirements (see the Makefile), and these repai
 13. `startup`: allennlp's imports of spaCy, NLTK and transformers' modelling deferred to first use.
 14. `archive_types`: an archive's config names only registered components (nothing else imported or run).
 15. `output_lock`: one owner per output (a serialization directory, a builder's output).
+16. `config_checks`: a config's wrong types, sizes and unknown keys refused before any work; `-o` checked.
 
 Each module's docstring says what changed upstream and which test proves the repair. `hook` runs each repair when
 allennlp imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages (by the wheel, or by
@@ -64,6 +65,8 @@ _PUBLIC = {
     "writing_output": "output_lock",
     "replaced_output": "output_lock",
     "is_global_primary": "output_lock",
+    "ConfigError": "config_checks",
+    "check_config": "config_checks",
 }
 
 __all__ = ["PTH_LINE", "install", "repair_dependencies", *_PUBLIC]

@@ -39,16 +39,21 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
         ("after", "user_errors:repair_commands"),  # 8
         ("after", "archive_types:record_included_packages"),  # 14
     ],
+    "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],  # 8
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # 7 and 9
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],  # 10
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],  # 14
-    "allennlp.commands.train": [("after", "output_lock:repair_train_model")],  # 15
+    "allennlp.commands.train": [
+        ("after", "output_lock:repair_train_model"),  # 15
+        ("after", "config_checks:repair_train"),  # 16 (outermost: the config is checked before the lock is taken)
+    ],
     "allennlp.training.util": [("after", "output_lock:repair_create_serialization_dir")],  # 15
     "allennlp.nn.util": [("after", "weights:repair_nn_util")],  # 11
     "allennlp.nn.initializers": [("after", "weights:repair_initializers")],  # 11
     "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],  # 11
     "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],  # 12
+    "allennlp.common.params": [("after", "config_checks:repair_params")],  # 16
     "allennlp.modules.token_embedders.pretrained_transformer_embedder": [
         ("before", "startup:defer_names"),  # 13
         ("after", "startup:restore_names"),

@@ -13,18 +13,41 @@ level, and ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). Us
   it makes (a bug keeps its traceback);
 - a missing or unreadable file or directory (`FileNotFoundError` and its kin, e.g. cached_path's "file X not found"),
   allennlp's own `ConfigurationError` without an underlying cause, and a config that Jsonnet cannot evaluate (a syntax
-  error, an undefined `std.extVar` variable: `one_line` keeps its location, not its trace).
+  error, an undefined `std.extVar` variable: `one_line` keeps its location, not its trace);
+- a full disk anywhere in the chain, first (`ENOSPC`, `EDQUOT`, or said without an errno: SQLite's "database or disk
+  is full"; torch's checkpoint writer reports it as `unexpected pos`, the `OSError` chained): "no space left on device
+  writing FILE", and for `train` the state of the serialization directory (`interruption_state`);
+- allennlp's "Expected num_epochs to be a int." of a config value of the wrong type (`config_checks` refuses those
+  before `train` starts; this names the rest, e.g. in `evaluate -o`).
+
+An interruption is one line too: SIGTERM, SIGHUP (both raise `Interrupted`, a `SigTermReceived`, so that allennlp's
+`train` still archives the best weights so far) and Ctrl-C (`KeyboardInterrupt`) stop the command with "allennlp:
+error: train interrupted by SIGTERM while training: ..." saying what is left: for `train`, the last checkpoint (intact:
+checkpoints and archives are written under a temporary name and renamed) and that `allennlp train --recover -s DIR`
+resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--predictions-output-file` renamed
+`FILE.partial` (not left as if complete); the builders remove what they had written. The exit status is 128 + the
+signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
+handlers are restored when `main` returns. The data loader's worker processes ignore Ctrl-C and SIGHUP, which reach
+the whole process group (each printed a traceback of its own), and exit on SIGTERM.
 
 Any other exception is left to allennlp.
 
 Proved by tests/luke_allennlp_compat/test_user_errors.py: `test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback`,
 `test_errors_raised_on_purpose_by_the_project_are_user_errors`, `test_user_error_is_found_in_the_exception_chain`,
-`test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line`.
+`test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line`,
+`test_disk_full_is_one_line_naming_the_file`, `test_interrupted_training_says_what_is_left_in_one_line`,
+`test_an_interrupted_builder_leaves_no_partial_output`, `test_interrupted_predict_renames_its_partial_output`,
+`test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line`,
+`test_data_loader_workers_leave_signals_to_the_main_process`.
 """
 
+import errno
+import os
+import re
+import signal
 import sys
 import types
-from typing import Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from luke_allennlp_compat._patch import logger, repaired, replace
 from luke_allennlp_compat.plugins import PLUGIN
@@ -46,11 +69,50 @@ def one_line(error: BaseException) -> str:
             variable = what.rsplit(": ", 1)[1]
             what += f" (the config reads it with std.extVar: set it in the environment, e.g. {variable}=...)"
         text = what
+    wrong_type = WRONG_TYPE.match(text) if isinstance(error, TypeError) else None
+    if wrong_type:
+        kind = {"a int": "an integer", "numeric": "a number", "a bool": "true or false"}.get(wrong_type.group(2))
+        text = f"the config's {wrong_type.group(1)} must be {kind or wrong_type.group(2)}, not a value of another type"
     return " ".join(str(text).split()) or type(error).__name__
 
 
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+WRONG_TYPE = re.compile(r"Expected (\w+) to be (a \w+|numeric)\.$")  # allennlp's from_params, for a config value
+
+
+class DiskFullError(OSError):
+    """No space left on the device while writing `filename` (the original `OSError` is its cause)."""
+
+    user_error = True
+
+    def __str__(self) -> str:
+        where = f" writing {self.filename}" if self.filename else ""
+        return f"no space left on device{where}: free some space (or write elsewhere) and run the command again"
+
+
+DISK_FULL_MESSAGES = ("No space left on device", "Disk quota exceeded", "database or disk is full")  # (SQLite's)
+
+
+def disk_full(error: Optional[BaseException]) -> Optional[OSError]:
+    """The `OSError` of a full disk in `error`'s chain, if there is one (or one made for an error that says so
+    without an errno: SQLite's "database or disk is full", Arrow's IO errors)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OSError) and error.errno in DISK_FULL:
+            return error
+        if any(message in str(error) for message in DISK_FULL_MESSAGES):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), getattr(error, "filename", None))
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def user_error(error: BaseException) -> Optional[BaseException]:
-    """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user."""
+    """The first exception in `error`'s chain (itself, its cause, its context) that is meant for the user; a full
+    disk anywhere in the chain first (it is the cause of whatever else failed)."""
+    full = disk_full(error)
+    if full is not None:
+        return full if isinstance(full, DiskFullError) else DiskFullError(full.errno, full.strerror, full.filename)
     seen = set()
     while error is not None and id(error) not in seen:
         if getattr(type(error), "user_error", False) or _raised_on_purpose(error) or isinstance(error, PATH_ERRORS):
@@ -59,9 +121,18 @@ def user_error(error: BaseException) -> Optional[BaseException]:
             return error
         if isinstance(error, RuntimeError) and str(error).startswith(JSONNET_ERRORS):
             return error
+        if isinstance(error, TypeError) and WRONG_TYPE.match(str(error)) and _raised_in(error, "from_params.py"):
+            return error
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
+
+
+def _raised_in(error: BaseException, file_name: str) -> bool:
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.basename(tb.tb_frame.f_code.co_filename) == file_name
 
 
 def _project_files() -> Tuple[str, ...]:
@@ -89,22 +160,178 @@ def _raised_on_purpose(error: BaseException) -> bool:
     return any(i.offset == tb.tb_lasti and i.opname == "RAISE_VARARGS" for i in dis.get_instructions(code))
 
 
+CHECKPOINT = re.compile(r"model_state_e(\d+)_b(\d+)(?:_w\d+)?\.th$")
+# Innermost frames' functions -> what the command was doing (the innermost match wins).
+PHASES = {
+    "_read": "reading the data", "read": "reading the data", "_try_train": "training", "_train_epoch": "training",
+    "_validation_loss": "validating", "save_checkpoint": "saving a checkpoint", "archive_model": "writing the archive",
+    "evaluate": "evaluating", "_predict_instances": "predicting", "_predict_json": "predicting",
+    "save": "writing the output",
+}  # fmt: skip
+_interrupted_class: Optional[type] = None
+
+
+def interrupted_class() -> type:
+    """`Interrupted(signum)`: what SIGTERM and SIGHUP raise, a `SigTermReceived` (allennlp's `train` catches it to
+    archive the best weights so far, as for Ctrl-C)."""
+    global _interrupted_class
+    if _interrupted_class is None:
+        from allennlp.common.util import SigTermReceived
+
+        class Interrupted(SigTermReceived):
+            def __init__(self, signum: int) -> None:
+                super().__init__(signal.Signals(signum).name)
+                self.signum = signum
+
+        _interrupted_class = Interrupted
+    return _interrupted_class
+
+
+def interruption(error: Optional[BaseException]) -> Optional[BaseException]:
+    """The `KeyboardInterrupt` or `SigTermReceived` in `error`'s chain (a signal may arrive in code that wraps it)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt) or any(c.__name__ == "SigTermReceived" for c in type(error).__mro__):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise interrupted_class()(signum)
+
+
+def _option(argv: List[str], *names: str) -> Optional[str]:
+    """The value of the last of `names` in `argv` (`-s DIR`, `--serialization-dir DIR` or `--serialization-dir=DIR`)."""
+    value = None
+    for i, arg in enumerate(argv):
+        for name in names:
+            if arg == name and i + 1 < len(argv):
+                value = argv[i + 1]
+            elif arg.startswith(name + "=") and name.startswith("--"):
+                value = arg[len(name) + 1 :]
+    return value
+
+
+def _phase(error: BaseException, interrupted: BaseException) -> str:
+    """What the command was doing: the innermost frame named in `PHASES` of the traceback of `error` and then of
+    the interruption in its chain (caught and wrapped further in)."""
+    phase = "running"
+    for tb in (error.__traceback__, interrupted.__traceback__ if interrupted is not error else None):
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_name
+            reader = type(tb.tb_frame.f_locals.get("self")).__name__.endswith("Reader")
+            if name in PHASES and (reader or name not in ("read", "_read")):  # (not any file's `read`)
+                phase = PHASES[name]
+            tb = tb.tb_next
+    return phase
+
+
+def interruption_state(command: str, argv: List[str], started: float) -> str:
+    """What an interrupted (or failed) command leaves behind, and what to do: for `train`, its serialization
+    directory's last checkpoint and `--recover`; for `predict` / `evaluate`, their partial outputs (renamed
+    `FILE.partial`, so that nothing is left as if complete)."""
+    if command == "train":
+        directory = _option(argv, "-s", "--serialization-dir")
+        if directory is None or not os.path.isdir(directory):
+            return "nothing was written"
+        files = set(os.listdir(directory))
+        points = [
+            (int(m.group(1)), int(m.group(2)))
+            for m in map(CHECKPOINT.match, files)
+            if m and m.group(0).replace("model_state", "training_state") in files
+        ]
+        archive = os.path.join(directory, "model.tar.gz")
+        archived = os.path.exists(archive) and os.path.getmtime(archive) >= started
+        kept = f"; {archive} holds the best weights so far, not those of a finished run" if archived else ""
+        if not points:
+            return f"no checkpoint was saved in {directory} yet{kept}: nothing to resume, start again"
+        epochs, batches = max(points)
+        at = f"{epochs} epoch(s)" + (f" and {batches} batch(es)" if batches else "")
+        return (f"the last checkpoint in {directory} (after {at}) is intact{kept}: "
+                f"`allennlp train --recover -s {directory}` resumes from it")  # fmt: skip
+    if command in ("predict", "evaluate"):
+        moved = []
+        for option in ("--output-file", "--predictions-output-file"):
+            path = _option(argv, option)
+            if path and os.path.isfile(path) and os.path.getmtime(path) >= started:
+                os.replace(path, path + ".partial")
+                moved.append(f"{path}.partial")
+        if moved:
+            return f"what was written so far is in {' and '.join(moved)} (incomplete): run the command again"
+        return "no output was written: run the command again"
+    return "no output is left as if complete (outputs are written whole, or removed): run the command again"
+
+
 def repair_commands(module: types.ModuleType) -> None:
-    import os
+    import threading
+    import time
 
     main = module.main
     if repaired(main):
         return
 
     def patched_main(prog: Optional[str] = None) -> None:
+        argv = sys.argv[1:]
+        command = next((arg for arg in argv if not arg.startswith("-")), "")
+        started = time.time() - 1  # (file times may be rounded down to the second)
+        handlers = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                handlers[signum] = signal.signal(signum, _raise_interrupted)
         try:
             main(prog)
-        except Exception as error:
+        except (KeyboardInterrupt, Exception) as error:
+            name = f"{prog or 'allennlp'}"
+            interrupted = interruption(error)
+            if os.environ.get("ALLENNLP_DEBUG"):
+                raise
+            if interrupted is not None:
+                signum = getattr(interrupted, "signum", signal.SIGINT if isinstance(interrupted, KeyboardInterrupt)
+                                 else signal.SIGTERM)  # fmt: skip
+                logger.debug("interrupted", exc_info=error)
+                sys.stderr.write(
+                    f"{name}: error: {command} interrupted by {signal.Signals(signum).name} while {_phase(error, interrupted)}; "
+                    f"{interruption_state(command, argv, started)}\n"
+                )
+                sys.exit(128 + signum)
             shown = user_error(error)
-            if shown is None or os.environ.get("ALLENNLP_DEBUG"):
+            if shown is None:
                 raise
             logger.debug("stopped by a user error", exc_info=error)
-            sys.stderr.write(f"{prog or 'allennlp'}: error: {one_line(shown)}\n")
+            message = one_line(shown)
+            if isinstance(shown, DiskFullError) and command == "train":
+                message += f"; {interruption_state(command, argv, started)}"
+            sys.stderr.write(f"{name}: error: {message}\n")
             sys.exit(1)
+        finally:
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
 
     replace(module, "main", patched_main)
+
+
+def worker_signals() -> None:
+    """In a worker process: Ctrl-C and SIGHUP (sent to the whole process group) ignored, the main process stops the
+    workers and says so in one line; SIGTERM (how the main process stops them) exits, as by default."""
+    for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def repair_data_loader_workers(module: types.ModuleType) -> None:
+    """allennlp's `MultiProcessDataLoader` workers (`num_workers` > 0, e.g. the pretraining configs) each printed a
+    KeyboardInterrupt traceback on Ctrl-C: they now leave signals to the main process (`worker_signals`)."""
+    loader = module.MultiProcessDataLoader
+    for name in ("_instance_worker", "_batch_worker"):
+        worker = getattr(loader, name)
+        if repaired(worker):
+            continue
+
+        def patched_worker(self: Any, *args: Any, _worker: Any = worker) -> None:
+            worker_signals()
+            _worker(self, *args)
+
+        replace(loader, name, patched_worker)

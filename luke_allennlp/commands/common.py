@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence, Tuple
 
 from luke_allennlp.wikipedia.dump import DumpError
 from luke_allennlp.wikipedia.parallel import default_num_workers
+from luke_allennlp_compat.user_errors import DiskFullError, disk_full
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,9 @@ def exit_on_bad_input(
             if os.environ.get("ALLENNLP_DEBUG"):  # the traceback, as for the `allennlp` command's own user errors
                 raise
             logger.debug("%s failed", name, exc_info=True)
-            sys.exit(f"allennlp {name}: error: {error}")
+            full = disk_full(error)
+            shown = error if full is None else DiskFullError(full.errno, full.strerror, full.filename)
+            sys.exit(f"allennlp {name}: error: {shown}")
 
     return run
 

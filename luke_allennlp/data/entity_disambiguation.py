@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from luke_allennlp.data.files import read_lines
 from luke_allennlp.wikipedia.titles import normalize_title
 
 logger = logging.getLogger(__name__)
@@ -98,13 +99,11 @@ def read_benchmark(path: "os.PathLike[str] | str", stats: Optional[Counter] = No
     path = os.fspath(path)
     stats = stats if stats is not None else Counter()
     lines: Dict[str, List[Tuple[List[str], List[str], List[str], List[Tuple[str, float]], Optional[str]]]] = {}
-    with open(path, encoding="utf-8-sig") as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            doc_id, *mention = _parse_line(line, f"{path}, line {number}")
-            lines.setdefault(doc_id, []).append(tuple(mention))  # type: ignore[arg-type]
+    for number, line in enumerate(read_lines(path), 1):  # (UTF-8, a BOM dropped, .gz / .bz2 decompressed)
+        if not line.strip():
+            continue
+        doc_id, *mention = _parse_line(line, f"{path}, line {number}")
+        lines.setdefault(doc_id, []).append(tuple(mention))  # type: ignore[arg-type]
     documents = []
     for doc_id, mentions in lines.items():
         words, spans, unjoined = _stitch([(left, words, right) for left, words, right, _, _ in mentions])

@@ -257,11 +257,18 @@ class EntityVocab:
     # --- writing -----------------------------------------------------------------------------------------------
 
     def save(self, path: PathLike) -> None:
-        """LUKE's TSV when `path` ends with `.tsv`, else LUKE's JSONL."""
-        if os.fspath(path).endswith(".tsv"):
-            self.save_tsv(path)
-        else:
-            self.save_jsonl(path)
+        """LUKE's TSV when `path` ends with `.tsv`, else LUKE's JSONL. Written under a temporary name and renamed: an
+        interrupted save leaves the previous file (or none), never a partial vocabulary."""
+        temporary = f"{os.fspath(path)}.tmp-{os.getpid()}"
+        try:
+            if os.fspath(path).endswith(".tsv"):
+                self.save_tsv(temporary)
+            else:
+                self.save_jsonl(temporary)
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.remove(temporary)
 
     def save_jsonl(self, path: PathLike) -> None:
         """LUKE's JSONL: one `{"id", "entities": [[title, language], ...], "count"}` per used id."""

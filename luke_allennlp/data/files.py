@@ -2,13 +2,44 @@
 Reading the task files as their formats define them, with errors that name the file and the line or example:
 UTF-8 text with an optional byte-order mark (or another encoding where a format's files come in one), lines ended by `\\n` (a `\\r` before it dropped), JSON documents
 and JSON lines, fields of a JSON record, example ids that must not repeat, and files that must hold examples.
+Files named `.gz`, `.bz2` or `.xz` are decompressed as they are read; compressed data under another name is refused
+(it would otherwise read as "not UTF-8").
 """
 
 import codecs
 import json
+import re
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar
 
 T = TypeVar("T")
+
+# suffix -> (format, the module that decompresses it, the first bytes of its data)
+COMPRESSIONS = {
+    ".gz": ("gzip", "gzip", b"\x1f\x8b"),
+    ".bz2": ("bzip2", "bz2", b"BZh"),
+    ".xz": ("xz", "lzma", b"\xfd7zXZ\x00"),
+}
+# A `\\uXXXX` escape of a UTF-16 surrogate, with the low half that may follow a high one.
+SURROGATE_ESCAPE = re.compile(r"\\u(d[89a-f][0-9a-f]{2})(\\u(d[c-f][0-9a-f]{2}))?", re.IGNORECASE)
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _decompressed(raw: bytes, path: str, name: str) -> bytes:
+    """`raw` decompressed if `path` names a compressed file; compressed data under another name is an error."""
+    import importlib
+
+    for suffix, (label, module, magic) in COMPRESSIONS.items():
+        if path.endswith(suffix):
+            try:
+                return importlib.import_module(module).decompress(raw)
+            except (OSError, EOFError, ValueError) as error:  # (gzip.BadGzipFile, lzma.LZMAError, ...)
+                raise ValueError(f"{name}: not {label} data, or truncated, as its name says ({error})") from None
+        if raw.startswith(magic):
+            raise ValueError(
+                f"{name}: {label}-compressed data, not text: name it with {suffix} to read it compressed, "
+                f"or decompress it"
+            )
+    return raw
 
 
 def read_text(path: str, name: Optional[str] = None, encoding: str = "utf-8", hint: Optional[str] = None) -> str:
@@ -18,7 +49,7 @@ def read_text(path: str, name: Optional[str] = None, encoding: str = "utf-8", hi
     error naming the file (`name`, default `path`) and the line, ending with `hint` (what to do) if given.
     """
     with open(path, "rb") as f:
-        raw = f.read()
+        raw = _decompressed(f.read(), str(path), name or str(path))
     if raw.startswith(codecs.BOM_UTF8) and codecs.lookup(encoding).name == "utf-8":
         raw = raw[len(codecs.BOM_UTF8) :]
     try:
@@ -57,10 +88,51 @@ def load_json(path: str, name: Optional[str] = None) -> Any:
 def parse_json(text: str, where: str) -> Any:
     """`text` as JSON; malformed JSON raises an error naming `where` and, for a multi-line text, the line."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as error:
         at = f"{where}:{error.lineno}" if "\n" in text.rstrip() else where
         raise ValueError(f"{at}: not valid JSON ({error.msg}, column {error.colno})") from None
+    if "\\u" in text:
+        refuse_lone_surrogates(value, text, where)
+    return value
+
+
+def refuse_lone_surrogates(value: Any, text: str, where: str) -> None:
+    """A `\\ud800` escape not paired with a low surrogate decodes to no character: tokenizers fail on it (the fast
+    ones with a bare `TypeError`) and offsets computed past it are wrong. Raises an error naming the line and field."""
+    field = _surrogate_field(value, "")
+    if field is None:
+        return
+    at = where
+    for match in SURROGATE_ESCAPE.finditer(text):
+        high = int(match.group(1), 16) < 0xDC00
+        if not (high and match.group(2)):
+            if "\n" in text.rstrip():
+                at = f"{where}:{text.count(chr(10), 0, match.start()) + 1}"
+            escape = match.group(0)[:6]
+            break
+    else:
+        escape = "\\u" + f"{ord(SURROGATE.search(field[1]).group()):04x}"  # type: ignore[union-attr]
+    raise ValueError(
+        (f"{at}: " if at else "")
+        + f"field {field[0] or '(the value)'}: {escape} is half of a UTF-16 surrogate pair, not a character "
+        "(the text is damaged; replace it, e.g. with \\ufffd)"
+    )
+
+
+def _surrogate_field(value: Any, path: str) -> Optional[Tuple[str, str]]:
+    """The path (`data[0].context`) and text of the first string in `value` (a key or a value) with a surrogate."""
+    if isinstance(value, str):
+        return (path, value) if SURROGATE.search(value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        inner = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
+        if isinstance(key, str) and SURROGATE.search(key):
+            return inner, key
+        found = _surrogate_field(item, inner)
+        if found:
+            return found
+    return None
 
 
 def require(record: Any, key: str, kind: Optional[type] = None, where: str = "input") -> Any:

@@ -6,6 +6,8 @@ from typing import List, Tuple
 from allennlp.common.util import JsonDict
 from allennlp.predictors.predictor import Predictor
 
+from luke_allennlp.data.files import refuse_lone_surrogates
+
 
 class LukePredictor(Predictor):
     """
@@ -23,6 +25,8 @@ class LukePredictor(Predictor):
             raise ValueError(f"not valid JSON ({error.msg}, column {error.colno}): {line.strip()[:80]!r}") from None
         if not isinstance(inputs, dict):
             raise ValueError(f"expected a JSON object ({{...}}), not {type(inputs).__name__}: {line.strip()[:80]!r}")
+        if "\\u" in line:
+            refuse_lone_surrogates(inputs, line, "")  # (a tokenizer fails on them with a bare TypeError)
         return inputs
 
     @staticmethod

@@ -14,6 +14,10 @@ import signal
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar
 
 from luke_allennlp.wikipedia.dump import WikiPage
+from luke_allennlp_compat.user_errors import worker_signals
+
+# Blocked while workers are forked, until `_start_worker` has set their handlers.
+WORKER_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -52,7 +56,7 @@ def ordered_map(
     # one): a SIGTERM from `Pool.terminate()` arriving before the worker resets it is taken by CPython's C handler and
     # then dropped (the handler it finds by then is the default), so the worker lives on and `terminate()` waits for
     # it without end. The pool's helper threads, started here, keep the mask: SIGTERM reaches this thread only.
-    blocked = _block(signal.SIGTERM)
+    blocked = _block(*WORKER_SIGNALS)  # (Ctrl-C and SIGHUP too: they reach the whole process group, see below)
     try:
         pool = context.Pool(num_workers, initializer=_start_worker, initargs=(initializer, initargs))
     finally:
@@ -76,18 +80,21 @@ def ordered_map(
 def _start_worker(initializer: Optional[Callable[..., None]], initargs: Tuple[Any, ...]) -> None:
     # `allennlp`'s command line turns SIGTERM into an exception (SigTermReceived), which a worker would catch as
     # a failed task and then outlive `Pool.terminate()`: workers go back to the default, exiting.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _unblock({signal.SIGTERM})  # a SIGTERM sent meanwhile (it waited, blocked) ends the worker now
+    # Ctrl-C (and a closed terminal's SIGHUP) reach the whole process group: the main process stops the pool and says
+    # so in one line, where each worker printed a KeyboardInterrupt traceback of its own: workers ignore them.
+    worker_signals()
+    _unblock(set(WORKER_SIGNALS))  # a SIGTERM sent meanwhile (it waited, blocked) ends the worker now
     if initializer is not None:
         initializer(*initargs)
 
 
-def _block(signum: int) -> Set[int]:
-    """Blocks `signum` in this thread (where the platform has signal masks); what `_unblock` takes back."""
+def _block(*signums: int) -> Set[int]:
+    """Blocks `signums` in this thread (where the platform has signal masks); those that were not blocked yet, what
+    `_unblock` takes back."""
     if not hasattr(signal, "pthread_sigmask"):
         return set()
-    was_blocked = signum in signal.pthread_sigmask(signal.SIG_BLOCK, {signum})
-    return set() if was_blocked else {signum}
+    was_blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set(signums))
+    return set(signums) - set(was_blocked)
 
 
 def _unblock(signums: Set[int]) -> None:

@@ -84,6 +84,25 @@ def test_workers_are_forked_with_sigterm_blocked_until_its_handler_is_the_defaul
     )
 
 
+def test_ctrl_c_stops_the_pool_with_no_traceback_from_the_workers():
+    """Ctrl-C reaches the whole process group: the main process stops the pool (its `KeyboardInterrupt` becomes the
+    command's one line); the workers ignore it (each printed a traceback of its own)."""
+    script = PRELUDE + textwrap.dedent(
+        """
+        try:
+            for value, _ in ordered_map(square, range(100_000), num_workers=2):
+                if value == 4:
+                    os.killpg(0, signal.SIGINT)  # as a terminal's Ctrl-C
+        except KeyboardInterrupt:
+            import multiprocessing
+            print("stopped", len(multiprocessing.active_children()))
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True,
+                            timeout=120, start_new_session=True)  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (0, "stopped 0\n", "")
+
+
 def mask_and_handler(_):
     import signal
 

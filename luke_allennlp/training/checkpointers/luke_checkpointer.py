@@ -12,6 +12,7 @@ from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp_compat import WeightsError, load_weights
+from luke_allennlp_compat.user_errors import DiskFullError, disk_full
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +29,11 @@ def save_atomically(obj: Any, path: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
+    except (OSError, RuntimeError) as error:  # torch reports a full disk as "unexpected pos", the OSError chained
+        full = disk_full(error)
+        if full is None:
+            raise
+        raise DiskFullError(full.errno, full.strerror, path) from error
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)
