@@ -71,16 +71,18 @@ class Launch:
     port: int
     join_timeout: float
     rest: Dict[str, Any] = field(default_factory=dict)  # the other keys of `distributed` (ddp_accelerator)
+    rank: int = 0  # under torchrun: this process's RANK
 
     def global_rank(self, process_rank: int) -> int:
-        return int(os.environ["RANK"]) if self.torchrun else self.node_rank * self.procs_per_node + process_rank
+        """The global rank of this node's process `process_rank` (under torchrun: LOCAL_RANK, and RANK decides)."""
+        return self.rank if self.torchrun else self.node_rank * self.procs_per_node + process_rank
 
 
 def torchrun_environment() -> Optional[Dict[str, str]]:
-    """torchrun's variables where all are set, else None."""
+    """torchrun's variables (and LOCAL_WORLD_SIZE, where set) where all are set, else None."""
     if not all(os.environ.get(name) for name in TORCHRUN):
         return None
-    return {name: os.environ[name] for name in TORCHRUN}
+    return {name: os.environ[name] for name in (*TORCHRUN, "LOCAL_WORLD_SIZE") if os.environ.get(name)}
 
 
 def plan(section: Optional[Dict[str, Any]], node_rank: int, environment: Optional[Dict[str, str]]) -> Launch:
@@ -96,7 +98,7 @@ def plan(section: Optional[Dict[str, Any]], node_rank: int, environment: Optiona
         raise DistributedSetupError(f"distributed.cuda_devices must be a list of device ids (-1: CPU), not {devices!r}")
     if environment is not None:
         world_size, local_rank = int(environment["WORLD_SIZE"]), int(environment["LOCAL_RANK"])
-        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "0")) or None
+        local_world = int(environment.get("LOCAL_WORLD_SIZE", "0")) or None
         disagreements = []
         if devices is not None and local_world is not None and len(devices) != local_world:
             disagreements.append(f"cuda_devices has {len(devices)} devices, torchrun runs {local_world} per node")
@@ -120,7 +122,8 @@ def plan(section: Optional[Dict[str, Any]], node_rank: int, environment: Optiona
             raise DistributedSetupError(f"LOCAL_RANK {local_rank} has no entry in distributed.cuda_devices {devices}")
         procs = local_world or len(devices)
         return Launch(True, world_size, int(environment["RANK"]) // procs, procs, devices,
-                      environment["MASTER_ADDR"], int(environment["MASTER_PORT"]), join_timeout, section)  # fmt: skip
+                      environment["MASTER_ADDR"], int(environment["MASTER_PORT"]), join_timeout, section,
+                      int(environment["RANK"]))  # fmt: skip
     num_nodes = num_nodes or 1
     if not (isinstance(devices, list) and (len(devices) > 1 or num_nodes > 1)):
         raise DistributedSetupError(
@@ -163,7 +166,7 @@ def join(launch: Launch, global_rank: int, device: int) -> None:
                               timeout=datetime.timedelta(seconds=launch.join_timeout), wait_for_workers=True)  # fmt: skip
         dist.init_process_group(backend, store=store, rank=global_rank, world_size=launch.world_size)
     except (RuntimeError, OSError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        first = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
         raise DistributedSetupError(
             f"process {global_rank} (node {launch.node_rank}) could not join the process group at {where} within "
             f"{launch.join_timeout:g} s (distributed.join_timeout): {first}. Is node 0 running, and {where} "
@@ -229,10 +232,15 @@ def repair_train(module: types.ModuleType) -> None:
 
         common_logging.FILE_FRIENDLY_LOGGING = file_friendly_logging
         launch = plan(params.params.get("distributed"), node_rank, environment)
+        if params.get("evaluate_on_test", False):
+            raise DistributedSetupError(
+                "evaluate_on_test under distributed training would evaluate on rank 0 alone and wait for the others: "
+                "leave it out and run `allennlp evaluate` on the archive"
+            )
         serialization_dir = str(serialization_dir)
         arguments = (serialization_dir, recover, force, include_package, dry_run, file_friendly_logging)
         if launch.torchrun:
-            return _worker(int(environment["LOCAL_RANK"]), launch, params, *arguments, None)
+            return _worker(int(environment["LOCAL_RANK"]), launch, params, *arguments, None)  # no spawn
         vocabulary = None
         if launch.node_rank == 0:
             vocabulary = prepare_directory(params, serialization_dir, recover, force, dry_run)
@@ -302,7 +310,7 @@ def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: s
     for package in include_package or []:
         common_util.import_module_and_submodules(package)
     global_rank = launch.global_rank(process_rank)
-    device = int(launch.devices[int(os.environ["LOCAL_RANK"]) if launch.torchrun else process_rank])
+    device = int(launch.devices[process_rank])
     failure = None
     if launch.torchrun and global_rank == 0:  # the primary prepares the directory before the others may write there
         try:

@@ -19,6 +19,7 @@ import torch
 from allennlp.commands.train import train_model_from_file
 
 from tests.conftest import FIXTURES
+from tests.training.test_distributed_training import lines
 
 CONFIG = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -33,17 +34,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def lines(n: int) -> List[str]:
-    sentences = (FIXTURES / "data" / "sentiment.jsonl").read_text().splitlines()
-    return [sentences[i % len(sentences)] for i in range(n)]
-
-
 @pytest.fixture(scope="module")
 def setup(tiny_luke_dir, tmp_path_factory) -> Dict[str, Any]:
     root = tmp_path_factory.mktemp("multi-node")
+    for name, count in (("train", 12), ("validation", 5)):  # 3 batches of 2 a process; 2 and 1 in validation
+        (root / f"{name}.jsonl").write_text("\n".join(lines(count)) + "\n")
     train, validation = root / "train.jsonl", root / "validation.jsonl"
-    train.write_text("\n".join(lines(12)) + "\n")
-    validation.write_text("\n".join(lines(5)) + "\n")
     environment = {**os.environ, "MODEL_DIR": str(tiny_luke_dir), "DATA": str(train), "PYTHONPATH": str(REPOSITORY),
                    "OMP_NUM_THREADS": "1"}  # fmt: skip
     overrides = {
@@ -113,18 +109,19 @@ def test_torchrun_trains_the_model_of_two_spawned_workers(setup, reference):
     assert sorted(p.name for p in out.glob("out_worker*.log")) == ["out_worker0.log", "out_worker1.log"]
 
 
-def nodes(setup, reference, directories: List[Path]) -> None:
-    port = free_port()
+def nodes(setup, reference, directories: List[Path], *extra: str, port: int = 0) -> int:
+    port = port or free_port()
     overrides = {**setup["overrides"], "distributed": {
         "cuda_devices": [-1], "num_nodes": 2, "primary_address": "127.0.0.1", "primary_port": port,
         "ddp_accelerator": {"type": "torch", "find_unused_parameters": True}}}  # fmt: skip
-    finish([allennlp_train(setup, directory, overrides, "--node-rank", str(rank))
+    finish([allennlp_train(setup, directory, overrides, "--node-rank", str(rank), *extra)
             for rank, directory in enumerate(directories)])  # fmt: skip
     assert_same_weights(reference, directories[0])
     for name in WRITTEN_BY_THE_PRIMARY:
         assert (directories[0] / name).exists(), name
     logs = sorted(p.name for d in set(directories) for p in d.glob("out_worker*.log"))
     assert logs == ["out_worker0.log", "out_worker1.log"]
+    return port
 
 
 def test_two_nodes_with_a_shared_directory_train_the_model_of_two_spawned_workers(setup, reference):
@@ -134,6 +131,11 @@ def test_two_nodes_with_a_shared_directory_train_the_model_of_two_spawned_worker
 
 
 def test_two_nodes_with_a_directory_each_train_the_model_of_two_spawned_workers(setup, reference):
+    """And `--recover` from the primary's directory: node 1's holds no checkpoint, rank 0 sends it its own (else
+    node 1 would train the epoch that node 0 replays, its all-reduces unanswered until the timeout)."""
     directories = [setup["root"] / "node0", setup["root"] / "node1"]
-    nodes(setup, reference, directories)
+    port = nodes(setup, reference, directories)
     assert sorted(p.name for p in directories[1].iterdir()) == ["out_worker1.log"]
+    (directories[0] / "model.tar.gz").unlink()
+    nodes(setup, reference, directories, "--recover", port=port)
+    assert (directories[0] / "model.tar.gz").exists() and not (directories[1] / "model.tar.gz").exists()
