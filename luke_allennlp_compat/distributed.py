@@ -357,6 +357,7 @@ def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: s
                                             local_rank=global_rank, ddp_accelerator=accelerator)  # fmt: skip
         if dry_run:
             return
+        refuse_too_little_data(train_loop.trainer)
         dist.barrier()
         try:
             metrics = train_loop.run()
@@ -374,3 +375,28 @@ def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: s
             shutil.rmtree(vocabulary_dir, ignore_errors=True)
         if launch.torchrun and dist.is_initialized():
             dist.destroy_process_group()
+
+
+def refuse_too_little_data(trainer: Any) -> None:
+    """Before training: training or validation data that leaves a process without a batch is refused, with every
+    process's count (validation data too small stopped training after the first epoch, the epoch's work lost)."""
+    import torch
+    import torch.distributed as dist
+
+    for what, loader in (("training data", trainer.data_loader),
+                         ("validation data", getattr(trainer, "_validation_data_loader", None))):  # fmt: skip
+        try:
+            count = len(loader) if loader is not None else -1
+        except TypeError:  # read lazily: counted as it goes
+            count = -1
+        device = trainer.cuda_device if dist.get_backend() == "nccl" else torch.device("cpu")
+        mine = torch.tensor([count], device=device)
+        gathered = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
+        dist.all_gather(gathered, mine)
+        counts = [int(c) for c in torch.cat(gathered).tolist()]
+        if -1 not in counts and 0 in counts and max(counts) > 0:
+            raise DistributedSetupError(
+                f"The {what} is too small for {len(counts)} processes: "
+                f"{', '.join(f'process {r}' for r, c in enumerate(counts) if c == 0)} get(s) no batch (batches per "
+                f"process: {counts}); use fewer processes or more data"
+            )
