@@ -25,13 +25,17 @@ reached the user as a `ProcessRaisedException` around the worker's traceback.
 - allennlp's launch joins through a `TCPStore` that gives up after `distributed.join_timeout` seconds (default
   `JOIN_TIMEOUT`) with one line naming the address; several nodes need `primary_port`.
 - A user error in a spawned worker is one line (repair 8), not a `ProcessRaisedException` around a traceback.
+- Training or validation data that leaves a process without a batch is refused before training, with the counts
+  (a validation file of one document for two processes stopped training after its first epoch).
+- `evaluate_on_test` is refused (rank 0 would evaluate alone, waiting for the others in the metrics' all-reduce).
 
 `--recover` reads the primary's directory: `LukeCheckpointer` broadcasts rank 0's checkpoint to the others.
 
-Proved by tests/training/test_multi_node.py: `test_torchrun_trains_the_model_of_two_spawned_workers`,
-`test_two_nodes_train_the_model_of_two_spawned_workers` (a shared and separate directories),
-`test_a_node_that_cannot_join_fails_in_one_line`, `test_a_torchrun_environment_that_disagrees_is_refused`,
-`test_a_user_error_in_a_spawned_worker_is_one_line`.
+Proved by tests/training/test_multi_node.py (`test_torchrun_trains_the_model_of_two_spawned_workers`,
+`test_two_nodes_with_a_shared_directory_*`, `test_two_nodes_with_a_directory_each_*`: the weights of allennlp's
+two-process launch, the results in the primary's directory alone, `--recover`) and
+tests/luke_allennlp_compat/test_distributed.py (the checks, the join timeout, a worker's one-line error, data too
+small for the processes).
 """
 
 import os
