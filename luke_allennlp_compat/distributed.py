@@ -399,8 +399,9 @@ def refuse_too_little_data(trainer: Any) -> None:
         dist.all_gather(gathered, mine)
         counts = [int(c) for c in torch.cat(gathered).tolist()]
         if -1 not in counts and 0 in counts and max(counts) > 0:
+            empty = [str(rank) for rank, c in enumerate(counts) if c == 0]
+            who = f"process {empty[0]} gets" if len(empty) == 1 else f"processes {', '.join(empty)} get"
             raise DistributedSetupError(
-                f"The {what} is too small for {len(counts)} processes: "
-                f"{', '.join(f'process {r}' for r, c in enumerate(counts) if c == 0)} get(s) no batch (batches per "
-                f"process: {counts}); use fewer processes or more data"
+                f"The {what} is too small for {len(counts)} processes: {who} no batch (batches per process: "
+                f"{counts}); use fewer processes or more data"
             )

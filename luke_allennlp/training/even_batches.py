@@ -87,10 +87,11 @@ def refuse_too_little_data(counts: Sequence[int], what: str = "data") -> None:
     """Raises a `ValueError` with every process's batch count where some processes have batches and others none:
     a process without a batch has nothing to split and could not keep in step with the others."""
     if 0 in counts and max(counts) > 0:
-        empty = [rank for rank, count in enumerate(counts) if count == 0]
+        empty = [str(rank) for rank, count in enumerate(counts) if count == 0]
+        who = f"process {empty[0]} gets" if len(empty) == 1 else f"processes {', '.join(empty)} get"
         raise ValueError(
-            f"The {what} is too small for {len(counts)} processes: process(es) {', '.join(map(str, empty))} get no "
-            f"batch (batches per process: {list(counts)}); use fewer processes or more data"
+            f"The {what} is too small for {len(counts)} processes: {who} no batch (batches per process: "
+            f"{list(counts)}); use fewer processes or more data"
         )
 
 

@@ -130,7 +130,7 @@ def test_data_too_small_for_the_processes_is_refused_before_training_with_the_co
     with pytest.raises(DistributedSetupError) as refused:
         refuse_too_little_data(trainer)
     assert str(refused.value) == (
-        "The validation data is too small for 2 processes: process 1 get(s) no batch (batches per process: [1, 0]); "
+        "The validation data is too small for 2 processes: process 1 gets no batch (batches per process: [1, 0]); "
         "use fewer processes or more data"
     )
     asked.clear()

@@ -41,7 +41,7 @@ def test_planned_lengths_give_every_process_the_same_steps():
 def test_a_process_without_a_batch_is_refused_with_the_counts():
     with pytest.raises(
         ValueError,
-        match=r"The data is too small for 3 processes: process\(es\) 2 get no batch "
+        match=r"The data is too small for 3 processes: process 2 gets no batch "
         r"\(batches per process: \[2, 1, 0\]\)",
     ):
         planned_lengths([2, 1, 0], 1)
