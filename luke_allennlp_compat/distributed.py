@@ -243,8 +243,18 @@ def repair_train(module: types.ModuleType) -> None:
             )
         serialization_dir = str(serialization_dir)
         arguments = (serialization_dir, recover, force, include_package, dry_run, file_friendly_logging)
+
+        def trained(primary: bool) -> Any:
+            """The trained model where asked for (`return_model=True`), from the archive, in the primary alone."""
+            if not (return_model and primary and not dry_run):
+                return None
+            from allennlp.models.archival import load_archive
+
+            return load_archive(os.path.join(serialization_dir, "model.tar.gz")).model
+
         if launch.torchrun:
-            return _worker(int(environment["LOCAL_RANK"]), launch, params, *arguments, None)  # no spawn
+            _worker(int(environment["LOCAL_RANK"]), launch, params, *arguments, None)  # no spawn
+            return trained(launch.rank == 0)
         vocabulary = None
         if launch.node_rank == 0:
             vocabulary = prepare_directory(params, serialization_dir, recover, force, dry_run)
@@ -272,7 +282,7 @@ def repair_train(module: types.ModuleType) -> None:
             raise
         if launch.node_rank == 0 and not dry_run:
             module.archive_model(serialization_dir, include_in_archive=params.get("include_in_archive", None))
-        return None
+        return trained(launch.node_rank == 0)
 
     replace(module, "train_model", train_model)
 
