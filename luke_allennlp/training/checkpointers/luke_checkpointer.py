@@ -157,13 +157,16 @@ class LukeCheckpointer(Checkpointer):
         if not is_distributed():
             return self._load_own_checkpoint()
         found: Any = None
+        failure: Optional[Exception] = None
         if self._is_primary:
             try:
                 found = self._load_own_checkpoint()
-            except RecoveryError as e:
-                found = e
+            except Exception as e:  # the others are told, so that they stop too rather than wait
+                failure, found = e, RecoveryError(f"rank 0 could not recover: {e}")
         box = [found]
         dist.broadcast_object_list(box, 0)
+        if failure is not None:
+            raise failure
         if isinstance(box[0], RecoveryError):
             raise RecoveryError(str(box[0]))
         return box[0]
