@@ -10,8 +10,9 @@ not empty") and left the first waiting in `init_process_group` for ever; the nod
 `out_worker{local rank}.log`; a local primary address let each node pick its own random port. A worker's error
 reached the user as a `ProcessRaisedException` around the worker's traceback.
 
-`train_model` and `_train_worker` of `allennlp.commands.train` are replaced where training is distributed (a
-`distributed` section, or torchrun's environment with `WORLD_SIZE` > 1; one process is allennlp's own path):
+`train_model` of `allennlp.commands.train` is replaced where training is distributed (a `distributed` section, or
+torchrun's environment with `WORLD_SIZE` > 1; one process keeps allennlp's own path), and its workers run `_worker`
+here instead of allennlp's `_train_worker`:
 
 - Under torchrun this process is the worker (no second spawn); the `distributed` section is optional and, present,
   must agree with the environment (`DistributedSetupError`, one line). allennlp's launch spawns one worker per
