@@ -19,6 +19,7 @@ is installed without its pinned requirements (see the Makefile), and these repai
 14. `archive_types`: an archive's config names only registered components (nothing else imported or run).
 15. `output_lock`: one owner per output (a serialization directory, a builder's output).
 16. `config_checks`: a config's wrong types, sizes and unknown keys refused before any work; `-o` checked.
+17. `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer.
 
 Each module's docstring says what changed upstream and which test proves the repair. `hook` runs each repair when
 allennlp imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages (by the wheel, or by
@@ -67,6 +68,7 @@ _PUBLIC = {
     "is_global_primary": "output_lock",
     "ConfigError": "config_checks",
     "check_config": "config_checks",
+    "DistributedSetupError": "distributed",
 }
 
 __all__ = ["PTH_LINE", "install", "repair_dependencies", *_PUBLIC]

@@ -44,7 +44,8 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],  # 10
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],  # 14
     "allennlp.commands.train": [
-        ("after", "output_lock:repair_train_model"),  # 15
+        ("after", "distributed:repair_train"),  # 17
+        ("after", "output_lock:repair_train_model"),  # 15 (around 17: the global primary holds the lock)
         ("after", "config_checks:repair_train"),  # 16 (outermost: the config is checked before the lock is taken)
     ],
     "allennlp.training.util": [("after", "output_lock:repair_create_serialization_dir")],  # 15

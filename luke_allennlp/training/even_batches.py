@@ -83,9 +83,22 @@ def batch_counts(count: int, device: torch.device) -> Sequence[int]:
     return [int(c) for c in torch.cat(gathered).tolist()]
 
 
+def refuse_too_little_data(counts: Sequence[int], what: str = "data") -> None:
+    """Raises a `ValueError` with every process's batch count where some processes have batches and others none:
+    a process without a batch has nothing to split and could not keep in step with the others."""
+    if 0 in counts and max(counts) > 0:
+        empty = [str(rank) for rank, count in enumerate(counts) if count == 0]
+        who = f"process {empty[0]} gets" if len(empty) == 1 else f"processes {', '.join(empty)} get"
+        raise ValueError(
+            f"The {what} is too small for {len(counts)} processes: {who} no batch (batches per process: "
+            f"{list(counts)}); use fewer processes or more data"
+        )
+
+
 def planned_lengths(counts: Sequence[int], accumulation: int) -> List[int]:
     """Each process's number of micro-batches once evened: the same number of optimizer steps everywhere (the
     most any process has), each process keeping its own batches where that gives it as many steps already."""
+    refuse_too_little_data(counts)
     steps = max(math.ceil(c / accumulation) for c in counts)
     return [c if math.ceil(c / accumulation) == steps else (steps - 1) * accumulation + 1 for c in counts]
 

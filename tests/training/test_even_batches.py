@@ -36,3 +36,13 @@ def test_planned_lengths_give_every_process_the_same_steps():
     assert planned_lengths([4, 3], 2) == [4, 3]  # 2 steps each already; the last group is uneven
     assert [group_sizes([4, 3], 2, step) for step in range(2)] == [4, 3]
     assert planned_lengths([3, 2], 1) == [3, 3] and planned_lengths([7], 4) == [7]
+
+
+def test_a_process_without_a_batch_is_refused_with_the_counts():
+    with pytest.raises(
+        ValueError,
+        match=r"The data is too small for 3 processes: process 2 gets no batch "
+        r"\(batches per process: \[2, 1, 0\]\)",
+    ):
+        planned_lengths([2, 1, 0], 1)
+    assert planned_lengths([0, 0], 1) == [0, 0]  # no data at all: nothing to keep in step

@@ -157,6 +157,28 @@ class LukeCheckpointer(Checkpointer):
 
     def load_checkpoint(self) -> Optional[TrainerCheckpoint]:
         """
+        Under distributed training, rank 0's checkpoint (read from its serialization directory, then broadcast): the
+        other processes may run on nodes whose directories hold no checkpoints, since only rank 0 writes them.
+        """
+        if not is_distributed():
+            return self._load_own_checkpoint()
+        found: Any = None
+        failure: Optional[Exception] = None
+        if self._is_primary:
+            try:
+                found = self._load_own_checkpoint()
+            except Exception as e:  # the others are told, so that they stop too rather than wait
+                failure, found = e, RecoveryError(f"rank 0 could not recover: {e}")
+        box = [found]
+        dist.broadcast_object_list(box, 0)
+        if failure is not None:
+            raise failure
+        if isinstance(box[0], RecoveryError):
+            raise RecoveryError(str(box[0]))
+        return box[0]
+
+    def _load_own_checkpoint(self) -> Optional[TrainerCheckpoint]:
+        """
         The newest checkpoint whose two files load. Newer ones that do not are renamed `*.damaged` (kept, but out
         of the way of pruning and of `best.th`) with a warning. Where checkpoint files exist but no pair loads, a
         `RecoveryError` stops `--recover` before anything is changed: it never trains from scratch in a directory
