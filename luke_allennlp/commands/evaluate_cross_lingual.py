@@ -71,9 +71,7 @@ def resolve_inputs(arguments: List[str], default_language: Optional[str]) -> Lis
         language, question_language = languages_from_name(path)
         language = given or language or default_language
         if language is None:
-            raise ValueError(
-                f"{path}: its name does not tell its language: give it as LANG={path} or with --language"
-            )
+            raise ValueError(f"{path}: its name does not tell its language: give it as LANG={path} or with --language")
         resolved.append((path, language.lower(), question_language))
     return resolved
 
@@ -106,7 +104,9 @@ def evaluate_cross_lingual(
     model = archive.model
     is_qa = isinstance(model, LukeSquad)
     if scoring is not None and not is_qa:
-        raise ValueError(f"--scoring is for extractive QA (luke_squad) models; {archive_path} holds {type(model).__name__}")
+        raise ValueError(
+            f"--scoring is for extractive QA (luke_squad) models; {archive_path} holds {type(model).__name__}"
+        )
     scoring = scoring or (model.answer_scoring if is_qa else None)
     if scoring == "mlqa":  # every language checked before the first file is read
         for path, language, _ in inputs:

@@ -96,27 +96,27 @@ def _percent(value: float) -> str:
 
 
 def markdown_table(summary: Dict[str, Any]) -> str:
-    """The summary as Markdown: one row per file (scores in percent) and the average; for G-XLT files (every file
-    with a question language), also the grid of the last column, question language x context language."""
+    """The summary as Markdown: one row per file (scores in percent) and the average; where there are G-XLT files
+    (with a question language), also the grid of the last column over them, question language x context language."""
     columns = [tuple(column) for column in summary["columns"]]
     rows = summary["files"]
-    gxlt = all(row.get("question_language") for row in rows)
-    head = ["file", "context language" if gxlt else "language"] + (["question language"] if gxlt else [])
-    head += ["examples"] + [title for _, title in columns]
+    gxlt = [row for row in rows if row.get("question_language")]
+    head = ["file", "language"] + (["question language"] if gxlt else []) + ["examples"]
+    head += [title for _, title in columns]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         cells = [f"`{os.path.basename(row['file'])}`", row["language"]]
-        cells += [row["question_language"]] if gxlt else []
+        cells += [row.get("question_language") or ""] if gxlt else []
         cells += [str(row["examples"])] + [_percent(row["metrics"][name]) for name, _ in columns]
         lines.append("| " + " | ".join(cells) + " |")
     cells = [f"**average** ({len(rows)} files)", ""] + ([""] if gxlt else []) + [str(sum(r["examples"] for r in rows))]
     lines.append("| " + " | ".join(cells + [_percent(summary["average"][name]) for name, _ in columns]) + " |")
     if gxlt:
         name, title = columns[-1]
-        contexts = sorted({row["language"] for row in rows})
-        questions = sorted({row["question_language"] for row in rows})
-        cell = {(row["question_language"], row["language"]): row["metrics"][name] for row in rows}
-        lines += ["", f"{title}, question language (rows) x context language (columns):", ""]
+        contexts = sorted({row["language"] for row in gxlt})
+        questions = sorted({row["question_language"] for row in gxlt})
+        cell = {(row["question_language"], row["language"]): row["metrics"][name] for row in gxlt}
+        lines += ["", f"G-XLT {title}, question language (rows) x context language (columns):", ""]
         lines += ["| question \\ context | " + " | ".join(contexts) + " |", "|" + "---|" * (len(contexts) + 1)]
         for question in questions:
             scores = [_percent(cell[question, c]) if (question, c) in cell else "" for c in contexts]
