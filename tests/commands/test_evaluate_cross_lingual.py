@@ -148,11 +148,11 @@ def test_every_xquad_question_predicted_and_scored_as_squad_v1_1(xquad_squad_sco
 def mlqa_scoring(squad_archive, xquad, tmp_path_factory):
     """The 7 languages MLQA defines, scored with MLQA's script; plus G-XLT pairs of three of them."""
     root = tmp_path_factory.mktemp("mlqa")
-    slices = root / "xquad"  # the first article of each language (the whole files are scored above)
+    slices = root / "xquad"  # the third article of each language, 8 questions (the whole files are scored above)
     slices.mkdir()
     for lang in MLQA_LANGUAGES:
         data = json.loads(xquad[lang].read_text(encoding="utf-8"))
-        (slices / xquad[lang].name).write_text(json.dumps({**data, "data": data["data"][:1]}, ensure_ascii=False))
+        (slices / xquad[lang].name).write_text(json.dumps({**data, "data": data["data"][2:3]}, ensure_ascii=False))
     pairs = root / "pairs"
     allennlp_main("build-gxlt-pairs", *(slices / f"xquad.{lang}.json" for lang in ("en", "de", "zh")), pairs)
     files = [str(slices / f"xquad.{lang}.json") for lang in MLQA_LANGUAGES] + sorted(map(str, pairs.glob("*.json")))
