@@ -9,7 +9,8 @@ serializer).
 A file's language is `LANG=FILE`'s, else its name's (MLQA's `test-context-de-question-en.json` is `de`, the answers'
 language; XQuAD's `xquad.de.json`; RELX's `RELX_de.txt`; CoNLL's `esp.testb`; see
 `luke_allennlp.evaluation.cross_lingual`), else `--language`'s. `--scoring mlqa` scores extractive QA with MLQA's
-official script in each file's language (`squad`: SQuAD v1.1's); without it, the archive's own scoring.
+official script in each file's language (`squad`: SQuAD v1.1's); without it, the archive's own scoring. Every file
+is read whole: a `max_instances` the archive's reader carries from training is dropped.
 """
 
 import argparse
@@ -118,6 +119,9 @@ def evaluate_cross_lingual(
     prepare_environment(config)
     model.eval()
     reader = archive.validation_dataset_reader
+    if reader.max_instances is not None:  # a training-time cap (a smoke run's) would cut every file short
+        logger.warning("reading every file whole: the archive's reader had max_instances %d", reader.max_instances)
+        reader.max_instances = None
     loader_params = config.get("validation_data_loader", None) or config.get("data_loader")
     loader_params = loader_params.as_dict(quiet=True) if isinstance(loader_params, Params) else dict(loader_params)
     if batch_size:
