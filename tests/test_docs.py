@@ -176,11 +176,13 @@ def test_readme_is_short_and_its_commands_are_run():
 
 
 def test_evaluations_write_their_metrics():
-    """`allennlp evaluate` prints no final metrics: every example names the file it writes them to."""
+    """`allennlp evaluate` prints no final metrics: every example names the file it writes them to
+    (`evaluate-cross-lingual`: the folder)."""
     evaluations = [(b, c) for b in BLOCKS for c in commands(b.code) if "allennlp evaluate" in c]
     assert len(evaluations) >= 5
     for block, command in evaluations:
-        assert "--output-file" in command, f"{where(block)}: {command}"
+        flag = "--output-dir" if "allennlp evaluate-cross-lingual" in command else "--output-file"
+        assert flag in command, f"{where(block)}: {command}"
 
 
 def test_commands_write_under_output():
@@ -189,7 +191,7 @@ def test_commands_write_under_output():
     for block in BLOCKS:
         for command in commands(block.code):
             words = shlex.split(command)
-            for flag in ("-s", ">", "--output-file", "--predictions-output-file"):
+            for flag in ("-s", ">", "--output-file", "--predictions-output-file", "--output-dir"):
                 for i, word in enumerate(words[:-1]):
                     if word == flag:
                         written += 1

@@ -11,19 +11,23 @@ its parser):
   checkpoint for smoke runs;
 - `export-luke ARCHIVE OUT_DIR`: a `luke_pretraining` or fine-tuned task archive as a transformers LUKE checkpoint;
 - `import-luke-task CHECKPOINT OUT_DIR`: a transformers LUKE task checkpoint as an AllenNLP archive;
-- `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON.
+- `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON;
+- `evaluate-cross-lingual ARCHIVE FILE... --output-dir DIR`: one model on many languages, one table;
+- `build-gxlt-pairs FILE... OUT_DIR`: XQuAD's question-language x context-language files.
 """
 
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
+from luke_allennlp.commands.build_gxlt_pairs import BuildGxltPairs
 from luke_allennlp.commands.build_mention_dictionary import BuildMentionDictionary
 from luke_allennlp.commands.build_pretraining_corpus import BuildPretrainingCorpus
 from luke_allennlp.commands.build_tiny_checkpoint import BuildTinyCheckpoint
+from luke_allennlp.commands.evaluate_cross_lingual import EvaluateCrossLingual
 from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.import_luke_task import ImportLukeTask
 from luke_allennlp.commands.merge_pretraining_corpus import MergePretrainingCorpus
 from luke_allennlp.commands.squad_predictions import SquadPredictions
 
 __all__ = [
-    "BuildEntityVocab", "BuildMentionDictionary", "BuildPretrainingCorpus", "BuildTinyCheckpoint", "ExportLuke",
-    "ImportLukeTask", "MergePretrainingCorpus", "SquadPredictions",
+    "BuildEntityVocab", "BuildGxltPairs", "BuildMentionDictionary", "BuildPretrainingCorpus", "BuildTinyCheckpoint",
+    "EvaluateCrossLingual", "ExportLuke", "ImportLukeTask", "MergePretrainingCorpus", "SquadPredictions",
 ]  # fmt: skip

@@ -14,8 +14,8 @@ PER_INSTANCE_EVALUATION: Dict[str, Any] = {"type": "simple", "batch_serializer":
 class PerInstanceSerializer(Serializer):
     """
     Writes one JSON line per instance for `allennlp evaluate --predictions-output-file`: the entries of the
-    model's `make_output_human_readable` output that hold one value per instance (allennlp's default
-    serializer writes one line per batch, inputs included).
+    model's `make_output_human_readable` output that hold one value per instance, `id` first where there is one
+    (allennlp's default serializer writes one line per batch, inputs included).
 
     Use it with `evaluation: {type: "simple", batch_serializer: {type: "luke_per_instance"}}` in a config.
     """
@@ -31,7 +31,7 @@ class PerInstanceSerializer(Serializer):
         size = len(batch["metadata"]) if "metadata" in batch else len(next(iter(batch.values())))
         per_instance = {
             key: value
-            for key, value in outputs.items()
+            for key, value in sorted(outputs.items(), key=lambda item: item[0] != "id")  # `id` first, the rest kept
             if isinstance(value, (list, torch.Tensor)) and len(value) == size
         }
         return "\n".join(json.dumps(sanitize({k: v[i] for k, v in per_instance.items()})) for i in range(size))

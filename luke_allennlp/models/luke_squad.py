@@ -84,8 +84,14 @@ class LukeSquad(LukeTaskModel):
         Keep a `luke` embedder's entity table fixed, as the original SQuAD fine-tuning does (the entity
         inputs are real Wikipedia entities; the table is large and most rows never occur in SQuAD).
     answer_scoring : `str`, optional (default = `"squad"`)
-        How EM and F1 compare answers: `"squad"` (the official SQuAD v1.1 script) or `"jglue"` (JGLUE's JSQuAD
-        scorer: characters for F1, since Japanese has no spaces; see `luke_allennlp.training.metrics.squad_em_and_f1`).
+        How EM and F1 compare answers: `"squad"` (the official SQuAD v1.1 script), `"jglue"` (JGLUE's JSQuAD
+        scorer: characters for F1, since Japanese has no spaces) or `"mlqa"` (MLQA's official script, whose
+        normalisation depends on `answer_language`); see `luke_allennlp.training.metrics.squad_em_and_f1`. Both are
+        read when an archive is loaded, so `allennlp evaluate ... -o '{"model.answer_scoring": "mlqa",
+        "model.answer_language": "de"}'` rescores a model trained with SQuAD scoring.
+    answer_language : `str`, optional (default = `None`)
+        The language of the answers (the context's), for `"mlqa"` scoring only: one of MLQA's `ar`, `de`, `en`,
+        `es`, `hi`, `vi`, `zh`.
     initializer : `InitializerApplicator`, optional
     """
 
@@ -99,18 +105,23 @@ class LukeSquad(LukeTaskModel):
         max_answer_length: int = 30,
         freeze_entity_embeddings: bool = True,
         answer_scoring: str = "squad",
+        answer_language: Optional[str] = None,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs,
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
-        self.metric = SquadEmAndF1(answer_scoring)
-        self.answer_scoring = answer_scoring
+        self.set_answer_scoring(answer_scoring, answer_language)
         self.top_k = top_k
         self.max_answer_length = max_answer_length
         if freeze_entity_embeddings and self.has_entity_states:
             embedder.luke.entity_embeddings.entity_embeddings.weight.requires_grad_(False)
         self.qa_outputs = torch.nn.Linear(embedder.get_output_dim(), 2)
         initializer(self)
+
+    def set_answer_scoring(self, scoring: str, language: Optional[str] = None) -> None:
+        """Scores the answers from now on with `scoring` (and `language`, for MLQA's); the metric starts afresh."""
+        self.metric = SquadEmAndF1(scoring, language)
+        self.answer_scoring, self.answer_language = scoring, language
 
     def forward(  # type: ignore[override]
         self,
@@ -195,9 +206,9 @@ class LukeSquad(LukeTaskModel):
         golds = [meta["answers"] for meta in output_dict["metadata"]]
         if all(golds):
             result["gold_answers"] = golds
-            scoring = self.answer_scoring
+            scoring = (self.answer_scoring, self.answer_language)
             result["em"] = [
-                max_over_golds(exact_match_score, p["answer"], g, scoring) for p, g in zip(predictions, golds)
+                max_over_golds(exact_match_score, p["answer"], g, *scoring) for p, g in zip(predictions, golds)
             ]
-            result["f1"] = [max_over_golds(f1_score, p["answer"], g, scoring) for p, g in zip(predictions, golds)]
+            result["f1"] = [max_over_golds(f1_score, p["answer"], g, *scoring) for p, g in zip(predictions, golds)]
         return result

@@ -31,8 +31,10 @@ FINE_TUNING = (
     + test_entity_disambiguation_configs.CONFIGS
     + sorted(test_jglue_configs.CONFIGS.glob("*.jsonnet"))
 )
+# One step per batch (the mLUKE configs accumulate 16 and 8 batches: a step an epoch, the last at learning rate 0).
 TINY = {"trainer.num_epochs": 2, "data_loader.batch_sampler.batch_size": 4, "dataset_reader.max_instances": 16,
-        "dataset_reader.max_seq_length": 64, "trainer.callbacks": [{"type": "test_epoch_digest"}]}  # fmt: skip
+        "dataset_reader.max_seq_length": 64, "trainer.num_gradient_accumulation_steps": 1,
+        "trainer.callbacks": [{"type": "test_epoch_digest"}]}  # fmt: skip
 TINY_ED = {"dataset_reader.max_seq_length": 128, "validation_dataset_reader.max_seq_length": 128,
            "validation_dataset_reader.max_instances": 4}  # fmt: skip
 # Data whose two processes' shares hold equal numbers of batches (the German sample's two documents do not).
