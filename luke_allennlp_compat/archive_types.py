@@ -161,7 +161,7 @@ def repair_registrable(module: types.ModuleType) -> None:
         return original(cls, name)
 
     resolve_class_name.__doc__ = original.__doc__
-    resolve_class_name.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    resolve_class_name.__luke_allennlp_compat__ = frozenset({__name__})  # type: ignore[attr-defined]
     registrable.resolve_class_name = classmethod(resolve_class_name)
 
 

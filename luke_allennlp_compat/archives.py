@@ -281,7 +281,7 @@ def repair_extraction(module: types.ModuleType) -> None:
     extracted_archive.__doc__ = (
         "allennlp's `extracted_archive`, extracting with `luke_allennlp_compat.extract_archive`."
     )
-    extracted_archive.__luke_allennlp_compat__ = True  # type: ignore[attr-defined]
+    extracted_archive.__luke_allennlp_compat__ = frozenset({__name__})  # type: ignore[attr-defined]
     module.extracted_archive = extracted_archive
     # Any other extraction in the process (allennlp.tools.archive_surgery) gets the `data` filter by default, as
     # it will from Python 3.14 on; a default someone else set is kept.
