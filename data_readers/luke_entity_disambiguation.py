@@ -2,6 +2,7 @@ import collections
 import logging
 import math
 import os
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Counter, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -22,6 +23,10 @@ from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
+
+def _letter_or_mark(character: str) -> bool:
+    return character.isalnum() or unicodedata.category(character).startswith("M")
+
 
 NO_GOLD = -2  # a mention without a gold entity (raw text); -1 is a gold entity outside the entity vocabulary
 PAGES = ("all", "train", "held_out")
@@ -282,11 +287,12 @@ class LukeEntityDisambiguationReader(DatasetReader):
     def _corpus_candidates(self, name: str) -> List[Tuple[str, float]]:
         """
         Candidates of a corpus mention's name, its subwords decoded. Where a link's edge falls inside a subword
-        (`Scott, James C.,` for the anchor `Scott, James C.`), the punctuation the subword adds is trimmed (counted).
+        (`Scott, James C.,` for the anchor `Scott, James C.`), the punctuation the subword adds is trimmed (counted);
+        a combining mark is part of its letter (decomposed `Café` is never trimmed to `Cafe`).
         """
         candidates = self._dictionary_candidates(name)
         trimmed = name
-        while not candidates and len(trimmed) > 1 and not trimmed[-1].isalnum():
+        while not candidates and len(trimmed) > 1 and not _letter_or_mark(trimmed[-1]):
             trimmed = trimmed[:-1].rstrip()
             candidates = self._dictionary_candidates(trimmed)
         self.stats["corpus_names_trimmed"] += bool(candidates) and trimmed != name
