@@ -24,6 +24,7 @@ from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
 
+
 def _letter_or_mark(character: str) -> bool:
     return character.isalnum() or unicodedata.category(character).startswith("M")
 
