@@ -19,6 +19,7 @@ from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.tokenization import load_fast_tokenizer, special_token_layout
 from luke_allennlp.data.windows import tokenize
+from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
@@ -84,8 +85,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         Subwords per window, special tokens included.
     max_entities : `int`, optional (default = `128`)
         Mentions per instance.
-    max_mention_length : `int`, optional (default = `30`)
-        Subwords per mention entity; longer mentions keep their first ones (counted).
+    max_mention_length : `int`, optional (default = the checkpoint's)
+        Subwords per mention entity; longer mentions keep their first ones (counted). The checkpoint's
+        tokenizer_config.json `max_mention_length` (as `LukeTokenizer`), else 30.
     pages : `str`, optional (default = `"all"`)
         Which pages of a corpus to read: `"all"`, `"train"` (all but every `held_out_every`-th) or `"held_out"`.
     held_out_every : `int`, optional (default = `10`)
@@ -103,7 +105,7 @@ class LukeEntityDisambiguationReader(DatasetReader):
         max_candidates: int = 30,
         max_seq_length: int = 512,
         max_entities: int = 128,
-        max_mention_length: int = 30,
+        max_mention_length: Optional[int] = None,
         pages: str = "all",
         held_out_every: int = 10,
         mention_detection: bool = False,
@@ -111,6 +113,8 @@ class LukeEntityDisambiguationReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        if max_mention_length is None:
+            max_mention_length = checkpoint_max_mention_length(model_name)
         if pages not in PAGES:
             raise ValueError(f"pages must be one of {PAGES}, not {pages!r}")
         if min(max_candidates, max_entities, max_mention_length, held_out_every) < 1:
