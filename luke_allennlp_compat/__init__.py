@@ -16,6 +16,7 @@ is installed without its pinned requirements (see the Makefile), and these repai
 11. `weights`: weights loaded with `weights_only=True`, an unreadable file named.
 12. `overwrite_guard`: an output that is an input is refused.
 13. `startup`: allennlp's imports of spaCy, NLTK and transformers' modelling deferred to first use.
+14. `registered_types`: a registered component accepts its own `type` where a parameter names its class.
 
 Each module's docstring says what changed upstream and which test proves the repair. `hook` runs each repair when
 allennlp imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages (by the wheel, or by
