@@ -43,6 +43,7 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],  # 11
     "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],  # 12
+    "allennlp.training.util": [("after", "overwrite_guard:repair_serialization_dir")],  # 12
     "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],  # 14
     "allennlp.modules.token_embedders.pretrained_transformer_embedder": [
         ("before", "startup:defer_names"),  # 13
