@@ -232,6 +232,11 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
                "--output-file", str(tmp_path / "out.jsonl")]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
     assert result.returncode == 1 and "Traceback" not in result.stderr  # one line (luke_allennlp_compat, repair 8)
+    # The good line's prediction is kept (the file was left empty, its buffer never written); the blank line counted.
+    assert [json.loads(line)["words"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [
+        ["Peter", "visited", "Brussels", "."]
+    ]
+    assert f"{path}: 1 blank lines skipped" in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last == (
         f'allennlp: error: {path}, line 3: input: the input needs "sentence" (text), "words" (a list of strings) or '
