@@ -1,4 +1,5 @@
 import contextlib
+import json
 import logging
 import math
 import os
@@ -222,10 +223,23 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
     def train(self) -> Dict[str, Any]:
         with quiet_worker_sigterm():
             try:
-                return super().train()
+                metrics = super().train()
             finally:
                 for loader in (self.data_loader, self._validation_data_loader):
                     stop_data_loader_workers(loader)
+        if self._start_after_epochs_completed >= self._num_epochs:  # `--recover` of a finished run
+            metrics = {**self._last_epoch_metrics(), **metrics}
+        return metrics
+
+    def _last_epoch_metrics(self) -> Dict[str, Any]:
+        """The metrics written after the last epoch (`metrics_epoch_N.json`): a run recovered after its last epoch
+        trains no epoch, and allennlp's metrics then lacked the `training_*`, `validation_*` and `epoch` fields,
+        which `metrics.json` lost when it was written again."""
+        path = os.path.join(self._serialization_dir or "", f"metrics_epoch_{self._num_epochs - 1}.json")
+        if not self._serialization_dir or not os.path.exists(path):
+            return {}
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
 
     # --- precision --------------------------------------------------------------------------------------------
 
