@@ -82,6 +82,11 @@ def test_recovery_falls_back_past_a_truncated_checkpoint(env, tmp_path):
     log = (out / "out.log").read_text()
     assert "Skipping the unreadable checkpoint" in log and "training_state_e0_b2.th (RuntimeError" in log
     assert recovered is not None and (out / "model.tar.gz").exists()
+    # `--recover` of the finished run trains no epoch: metrics.json, written again, kept only `best_*`.
+    before = json.loads((out / "metrics.json").read_text())
+    assert "training_loss" in before and before["epoch"] == 1
+    train(out, recover=True, **{"trainer.callbacks": [callback]})
+    assert stable(json.loads((out / "metrics.json").read_text())) == stable(before)
 
 
 class AutocastProbe(torch.nn.Module):
@@ -236,14 +241,3 @@ def test_a_worker_terminated_at_the_end_of_training_dies_without_a_traceback(cap
             os.kill(os.getpid(), signal.SIGTERM)
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def test_recovering_a_finished_run_keeps_its_metrics(env, tmp_path):
-    """`--recover` of a run that had finished trains no epoch: metrics.json, written again, kept only `best_*`."""
-    out = tmp_path / "run"
-    train(out, **{"trainer.num_epochs": 1})
-    before = json.loads((out / "metrics.json").read_text())
-    assert "training_loss" in before and before["epoch"] == 0
-    train(out, recover=True, **{"trainer.num_epochs": 1})
-    after = json.loads((out / "metrics.json").read_text())
-    assert stable(after) == stable(before)
