@@ -62,8 +62,15 @@ def test_words_keep_their_combining_marks(text):
 
 
 def test_a_japanese_character_keeps_its_combining_voicing_mark():
-    text = unicodedata.normalize("NFD", "ガイドが来た")  # ガ and が as カ/か + U+3099
-    assert len(text) == 8 and split_words(text, without_spaces=True) == [text[0:2], "イ", "ド", text[4:6], "来", "た"]
+    text = unicodedata.normalize("NFD", "ガイドが来た")  # ガ, ド and が as カ, ト and か + U+3099
+    assert len(text) == 9 and split_words(text, without_spaces=True) == [
+        text[0:2],
+        "イ",
+        text[3:5],
+        text[5:7],
+        "来",
+        "た",
+    ]
 
 
 def test_split_sentences():
