@@ -176,6 +176,12 @@ class LukeConll2003Reader(DatasetReader):
             )  # fmt: skip
         else:
             logger.info("%s: %s", file_path, self.stats)
+        if self.stats["gold_entities_too_long"]:
+            # No span of the model reaches them: in evaluation each is a miss (a false negative).
+            logger.warning(
+                "%s: %d gold entities are longer than max_mention_length (%d words): no span covers them, and they "
+                "count as misses", file_path, self.stats["gold_entities_too_long"], self.max_mention_length,
+            )  # fmt: skip
 
     def read_documents(self, path: str) -> Iterator[List[Sentence]]:
         """Parses a CoNLL file into documents of sentences; a malformed line raises naming file and line, and so

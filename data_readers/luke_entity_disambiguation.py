@@ -2,6 +2,7 @@ import collections
 import logging
 import math
 import os
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Counter, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -18,10 +19,16 @@ from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.tokenization import load_fast_tokenizer, special_token_layout
 from luke_allennlp.data.windows import tokenize
+from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
+
+
+def _letter_or_mark(character: str) -> bool:
+    return character.isalnum() or unicodedata.category(character).startswith("M")
+
 
 NO_GOLD = -2  # a mention without a gold entity (raw text); -1 is a gold entity outside the entity vocabulary
 PAGES = ("all", "train", "held_out")
@@ -78,8 +85,9 @@ class LukeEntityDisambiguationReader(DatasetReader):
         Subwords per window, special tokens included.
     max_entities : `int`, optional (default = `128`)
         Mentions per instance.
-    max_mention_length : `int`, optional (default = `30`)
-        Subwords per mention entity; longer mentions keep their first ones (counted).
+    max_mention_length : `int`, optional (default = the checkpoint's)
+        Subwords per mention entity; longer mentions keep their first ones (counted). The checkpoint's
+        tokenizer_config.json `max_mention_length` (as `LukeTokenizer`), else 30.
     pages : `str`, optional (default = `"all"`)
         Which pages of a corpus to read: `"all"`, `"train"` (all but every `held_out_every`-th) or `"held_out"`.
     held_out_every : `int`, optional (default = `10`)
@@ -97,7 +105,7 @@ class LukeEntityDisambiguationReader(DatasetReader):
         max_candidates: int = 30,
         max_seq_length: int = 512,
         max_entities: int = 128,
-        max_mention_length: int = 30,
+        max_mention_length: Optional[int] = None,
         pages: str = "all",
         held_out_every: int = 10,
         mention_detection: bool = False,
@@ -105,6 +113,8 @@ class LukeEntityDisambiguationReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        if max_mention_length is None:
+            max_mention_length = checkpoint_max_mention_length(model_name)
         if pages not in PAGES:
             raise ValueError(f"pages must be one of {PAGES}, not {pages!r}")
         if min(max_candidates, max_entities, max_mention_length, held_out_every) < 1:
@@ -282,11 +292,12 @@ class LukeEntityDisambiguationReader(DatasetReader):
     def _corpus_candidates(self, name: str) -> List[Tuple[str, float]]:
         """
         Candidates of a corpus mention's name, its subwords decoded. Where a link's edge falls inside a subword
-        (`Scott, James C.,` for the anchor `Scott, James C.`), the punctuation the subword adds is trimmed (counted).
+        (`Scott, James C.,` for the anchor `Scott, James C.`), the punctuation the subword adds is trimmed (counted);
+        a combining mark is part of its letter (decomposed `Café` is never trimmed to `Cafe`).
         """
         candidates = self._dictionary_candidates(name)
         trimmed = name
-        while not candidates and len(trimmed) > 1 and not trimmed[-1].isalnum():
+        while not candidates and len(trimmed) > 1 and not _letter_or_mark(trimmed[-1]):
             trimmed = trimmed[:-1].rstrip()
             candidates = self._dictionary_candidates(trimmed)
         self.stats["corpus_names_trimmed"] += bool(candidates) and trimmed != name

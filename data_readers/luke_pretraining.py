@@ -27,8 +27,11 @@ STATS = ("rows", "truncated_rows", "entities_cut_by_truncation", "entities_over_
 
 
 def _is_cjk(char: str) -> bool:
-    """A Chinese character or Japanese kana: scripts written without spaces between words."""
+    """A Chinese character or Japanese kana: scripts written without spaces between words. Not a combining mark
+    (the voicing marks U+3099, U+309A of decomposed kana), which belongs to the character before it."""
     code = ord(char)
+    if unicodedata.category(char).startswith("M"):
+        return False
     return (0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF
             or 0xF900 <= code <= 0xFAFF or 0xFF66 <= code <= 0xFF9F or 0x20000 <= code <= 0x2FA1F)  # fmt: skip
 

@@ -10,7 +10,8 @@ rebuilding needs, and rewrites the archived config to point there:
 - a local checkpoint directory named by `model_name` (readers, the `luke` and `pretrained_transformer` embedders,
   `luke_pretraining`): its files without the weights (config, tokenizer, entity vocabulary), since the archive's
   own weights replace them. For a component of another type under `model`, which may need them, the weights are
-  bundled too. The embedders and `luke_pretraining` get `load_weights: false` (hub names too);
+  bundled too. The embedders, `luke_pretraining` and `luke_entity_disambiguation` get `load_weights: false` (hub
+  names too);
 - a pretraining corpus directory (`entity_vocab` of `luke_pretraining`, `train_data_path`): its metadata, tokenizer
   and entity vocabulary, not its rows (what `allennlp export-luke` reads);
 - any other local file the readers or the model name (e.g. `luke_squad`'s `mention_dictionary`);
@@ -40,8 +41,10 @@ logger = logging.getLogger(__name__)
 BUNDLE_DIR = "bundled"
 MANIFEST = "manifest.json"
 SECTIONS = ("dataset_reader", "validation_dataset_reader", "model")
-# Components under `model` that take `model_name` and `load_weights`: the archive's weights replace the checkpoint's.
-WEIGHTLESS_TYPES = ("luke", "luke_pretraining", "pretrained_transformer", "pretrained_transformer_mismatched")
+# Components under `model` that take `model_name` and `load_weights`: the archive's weights replace the checkpoint's
+# (`luke_entity_disambiguation`'s entity prediction head too).
+WEIGHTLESS_TYPES = ("luke", "luke_pretraining", "luke_entity_disambiguation", "pretrained_transformer",
+                    "pretrained_transformer_mismatched")  # fmt: skip
 PATH_KEY_WORDS = ("model_name", "path", "file", "dir", "vocab", "dictionary")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".th", ".onnx", ".gguf")
 

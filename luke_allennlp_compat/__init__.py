@@ -20,6 +20,7 @@ is installed without its pinned requirements (see the Makefile), and these repai
 15. `output_lock`: one owner per output (a serialization directory, a builder's output).
 16. `config_checks`: a config's wrong types, sizes and unknown keys refused before any work; `-o` checked.
 17. `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer.
+18. `registered_types`: a registered component accepts its own `type` where a parameter names its class.
 
 Each module's docstring says what changed upstream and which test proves the repair. `hook` runs each repair when
 allennlp imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages (by the wheel, or by

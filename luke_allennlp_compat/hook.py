@@ -48,13 +48,17 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
         ("after", "output_lock:repair_train_model"),  # 15 (around 17: the global primary holds the lock)
         ("after", "config_checks:repair_train"),  # 16 (outermost: the config is checked before the lock is taken)
     ],
-    "allennlp.training.util": [("after", "output_lock:repair_create_serialization_dir")],  # 15
+    "allennlp.training.util": [
+        ("after", "overwrite_guard:repair_serialization_dir"),  # 12
+        ("after", "output_lock:repair_create_serialization_dir"),  # 15, around 12: only a lock is empty
+    ],
     "allennlp.nn.util": [("after", "weights:repair_nn_util")],  # 11
     "allennlp.nn.initializers": [("after", "weights:repair_initializers")],  # 11
     "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],  # 11
     "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],  # 12
     "allennlp.common.params": [("after", "config_checks:repair_params")],  # 16
+    "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],  # 18
     "allennlp.modules.token_embedders.pretrained_transformer_embedder": [
         ("before", "startup:defer_names"),  # 13
         ("after", "startup:restore_names"),

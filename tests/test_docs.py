@@ -228,7 +228,7 @@ def test_sample_dumps_keep_missing_pages():
             ):
                 checked += 1
                 assert "--include-missing-pages" in command, f"{where(block)}: {command}"
-    assert checked == 4  # pretraining, and getting-started's entity disambiguation
+    assert checked == 5  # pretraining (and its offline route), and getting-started's entity disambiguation
 
 
 @pytest.fixture(scope="module")

@@ -191,20 +191,27 @@ class MentionInputs:
     A text longer than `max_seq_length` keeps the window that holds all its mentions, centred on them; a
     mention longer than that window keeps its first subwords. Both are counted in `stats`
     (`truncated_inputs`, `truncated_mentions`), with `inputs` and the mention boundaries that fall inside a subword
-    (`mention_boundaries_inside_subwords`, see `mention_subwords`).
+    (`mention_boundaries_inside_subwords`, see `mention_subwords`), and the mentions longer than `max_mention_length`
+    subwords, whose entity the model gives the positions of their first ones (`mention_positions_capped`).
 
     # Parameters
 
     tokenizer : `PreTrainedTokenizerFast`
     max_seq_length : `int`
         Subwords per input, special tokens included.
+    max_mention_length : `int`, optional (default = `None`)
+        The `luke` embedder's (the checkpoint's): mentions longer than that are counted.
     """
 
     STATS = ("inputs", "truncated_inputs", "truncated_mentions", "skipped_empty_mentions",
-             "skipped_mentions_too_far_apart", "mention_boundaries_inside_subwords")  # fmt: skip
+             "skipped_mentions_too_far_apart", "mention_boundaries_inside_subwords",
+             "mention_positions_capped")  # fmt: skip
 
-    def __init__(self, tokenizer: PreTrainedTokenizerFast, max_seq_length: int) -> None:
+    def __init__(
+        self, tokenizer: PreTrainedTokenizerFast, max_seq_length: int, max_mention_length: Optional[int] = None
+    ) -> None:
         self.tokenizer = tokenizer
+        self.max_mention_length = max_mention_length
         prefix, suffix = special_token_layout(tokenizer)
         self.prefix, self.suffix = np.array(prefix, dtype=np.int64), np.array(suffix, dtype=np.int64)
         self.room = max_seq_length - len(prefix) - len(suffix)  # subwords for text
@@ -304,6 +311,8 @@ class MentionInputs:
                 f"{example_id}: {' and '.join(names)} are {high - low + 1} subwords apart, more than max_seq_length allows",
                 "mentions_too_far_apart",
             )
+        if self.max_mention_length is not None:
+            self.stats["mention_positions_capped"] += sum(e - s + 1 > self.max_mention_length for s, e in subwords)
         self.stats["inputs"] += 1
         begin, end = self.window(len(tokens.ids), low, high)
         shift = len(self.prefix) - begin  # subword position -> input position

@@ -9,6 +9,7 @@ from allennlp.data import DatasetReader, Instance
 from luke_allennlp.data.files import nonempty
 from luke_allennlp.data.inputs import MentionInputs, UnusableExample
 from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.modeling.loading import max_mention_length
 
 
 class MentionTaskReader(DatasetReader):
@@ -29,7 +30,8 @@ class MentionTaskReader(DatasetReader):
     def __init__(self, model_name: str, max_seq_length: int, **kwargs) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         self.tokenizer = load_fast_tokenizer(model_name)
-        self.inputs = MentionInputs(self.tokenizer, max_seq_length)
+        # Counts the mentions whose entity the `luke` embedder gives only their first subwords' positions.
+        self.inputs = MentionInputs(self.tokenizer, max_seq_length, max_mention_length(model_name))
 
     @property
     def stats(self) -> Counter:

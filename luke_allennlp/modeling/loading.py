@@ -122,6 +122,20 @@ def read_tokenizer_config(name_or_path: str) -> Dict[str, Any]:
     return config
 
 
+DEFAULT_MAX_MENTION_LENGTH = 30  # LukeTokenizer's and the original code's
+
+
+def max_mention_length(name_or_path: str) -> int:
+    """The positions an entity's embedding averages at most, its mention's first subwords: the checkpoint's
+    tokenizer_config.json `max_mention_length` (transformers' `LukeTokenizer` caps `entity_position_ids` at it), else
+    `DEFAULT_MAX_MENTION_LENGTH`."""
+    value = read_tokenizer_config(name_or_path).get("max_mention_length", DEFAULT_MAX_MENTION_LENGTH)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name_or_path}: tokenizer_config.json's max_mention_length must be a positive integer, "
+                         f"not {value!r}")  # fmt: skip
+    return value
+
+
 def checkpoint_entities(name_or_path: str) -> Optional[Tuple[Dict[str, int], str]]:
     """
     The entity vocabulary (`{title: id}`) the checkpoint's `LukeTokenizer` / `MLukeTokenizer` saved, and the file

@@ -79,16 +79,18 @@ class LukeTaskModel(ReportsMetrics, Model):
         """The (instance, window or chunk) indices of the stacked rows whose `mask` (..., positions) has any True."""
         return mask.any(-1).nonzero(as_tuple=True)
 
-    @staticmethod
     def entity_inputs(
+        self,
         entity_ids: torch.Tensor,
         starts: torch.Tensor,
         ends: torch.Tensor,
         attention_mask: Optional[torch.Tensor] = None,
         type_ids: Optional[torch.Tensor] = None,
     ) -> Dict[str, Optional[torch.Tensor]]:
-        """The `luke` embedder's entity arguments for entities over subwords start..end (inclusive)."""
-        return dict(entity_ids=entity_ids, entity_position_ids=span_position_ids(starts, ends),
+        """The `luke` embedder's entity arguments for entities over subwords start..end (inclusive); an entity's
+        positions are the first `max_mention_length` of its mention's (the embedder's)."""
+        positions = span_position_ids(starts, ends, getattr(self.embedder, "max_mention_length", None))
+        return dict(entity_ids=entity_ids, entity_position_ids=positions,
                     entity_attention_mask=attention_mask, entity_token_type_ids=type_ids)  # fmt: skip
 
     @staticmethod

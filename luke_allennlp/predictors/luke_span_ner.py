@@ -1,6 +1,7 @@
 import re
 from typing import Any, List
 
+import regex
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
@@ -9,7 +10,9 @@ from luke_allennlp.data.files import require, require_strings
 from luke_allennlp.predictors.luke_predictor import LukePredictor
 from luke_allennlp.wikipedia.name_matcher import CJK_TOKEN
 
-WORD = re.compile(r"\w+(?:[-'.]+\w+)*|[^\w\s]")
+# A word keeps its combining marks (`regex`'s `\w` holds them: decomposed accents, Devanagari vowel signs, Arabic and
+# Hebrew vowel points), as does a symbol (one grapheme).
+WORD = regex.compile(r"\w+(?:[-'.]+\w+)*|[^\w\s]\p{M}*")
 # A sentence ends at a line break, or at `.`, `!` or `?` (closing quotes or brackets may follow) before white space and
 # a capital, a digit or an opening quote or bracket, unless the word before the full stop is an abbreviation.
 SENTENCE_END = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*[^\S\n]+(?=["'\u201c\u2018(\[]?[A-Z0-9])|\s*\n\s*""")
@@ -22,7 +25,8 @@ SENTENCE_END_WITHOUT_SPACES = re.compile(r"(?<=[。！？!?])[」』）)\]]*\s*|
 
 
 def split_words(text: str, without_spaces: bool = False) -> List[str]:
-    """Words and punctuation, roughly as CoNLL-2003 splits them ("U.S.-based" stays one word). `without_spaces`
+    """Words and punctuation, roughly as CoNLL-2003 splits them ("U.S.-based" stays one word; a word keeps its
+    combining marks, so decomposed "München" and Devanagari, Thai, Arabic or Hebrew words stay whole). `without_spaces`
     (Japanese, Chinese): each kana or CJK ideograph is a word of its own, runs of other letters or digits one word
     (`CJK_TOKEN`), since such text has no spaces to split at."""
     return CJK_TOKEN.findall(text) if without_spaces else WORD.findall(text)

@@ -13,7 +13,8 @@ Built in two streaming passes over a dump (`build_mention_store`; `build_mention
    article of the dump (a missing page, a redirect loop) is dropped.
 2. Every name's occurrences in the articles' running text are counted: matches at token boundaries,
    case-sensitive, as `NameMatcher(cjk_characters=True).occurrences` finds them: tokens are runs of `\\w+` or one
-   other non-space character, except that each kana or CJK ideograph is a token of its own, so that a name in
+   other non-space character (a word or symbol with its combining marks), except that each kana or CJK ideograph
+   is a token of its own, so that a name in
    Japanese or Chinese text, which has no spaces, is counted wherever it occurs ("東京" in "東京都の"), as the
    readers match names in such text; in text without kana or ideographs these are the word boundaries at which
    the English readers match names (SQuAD's entity inputs). `link_probability(name)` = times linked

@@ -3,7 +3,9 @@ Finding the names of a mention dictionary in text: one definition of what a name
 where the dictionary counts how often a name occurs (its link probability, `mention_dictionary`) and where
 names are matched to give entity inputs (SQuAD's, paper Appendix C; entity linking on raw text). Plain Python.
 
-Text is split into tokens, runs of word characters or one other non-space character (`TOKEN`). A name
+Text is split into tokens, runs of word characters or one other non-space character (`TOKEN`); a word keeps its
+combining marks (accents of decomposed text, the vowel signs of Devanagari, Thai, Arabic or Hebrew), which Unicode
+counts as word characters (the `regex` module's `\\w`, where `re`'s makes each mark a token of its own). A name
 occurs where its exact text (case-sensitive) starts where a token starts and ends where a token ends: "York"
 occurs in "New York" but not in "Yorkshire" or "NewYork", "U.S." in "U.S.-based". Optionally
 (`cjk_characters`, for text of scripts written without spaces), each kana or CJK ideograph is a token of its own,
@@ -11,12 +13,16 @@ so that "男性" occurs in "二人の男性が".
 """
 
 import functools
-import re
 from typing import Callable, Container, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
-TOKEN = re.compile(r"\w+|[^\w\s]")  # how names and text are split into tokens
+import regex
+
+# How names and text are split into tokens. `regex`'s `\w` holds combining marks (Unicode's word characters), so a
+# word keeps its marks; a mark after a symbol stays with the symbol (one grapheme).
+TOKEN = regex.compile(r"\w+|[^\w\s]\p{M}*")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"  # kana, CJK ideographs, half-width kana
-CJK_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+|[^\\w\\s]")  # TOKEN, but each kana or ideograph alone
+# TOKEN, but each kana or ideograph alone, with its marks (the voicing mark of decomposed が).
+CJK_TOKEN = regex.compile(f"(?!\\p{{M}})[{_CJK}]\\p{{M}}*|(?:(?![{_CJK}])\\w|\\p{{M}})+|[^\\w\\s]\\p{{M}}*")
 
 
 def cjk_key(name: str) -> Tuple[Optional[str], Optional[int]]:

@@ -25,6 +25,8 @@ import logging
 import re
 from typing import List, Optional, Tuple
 
+import regex
+
 logger = logging.getLogger(__name__)
 
 Span = Tuple[int, int]
@@ -43,7 +45,8 @@ ORDINAL_DOT_LANGUAGES = frozenset("de da no nb nn fi is fo et lv lt cs sk pl hu 
 _CANDIDATE = re.compile(r"([.!?…؟।॥‼⁇⁈⁉]+)[\"'”’»)\]」』]*(\s+)|[。！？．｡]+[」』”’）〕】》〉]*")
 _CJK_CLOSERS = "」』”’）〕】》〉"
 _ORDINAL = re.compile(r"\d{1,2}$")
-_DOTTED = re.compile(r"(?:\w\.)+\w?\.?$")
+_LETTER = r"[^\W\p{M}]\p{M}*"  # one letter or digit with its combining marks (decomposed "É")
+_DOTTED = regex.compile(rf"(?:{_LETTER}\.)+(?:{_LETTER})?\.?$")
 _OPENERS = "\"'“‘„‚«‹([¿¡「『（"
 
 
@@ -95,7 +98,7 @@ class RuleSentenceSplitter:
         )
         if not word:
             return False
-        if len(word) == 1 and word.isalpha():  # an initial
+        if word[0].isalpha() and regex.fullmatch(_LETTER, word):  # an initial
             return True
         if ordinal_dots and _ORDINAL.match(word):
             return True

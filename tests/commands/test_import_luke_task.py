@@ -139,6 +139,22 @@ def test_typing_checkpoint(tmp_path):
     difference = (ours["logits"] - theirs).abs().max().item()
     print(f"typing import: max |logit difference| {difference:.2e}")
     assert difference < TOLERANCE
+    # A mention longer than LukeTokenizer's max_mention_length (30 subwords): its entity has the positions of the
+    # first 30 (transformers' and the original code's cap), and the reader counts it.
+    assert json.loads((checkpoint / "tokenizer_config.json").read_text())["max_mention_length"] == 30
+    mention = "the long-standing International Federation of Association Football World Cup Organising Committee " * 3
+    text = f"Yesterday {mention.strip()} met in Zurich ."
+    span = (len("Yesterday "), len("Yesterday ") + len(mention.strip()))
+    inputs = transformers_inputs(checkpoint, "entity_classification", text, [span])
+    assert (inputs["entity_position_ids"] >= 0).sum() == 30 < len(inputs["input_ids"][0]) - 8
+    reader = archive.dataset_reader
+    reader.inputs.reset_stats()
+    ours, tensors = forward(archive, [reader.text_to_instance(text, span)])
+    assert tensors["word_ids"].tolist() == inputs["input_ids"].tolist()
+    assert reader.stats["mention_positions_capped"] == 1
+    with torch.no_grad():
+        theirs = model_of(checkpoint, "LukeForEntityClassification")(**inputs).logits
+    assert (ours["logits"] - theirs).abs().max().item() < TOLERANCE
 
 
 def test_squad_checkpoint_keeps_its_entity_table(tmp_path, squad_slice):

@@ -299,3 +299,16 @@ def test_japanese_words_without_spaces(tiny_luke_japanese_dir, shared_data, tmp_
         boundaries += sum(any(s < c < e for s, e in offsets) for c in cuts)
     assert joined.stats["word_boundaries_inside_subwords"] == boundaries > 0
     assert spaced.stats["word_boundaries_inside_subwords"] == 0
+
+
+def test_gold_entities_longer_than_the_span_limit_are_a_warning_with_their_count(tiny_luke_dir, tmp_path, caplog):
+    reader = LukeConll2003Reader(str(tiny_luke_dir), max_mention_length=2)
+    data = tmp_path / "long.txt"
+    tags = ["B-ORG", "I-ORG", "I-ORG", "O", "B-PER", "I-PER", "O", "B-LOC", "I-LOC", "I-LOC", "I-LOC"]
+    data.write_text("-DOCSTART- -X- O O\n\n" + "".join(f"w{i} NN O {tag}\n" for i, tag in enumerate(tags)))
+    with caplog.at_level(logging.WARNING):
+        instances = list(reader.read(str(data)))
+    assert reader.stats["gold_entities_too_long"] == 2
+    assert "long.txt: 2 gold entities are longer than max_mention_length (2 words)" in caplog.text
+    assert [r.levelname for r in caplog.records if "max_mention_length" in r.getMessage()] == ["WARNING"]
+    assert len(instances[0]["metadata"]["gold_spans"]) == 3  # kept: evaluation counts the two as misses

@@ -33,6 +33,15 @@ def _reader(ed_wikipedia):
     READER = reader(ed_wikipedia)
 
 
+def test_a_corpus_name_is_trimmed_of_punctuation_never_of_a_combining_mark(monkeypatch):
+    names = {"Scott, James C.": [("James C. Scott", 1.0)], "Cafe": [("Cafe", 1.0)]}
+    monkeypatch.setattr(READER, "_dictionary_candidates", lambda name: names.get(name, []))
+    READER.stats.clear()
+    assert READER._corpus_candidates("Scott, James C.,") == [("James C. Scott", 1.0)]
+    assert READER._corpus_candidates("Cafe\u0301") == []  # decomposed "Café" is not "Cafe"
+    assert READER.stats["corpus_names_trimmed"] == 1
+
+
 def test_reads_the_corpus_links_as_gold_mentions(ed_wikipedia):
     instances = list(READER.read(str(ed_wikipedia["corpus"])))
     metadata = json.loads((ed_wikipedia["corpus"] / "metadata.json").read_text())

@@ -221,6 +221,18 @@ def test_reads_a_corpus_built_from_a_wikipedia_dump(shared_data, tmp_path):
     assert sum((field(i, "masked_entity_labels") != -100).sum() for i in instances) > 0
 
 
+def test_a_piece_that_begins_with_a_combining_mark_continues_its_word():
+    """Decomposed が is か + U+3099: a piece that begins with the voicing mark is part of the kana before it (one
+    grapheme), not a word of its own as a kana piece is."""
+    from types import SimpleNamespace
+
+    pieces = {"<s>": 0, "か": 1, "\u3099": 2, "\u3099た": 3, "▁東": 4}
+    Unigram = type("Unigram", (), {})
+    tokenizer = SimpleNamespace(backend_tokenizer=SimpleNamespace(model=Unigram()), get_vocab=lambda: pieces,
+                                all_special_ids=[0])  # fmt: skip
+    assert word_start_table(tokenizer).tolist() == [True, True, False, False, True]
+
+
 def test_sentencepiece_corpus_word_starts_and_special_tokens(tmp_path):
     """A corpus built with an XLM-R-style sentencepiece tokenizer (mLUKE): XLM-R's <s> ... </s> and <mask>, whole
     words by `▁`, a bare `▁` piece masked with the character after it, Japanese characters one word each."""

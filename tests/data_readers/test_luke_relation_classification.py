@@ -173,7 +173,7 @@ def test_bad_labels_and_ids_are_named(reader, tacred_train, tmp_path):
         list(reader.read(str(tacred)))
 
 
-def test_a_label_unseen_in_training_is_named(reader, tmp_path):
+def test_a_label_unseen_in_training_is_named(reader, tmp_path, caplog):
     from allennlp.data import Vocabulary
 
     path = tmp_path / "dev.txt"
@@ -185,6 +185,11 @@ def test_a_label_unseen_in_training_is_named(reader, tmp_path):
         match=r"dev.txt, example 5: label\(s\) \['Cause-Effect\(e1,e2\)'\] not in the 'labels' vocabulary, which has \['Other'\]",
     ):
         instance.index_fields(vocab)
+    from luke_allennlp.data.fields import SourcedMultiLabelField  # (entity typing's labels)
+
+    with pytest.raises(ValueError, match=r"oe:7: label\(s\) \['person'\] not in the 'labels' vocabulary"):
+        SourcedMultiLabelField(["Other", "person"], "labels", source="oe:7").index(vocab)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]  # no stray "Token: ..." line before it
 
 
 def test_an_empty_file_is_an_error(reader, tmp_path):

@@ -38,3 +38,39 @@ def test_an_output_that_is_an_input_is_refused_before_anything_is_written(tmp_pa
             main(prog="allennlp")
         assert "--predictions-output-file" in capsys.readouterr().err
     assert data.read_text() == '{"sentence": "kept"}\n' and archive.read_bytes() == b"the archive"
+
+
+def test_an_existing_serialization_directory_names_f_and_recover_only_with_a_checkpoint(tmp_path, caplog):
+    """A run that failed before its first checkpoint leaves nothing to recover: the error names `-f`, and
+    `--recover` only once a checkpoint exists. `--recover` with another `-o` names the settings that differ (it was a
+    `KeyError: 'dataset_reader.max_instances'` traceback)."""
+    import json
+
+    from allennlp.common.checks import ConfigurationError
+    from allennlp.common.params import Params
+    from allennlp.training.util import create_serialization_dir
+
+    out = tmp_path / "out"
+    out.mkdir()
+    config = {"dataset_reader": {"type": "r"}, "trainer": {"num_epochs": 3}}
+    (out / "config.json").write_text(json.dumps(config))
+    (out / "out.log").write_text("failed\n")
+    with pytest.raises(ConfigurationError) as error:
+        create_serialization_dir(Params(config), out, recover=False, force=False)
+    assert "pass -f (--force)" in str(error.value) and "--recover" not in str(error.value)
+    (out / "training_state_e1_b0.th").write_bytes(b"")
+    with pytest.raises(ConfigurationError, match=r"or --recover to continue its training from its last checkpoint "
+                                                 r"\(training_state_e1_b0.th\)"):  # fmt: skip
+        create_serialization_dir(Params(config), out, recover=False, force=False)
+    other = {"dataset_reader": {"type": "r", "max_instances": 10}, "trainer": {"num_epochs": 5}}
+    with caplog.at_level("ERROR"), pytest.raises(ConfigurationError) as error:
+        create_serialization_dir(Params(other), out, recover=True, force=False)
+    assert str(error.value) == (
+        f"--recover: the settings differ from those {out} was trained with ({out / 'config.json'}): "
+        "dataset_reader.max_instances: (unset) before, 10 now; trainer.num_epochs: 3 before, 5 now. Recover with the "
+        "same configuration and -o, or pass -f instead of --recover to train afresh"
+    )
+    assert not caplog.records  # no ERROR line per setting before the error
+    create_serialization_dir(Params(config), out, recover=True, force=False)  # the same settings: recovers
+    create_serialization_dir(Params(config), out, recover=False, force=True)  # -f: deleted and made afresh
+    assert os.listdir(out) == []

@@ -84,8 +84,8 @@ def test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback(
          "(the config reads it with std.extVar: set it in the environment, e.g. MODEL_DIR=...)"),
         (["train", str(tmp_path / "bad.jsonnet"), "-s", new],
          f"{tmp_path / 'bad.jsonnet'}:1:10: unexpected: \",\" while parsing field definition"),
-        (["train", config, "-s", str(tmp_path / "out")], f"Serialization directory ({tmp_path / 'out'}) already "
-         "exists and is not empty. Specify --recover to recover from an existing output folder."),
+        (["train", config, "-s", str(tmp_path / "out")], f"serialization directory {tmp_path / 'out'} already "
+         "exists and is not empty: pass -f (--force) to delete it and train afresh, or choose another -s"),
     ]  # fmt: skip
     for argv, message in cases:
         if argv[-1] == str(tmp_path / "out"):  # the config's variables set: the directory is checked next

@@ -211,6 +211,31 @@ def test_a_checkpoint_without_the_entity_head(tiny_luke_dir, tmp_path, caplog):
         LukeEntityDisambiguation(Vocabulary.empty(), LukeEmbedder(str(model_dir), entity_vocab="task"), str(model_dir))
 
 
+def test_an_archived_model_does_not_read_the_head_its_weights_replace(tiny_luke_dir, tmp_path, caplog):
+    """An archive's weights hold the trained head: loading it read the head from the bundled checkpoint again and
+    warned, naming a temporary directory, that a checkpoint without one leaves it randomly initialised."""
+    import shutil
+
+    from luke_allennlp.archival import bundle_config
+
+    model_dir = tmp_path / "luke"
+    shutil.copytree(tiny_luke_dir, model_dir)
+    (model_dir / "entity_vocab.json").write_text(json.dumps({"[PAD]": 0, "[UNK]": 1, "[MASK]": 2}))
+    config = {"model": {"type": "luke_entity_disambiguation", "model_name": str(model_dir),
+                        "embedder": {"type": "luke", "model_name": str(model_dir)}}}  # fmt: skip
+    (tmp_path / "archive").mkdir()
+    bundled = bundle_config(config, tmp_path / "archive")["model"]
+    assert bundled["load_weights"] is False and bundled["embedder"]["load_weights"] is False
+    assert not any(p.suffix == ".safetensors" for p in (tmp_path / "archive").rglob("*"))  # the archive's replace them
+    caplog.clear()
+    root = tmp_path / "archive"
+    embedder = LukeEmbedder(
+        str(root / bundled["embedder"]["model_name"]), entity_vocab="checkpoint", load_weights=False
+    )
+    LukeEntityDisambiguation(Vocabulary.empty(), embedder, str(root / bundled["model_name"]), load_weights=False)
+    assert "entity prediction head" not in caplog.text
+
+
 def test_starts_from_a_transformers_luke_for_masked_lm(tmp_path):
     """A `transformers.LukeForMaskedLM` directory (the layout of LUKE's released checkpoints): our candidate scores
     are its masked-entity logits at the candidates."""

@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,36 @@ def test_split_words():
         "no",
         '"',
         ".",
+    ]
+
+
+# Words whose combining marks `re`'s `\w` does not hold: decomposed (NFD) Latin, Devanagari vowel signs and virama,
+# Thai vowel and tone marks, Arabic and Hebrew vowel points.
+WORDS_WITH_MARKS = [
+    unicodedata.normalize("NFD", "München Zoë Ærø"),
+    "हिन्दी भाषा बोलते हैं",
+    "เขา กิน ข้าว ที่ บ้าน",
+    "العَرَبِيَّة لُغَة",
+    "עִבְרִית שָׂפָה",
+]
+
+
+@pytest.mark.parametrize("text", WORDS_WITH_MARKS)
+def test_words_keep_their_combining_marks(text):
+    assert split_words(text) == text.split()
+    assert split_words(text + ".") == [*text.split(), "."]
+    assert split_words(text, without_spaces=True) == text.split()  # no kana or ideographs: the same words
+
+
+def test_a_japanese_character_keeps_its_combining_voicing_mark():
+    text = unicodedata.normalize("NFD", "ガイドが来た")  # ガ, ド and が as カ, ト and か + U+3099
+    assert len(text) == 9 and split_words(text, without_spaces=True) == [
+        text[0:2],
+        "イ",
+        text[3:5],
+        text[5:7],
+        "来",
+        "た",
     ]
 
 
@@ -208,6 +239,11 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
                "--output-file", str(tmp_path / "out.jsonl")]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
     assert result.returncode == 1 and "Traceback" not in result.stderr  # one line (luke_allennlp_compat, repair 8)
+    # The good line's prediction is kept (the file was left empty, its buffer never written); the blank line counted.
+    assert [json.loads(line)["words"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [
+        ["Peter", "visited", "Brussels", "."]
+    ]
+    assert f"{path}: 1 blank lines skipped" in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last == (
         f'allennlp: error: {path}, line 3: input: the input needs "sentence" (text), "words" (a list of strings) or '
@@ -265,3 +301,20 @@ def test_japanese_raw_text_is_split_into_characters(tiny_luke_japanese_dir, shar
         assert any(entity["end"] - entity["start"] > 1 for entity in entities)
         for entity in entities:
             assert entity["text"] == sentence[entity["start"] : entity["end"]]
+
+
+def test_entities_of_text_with_combining_marks_are_whole_words(predictor):
+    """An entity's span is in whole words: "München" (decomposed) is one word, not "Mu", "̈", "nchen"."""
+    model = predictor._model
+    bias = model.classifier.bias.detach().clone()
+    try:
+        with torch.no_grad():
+            model.classifier.bias[model.labels.index("LOC")] = 100.0  # every span LOC: entities are sure to be found
+        sentence = unicodedata.normalize("NFD", "Zoë flog nach München .")
+        result = predictor.predict_json({"sentence": sentence})
+    finally:
+        with torch.no_grad():
+            model.classifier.bias.copy_(bias)
+    words = sentence.split()
+    assert result["words"] == words and len(result["tags"]) == len(words)
+    assert result["entities"] and all(e["text"] == " ".join(words[e["start"] : e["end"]]) for e in result["entities"])

@@ -68,3 +68,26 @@ def test_counting_sees_japanese_names_where_the_japanese_readers_match_them():
     occurrences = NameMatcher(names, cjk_characters=True).occurrences(text)
     assert counted == Counter(name for start, end, name in occurrences if (start, end) != (0, 5))
     assert counted == {"日本": 2, "東京": 3, "York": 1, "Tokyo": 1}  # "日本" inside the linked 日本共産党 counts
+
+
+def test_names_with_combining_marks_match_whole_words():
+    """A word keeps its combining marks: a name is found at word boundaries in decomposed Latin, Devanagari, Thai,
+    Arabic and Hebrew, never at a mark inside a word ("Mu" of decomposed "München", "ह" of "हिन्दी")."""
+    import unicodedata
+
+    from luke_allennlp.wikipedia.name_matcher import TOKEN
+
+    munich = unicodedata.normalize("NFD", "München")
+    cases = [
+        (f"Er flog nach {munich}.", munich, "Mu"),
+        ("वह हिन्दी बोलती है", "हिन्दी", "ह"),
+        ("เขา กิน ข้าว ที่ บ้าน", "ข้าว", "ข"),
+        ("تعلمت العَرَبِيَّة هنا", "العَرَبِيَّة", "الع"),
+        ("אני מדבר עִבְרִית היום", "עִבְרִית", "ע"),
+    ]
+    for text, name, prefix in cases:
+        assert name in TOKEN.findall(text) and prefix not in TOKEN.findall(text)
+        for cjk_characters in (False, True):
+            matcher = NameMatcher({name: 1, prefix: 2}, cjk_characters=cjk_characters)
+            assert [text[s:e] for s, e, _ in matcher.find(text)] == [name]
+            assert [found for _, _, found in matcher.occurrences(text)] == [name]

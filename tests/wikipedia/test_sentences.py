@@ -48,3 +48,12 @@ def test_spacy_splitter_spans_are_stripped_and_it_is_rebuilt():
 def test_unknown_splitter():
     with pytest.raises(ValueError, match="rules' or 'spacy'"):
         sentence_splitter("punkt")
+
+
+def test_initials_and_dotted_abbreviations_with_combining_marks():
+    import unicodedata
+
+    text = unicodedata.normalize("NFD", "Il a lu É. Zola hier. Les É.-U. sont là. Puis Ö. ging.")
+    assert [text[s:e] for s, e in RuleSentenceSplitter("fr")(text)] == [
+        unicodedata.normalize("NFD", s) for s in ("Il a lu É. Zola hier.", "Les É.-U. sont là.", "Puis Ö. ging.")
+    ]

@@ -19,6 +19,14 @@ def unknown_labels_error(source: str, labels: Iterable[str], namespace: str, voc
     )
 
 
+def check_labels(source: str, labels: Iterable, namespace: str, vocab: Vocabulary) -> None:
+    """Raises `unknown_labels_error` before allennlp's `get_token_index` would log ERROR lines ("Namespace: ...",
+    "Token: ...") for a label that a namespace without an OOV token lacks."""
+    known = vocab.get_token_to_index_vocabulary(namespace)
+    if vocab._oov_token not in known and any(isinstance(label, str) and label not in known for label in labels):
+        raise unknown_labels_error(source, labels, namespace, vocab)
+
+
 class SourcedLabelField(LabelField):
     """A `LabelField` whose example (`source`, e.g. `file:id`) is named when its label is not in the vocabulary."""
 
@@ -29,6 +37,8 @@ class SourcedLabelField(LabelField):
         self._source = source
 
     def index(self, vocab: Vocabulary) -> None:
+        if self._label_id is None:
+            check_labels(self._source, [self.label], self._label_namespace, vocab)
         try:
             super().index(vocab)
         except KeyError:
@@ -45,6 +55,8 @@ class SourcedMultiLabelField(MultiLabelField):
         self._source = source
 
     def index(self, vocab: Vocabulary) -> None:
+        if self._label_ids is None:
+            check_labels(self._source, self.labels, self._label_namespace, vocab)
         try:
             super().index(vocab)
         except KeyError:

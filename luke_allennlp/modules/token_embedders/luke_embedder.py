@@ -6,6 +6,7 @@ from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
 from luke_allennlp.data.entities import LUKE_SPECIAL_ENTITY_IDS, TASK_ENTITY_SOURCES, TASK_ENTITY_VOCAB
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
+from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.encoder_loading import EncoderLoading
 
@@ -41,6 +42,10 @@ class LukeEmbedder(TokenEmbedder):
     train_parameters : `bool`, optional (default = `True`)
         If false, the encoder's weights are frozen. The pooler trains only with `output="pooled"` (otherwise
         nothing uses it: it is frozen at the checkpoint's weights).
+    max_mention_length : `int`, optional (default = the checkpoint's)
+        An entity of a task model's inputs averages the position embeddings of its mention's first
+        `max_mention_length` subwords at most, as transformers' `LukeTokenizer` and the original code: the
+        checkpoint's tokenizer_config.json `max_mention_length`, else 30. The readers count the mentions it cuts.
     compile : `bool`, optional (default = `False`)
         Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged).
         On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
@@ -61,13 +66,17 @@ class LukeEmbedder(TokenEmbedder):
         gradient_checkpointing: bool = False,
         compile: bool = False,
         config_overrides: Optional[Dict[str, Any]] = None,
+        max_mention_length: Optional[int] = None,
     ) -> None:
         super().__init__()
+        if max_mention_length is not None and max_mention_length < 1:
+            raise ValueError(f"max_mention_length must be positive, not {max_mention_length}")
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, not {output!r}")
         if entity_vocab not in ENTITY_VOCABS:
             raise ValueError(f"entity_vocab must be one of {ENTITY_VOCABS}, not {entity_vocab!r}")
         self.output = output
+        self.max_mention_length = max_mention_length or checkpoint_max_mention_length(model_name)
         loading = EncoderLoading(
             model_name, use_entity_aware_attention, entity_vocab_size, entity_emb_size, load_weights,
             gradient_checkpointing, config_overrides,

@@ -1,6 +1,10 @@
 import contextlib
+import json
 import logging
 import math
+import os
+import signal
+import threading
 import time
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -100,6 +104,37 @@ def stop_data_loader_workers(loader: Optional[DataLoader]) -> None:
         generator.close()
 
 
+@contextlib.contextmanager
+def quiet_worker_sigterm() -> Iterator[None]:
+    """
+    Data-loader workers forked while training inherit the `allennlp` command's SIGTERM handler, which raises
+    `SigTermReceived`. A worker still busy when its loader stops (`stop_data_loader_workers` closes the batch
+    generator, which gives each worker a second to stop, then terminates it) printed that exception's traceback, one
+    per worker, after a successful run. While training, the handler in a forked process (another pid) ends it as the
+    default SIGTERM does, silently; in the training process itself it is the handler that was there.
+    """
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    training_pid, previous = os.getpid(), signal.getsignal(signal.SIGTERM)
+
+    def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != training_pid:  # a forked worker: die as SIG_DFL would
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        elif callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 @Trainer.register("luke_gradient_descent", constructor="from_partial_objects")
 class LukeGradientDescentTrainer(GradientDescentTrainer):
     """
@@ -186,11 +221,25 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         return torch.zeros((), dtype=torch.float64, device=self.cuda_device)
 
     def train(self) -> Dict[str, Any]:
-        try:
-            return super().train()
-        finally:
-            for loader in (self.data_loader, self._validation_data_loader):
-                stop_data_loader_workers(loader)
+        with quiet_worker_sigterm():
+            try:
+                metrics = super().train()
+            finally:
+                for loader in (self.data_loader, self._validation_data_loader):
+                    stop_data_loader_workers(loader)
+        if self._start_after_epochs_completed >= self._num_epochs:  # `--recover` of a finished run
+            metrics = {**self._last_epoch_metrics(), **metrics}
+        return metrics
+
+    def _last_epoch_metrics(self) -> Dict[str, Any]:
+        """The metrics written after the last epoch (`metrics_epoch_N.json`): a run recovered after its last epoch
+        trains no epoch, and allennlp's metrics then lacked the `training_*`, `validation_*` and `epoch` fields,
+        which `metrics.json` lost when it was written again."""
+        path = os.path.join(self._serialization_dir or "", f"metrics_epoch_{self._num_epochs - 1}.json")
+        if not self._serialization_dir or not os.path.exists(path):
+            return {}
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
 
     # --- precision --------------------------------------------------------------------------------------------
 

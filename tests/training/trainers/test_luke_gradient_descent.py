@@ -82,6 +82,11 @@ def test_recovery_falls_back_past_a_truncated_checkpoint(env, tmp_path):
     log = (out / "out.log").read_text()
     assert "Skipping the unreadable checkpoint" in log and "training_state_e0_b2.th (RuntimeError" in log
     assert recovered is not None and (out / "model.tar.gz").exists()
+    # `--recover` of the finished run trains no epoch: metrics.json, written again, kept only `best_*`.
+    before = json.loads((out / "metrics.json").read_text())
+    assert "training_loss" in before and before["epoch"] == 1
+    train(out, recover=True, **{"trainer.callbacks": [callback]})
+    assert stable(json.loads((out / "metrics.json").read_text())) == stable(before)
 
 
 class AutocastProbe(torch.nn.Module):
@@ -201,3 +206,38 @@ def test_the_gradient_scaler_state_round_trips_through_a_checkpoint(tmp_path):
     recovered._scaler = torch.amp.GradScaler("cpu")  # a fresh one: 65536, growth tracker 0
     recovered._maybe_restore_checkpoint()
     assert recovered._scaler.state_dict() == saved
+
+
+def _busy_worker() -> None:
+    import time
+
+    time.sleep(30)  # a data-loader worker still reading when its loader stops
+
+
+def test_a_worker_terminated_at_the_end_of_training_dies_without_a_traceback(capfd):
+    """The `allennlp` command turns SIGTERM into `SigTermReceived`; a data-loader worker forked while training
+    inherits that handler, and one that the loader terminates at the end printed the exception's traceback (six after
+    a successful single-process pretraining run). Under the trainer's `quiet_worker_sigterm` it dies as by default,
+    and the training process keeps the command's handler."""
+    import multiprocessing
+    import signal
+
+    from allennlp.common.util import SigTermReceived, _handle_sigterm
+
+    from luke_allennlp.training.trainers.luke_gradient_descent import quiet_worker_sigterm
+
+    previous = signal.signal(signal.SIGTERM, _handle_sigterm)  # as allennlp's __main__ installs it
+    try:
+        with quiet_worker_sigterm():
+            worker = multiprocessing.get_context("fork").Process(target=_busy_worker, daemon=True)
+            worker.start()
+            worker.join(0.5)
+            worker.terminate()
+            worker.join(10)
+        assert worker.exitcode == -signal.SIGTERM
+        assert "Traceback" not in capfd.readouterr().err
+        assert signal.getsignal(signal.SIGTERM) is _handle_sigterm
+        with quiet_worker_sigterm(), pytest.raises(SigTermReceived):  # the training process: the command's handler
+            os.kill(os.getpid(), signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
