@@ -16,6 +16,7 @@ is installed without its pinned requirements (see the Makefile), and these repai
 11. `weights`: weights loaded with `weights_only=True`, an unreadable file named.
 12. `overwrite_guard`: an output that is an input is refused.
 13. `startup`: allennlp's imports of spaCy, NLTK and transformers' modelling deferred to first use.
+14. `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs.
 
 Each module's docstring says what changed upstream and which test proves the repair. `hook` runs each repair when
 allennlp imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages (by the wheel, or by
@@ -52,6 +53,7 @@ _PUBLIC = {
     "load_weights": "weights",
     "CommandLineError": "overwrite_guard",
     "refuse_overwriting_inputs": "overwrite_guard",
+    "missing_gpu": "devices",
 }
 
 __all__ = ["PTH_LINE", "install", "repair_dependencies", *_PUBLIC]

@@ -43,6 +43,8 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],  # 11
     "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],  # 12
+    "allennlp.commands.train": [("after", "devices:repair_train")],  # 14
+    "allennlp.common.params": [("after", "devices:repair_params")],  # 14
     "allennlp.modules.token_embedders.pretrained_transformer_embedder": [
         ("before", "startup:defer_names"),  # 13
         ("after", "startup:restore_names"),

@@ -29,10 +29,12 @@ ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
-def span_position_ids(starts: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
+def span_position_ids(starts: torch.Tensor, ends: torch.Tensor, longest: Optional[int] = None) -> torch.Tensor:
     """`entity_position_ids` of contiguous mentions from their first and last positions (inclusive):
-    (...) -> (..., longest mention), padded with -1."""
-    longest = int((ends - starts).max()) + 1 if starts.numel() else 1
+    (...) -> (..., longest mention), padded with -1. `longest`: the longest mention's length where the caller knows
+    it on the host (at least that; else it is read from the device, which makes the host wait for it)."""
+    if longest is None:
+        longest = int((ends - starts).max()) + 1 if starts.numel() else 1
     positions = starts[..., None] + torch.arange(longest, device=starts.device)
     return positions.masked_fill(positions > ends[..., None], -1)
 
