@@ -34,20 +34,24 @@ trainer:
   (optimizer step, callbacks and checkpoint included). Steps that report read the loss and metrics once: only steps
   without a report must count 0;
 - `host_sync_events: List[Tuple[int, List[str]]]`: the events of each step that had any;
+- on a GPU, `cuda_sync_counts: List[Tuple[int, bool, int]]`: PyTorch's own count of each step (see below);
 - and, with or without the audit, the loop's timing: `data_waits: List[float]` (seconds each step waited for its
   batches), `step_times: List[float]` (each step's wall time, its wait included) and `pass_start_waits:
   List[float]` (the data wait of each epoch's first step). The stall at a pass's start, in steps, is
   `pass_start_waits[e] / median(step_times)`; with `batches_per_epoch` a pass of the data can also end inside an
   epoch: `max(data_waits) / median(step_times)` covers both.
 
-On a GPU, `torch.cuda.set_sync_debug_mode("error")` around the same steps makes PyTorch itself raise at each sync
-(what the audit cannot see, e.g. a sync inside a library's C++ code).
+On a GPU the audit also runs PyTorch's own check, `torch.cuda.set_sync_debug_mode("warn")`, and counts what it
+reports apart: `audit.cuda_syncs` and `audit.cuda_events` (the trainer: `cuda_sync_counts`, as `host_sync_counts`).
+It sees the syncs of CUDA calls, also inside C++ code, but not every blocking copy (a copy from pageable memory).
+`torch.cuda.set_sync_debug_mode("error")` around the same steps makes PyTorch raise at the first one instead.
 """
 
 import contextlib
 import os
 import threading
 import traceback
+import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
@@ -216,10 +220,33 @@ class SyncAudit:
         self._paused = 0
         self.count = 0
         self.events: List[str] = []
+        self.cuda_events: List[str] = []  # what PyTorch's sync debug mode reported (on a GPU)
+        self._caught: Optional[List[warnings.WarningMessage]] = None
+        self._debug: Any = None
+
+    @property
+    def cuda_syncs(self) -> int:
+        self._collect()
+        return len(self.cuda_events)
 
     def reset(self) -> None:
+        self._collect()
         self.count = 0
         self.events = []
+        self.cuda_events = []
+
+    def _collect(self) -> None:
+        """PyTorch's sync warnings caught so far into `cuda_events`; other warnings are shown as they would be."""
+        if not self._caught:
+            return
+        caught, self._caught[:] = list(self._caught), []
+        for warning in caught:
+            message = str(warning.message)
+            if "synchroniz" in message:
+                where = f"{os.path.basename(warning.filename)}:{warning.lineno}"
+                self.cuda_events.append(f"{message.splitlines()[0]} at {where}")
+            else:
+                warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
     # --- where a tensor lives ---
 
@@ -268,6 +295,11 @@ class SyncAudit:
         self.events.append(f"{what} at {where}")
 
     def __enter__(self) -> "SyncAudit":
+        if self.gpu:
+            self._debug = (torch.cuda.get_sync_debug_mode(), warnings.catch_warnings(record=True))
+            self._caught = self._debug[1].__enter__()
+            warnings.simplefilter("always")
+            torch.cuda.set_sync_debug_mode("warn")
         self._modes = [_Functions(self), _Dispatch(self)]
         for mode in self._modes:
             mode.__enter__()
@@ -281,3 +313,9 @@ class SyncAudit:
         for mode in reversed(self._modes):
             mode.__exit__(*exc)
         self._modes = []
+        if self._debug is not None:
+            mode, catching = self._debug
+            torch.cuda.set_sync_debug_mode(mode)
+            self._collect()
+            catching.__exit__(*exc)
+            self._caught, self._debug = None, None

@@ -221,6 +221,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         self.audit_host_syncs = audit_host_syncs
         self.host_sync_counts: List[Tuple[int, bool, int]] = []  # (step, reported, count), see sync_audit
         self.host_sync_events: List[Tuple[int, List[str]]] = []
+        self.cuda_sync_counts: List[Tuple[int, bool, int]] = []  # on a GPU: PyTorch's sync debug mode's count
         self.data_waits: List[float] = []  # seconds each step waited for its batches
         self.step_times: List[float] = []  # each step's wall time, its data wait included
         self.pass_start_waits: List[float] = []  # the data wait of each epoch's first step
@@ -384,6 +385,10 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
                 self.step_times.append(fetched - started + self.data_waits[-1])
                 if audit is not None:
                     self.host_sync_counts.append((self._total_batches_completed, reported, audit.count))
+                    if audit.gpu:  # PyTorch's own count (sync debug mode)
+                        self.cuda_sync_counts.append((self._total_batches_completed, reported, audit.cuda_syncs))
+                        if audit.cuda_events:
+                            self.host_sync_events.append((self._total_batches_completed, audit.cuda_events))
                     if audit.events:
                         self.host_sync_events.append((self._total_batches_completed, audit.events))
                     audit.reset()
