@@ -107,13 +107,16 @@ class LukeBioTagger(LukeTaskModel):
             for b, meta in enumerate(metadata):
                 tags = spans_to_iob2(meta["gold_spans"], len(meta["words"]))[: kept[b]]
                 gold_tags[b, : len(tags)] = [self.tag_index.get(t, 0) for t in tags]
-            gold = torch.from_numpy(gold_tags).to(logits.device)
+            gold = self.host_to_device(gold_tags, logits.device)
             if self.crf is not None:
                 output["loss"] = -self.crf(logits, gold, mask) / len(metadata)
             else:
                 output["loss"] = sequence_cross_entropy_with_logits(logits, gold, mask)
-            predicted = self._decode(logits, mask)
-            self.metric([tags_to_spans(tags, "iob2") for tags in predicted], [m["gold_spans"] for m in metadata])
+            # Decoded when the metric is read (a report), not now: the step does not wait for the logits.
+            held, golds = logits.detach(), [m["gold_spans"] for m in metadata]
+            self.metric.defer(
+                lambda: self.metric([tags_to_spans(tags, "iob2") for tags in self._decode(held, mask)], golds)
+            )
         return output
 
     def _decode(self, logits: torch.Tensor, mask: torch.Tensor) -> List[List[str]]:

@@ -7,6 +7,7 @@ and a `LukeTaskModel` subclass with a head.
 
 from typing import Dict, NamedTuple, Optional, Tuple, Union
 
+import numpy as np
 import torch
 from allennlp.data import Vocabulary
 from allennlp.models import Model
@@ -74,6 +75,12 @@ class LukeTaskModel(ReportsMetrics, Model):
     def require_entity_states(self, what: str) -> None:
         if not self.has_entity_states:
             raise ValueError(f'{what} needs entity states: use the "luke" embedder')
+
+    @staticmethod
+    def host_to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
+        """A host array on `device` without making the host wait: pinned and copied `non_blocking` to a GPU."""
+        tensor = torch.from_numpy(np.ascontiguousarray(array))
+        return (tensor.pin_memory() if device.type == "cuda" else tensor).to(device, non_blocking=True)
 
     @staticmethod
     def nonempty_rows(mask: torch.Tensor, count: Optional[int] = None) -> Passes:

@@ -8,7 +8,8 @@ counts them where they would block, on a GPU or on the CPU (where the CPU stands
 - reads of a device tensor by the host: `.item()`, `bool()`, `int()`, `float()` (also inside PyTorch's C++ code:
   every `aten._local_scalar_dense`), `.tolist()`, `.numpy()`, `.cpu()`, `torch.equal`;
 - blocking copies: `.to(...)`, `.cuda()`, `.copy_(...)` of a host tensor to the device without `non_blocking=True`
-  (on a GPU also a `non_blocking` one from memory that is not pinned, which is synchronous);
+  (on a GPU also a `non_blocking` one from memory that is not pinned, which is synchronous; on the CPU a
+  `non_blocking` one is taken as pinned);
 - host values copied to the device: `torch.tensor(...)`, `torch.as_tensor(...)`, `torch.asarray(...)` with a device
   that is not the CPU (on the CPU: any `device=`), and `tensor.new_tensor(...)`;
 - operations whose output size depends on the data, which read it back: `nonzero` (not `nonzero_static`),
@@ -16,7 +17,9 @@ counts them where they would block, on a GPU or on the CPU (where the CPU stands
   `repeat_interleave` without `output_size`, `bincount`.
 
 What is a host tensor: on a GPU, one on the CPU; on the CPU, one that `mark_host` named (the trainer names each batch
-as the data loader gives it, before copying it to the device). Reads of host tensors are not counted, and nor is what
+as the data loader gives it, before copying it to the device), one made without a device (`torch.from_numpy`,
+`torch.tensor`, `torch.zeros`, ... while the audit is active; `torch.from_numpy`, which modes do not see, is
+wrapped once to do so), and their views. Reads of host tensors are not counted, and nor is what
 happens inside `torch.optim` (PyTorch's optimizers keep their step counters on the host unless fused or capturable,
 and read them there).
 
@@ -69,6 +72,27 @@ _READS = {"_local_scalar_dense": "item", "nonzero": "nonzero", "masked_select": 
           "_unique": "unique", "_unique2": "unique", "unique_dim": "unique", "unique_consecutive": "unique",
           "bincount": "bincount", "equal": "equal"}  # fmt: skip
 _MASK_DTYPES = (torch.bool, torch.uint8)
+# Functions that make a tensor on the host unless given a device.
+_HOST_FACTORIES = {torch.tensor, torch.as_tensor, torch.asarray, torch.zeros, torch.ones, torch.empty,
+                   torch.full, torch.arange, torch.rand, torch.randn, torch.randint, torch.linspace}  # fmt: skip
+
+
+def _marking_from_numpy() -> None:
+    """`torch.from_numpy` is not seen by torch function modes: wrapped (once) to name its tensors host tensors while
+    an audit is active."""
+    from_numpy = torch.from_numpy
+    if getattr(from_numpy, "_marks_host", False):
+        return
+
+    def marked(array: Any) -> torch.Tensor:
+        tensor = from_numpy(array)
+        audit = current()
+        if audit is not None and audit.host_device:
+            audit.mark_host(tensor)
+        return tensor
+
+    marked._marks_host = True  # type: ignore[attr-defined]
+    torch.from_numpy = marked
 
 
 def current() -> Optional["SyncAudit"]:
@@ -126,6 +150,11 @@ class _Functions(_Auditing, TorchFunctionMode):
     def __torch_function__(self, func: Callable, types: Any, args: Tuple = (), kwargs: Optional[Dict] = None) -> Any:
         kwargs, audit = kwargs or {}, self.audit
         name = getattr(func, "__name__", "")
+        if audit.host_device and func in _HOST_FACTORIES and kwargs.get("device") is None:
+            # On the CPU: a tensor made without a device would be on the host on a GPU run too.
+            result = func(*args, **kwargs)
+            audit.mark_host(result)
+            return result
         if name in ("tolist", "numpy", "cpu") and args and isinstance(args[0], torch.Tensor):
             if audit.on_device(args[0]):
                 audit.record(name)
@@ -300,6 +329,7 @@ class SyncAudit:
             self._caught = self._debug[1].__enter__()
             warnings.simplefilter("always")
             torch.cuda.set_sync_debug_mode("warn")
+        _marking_from_numpy()
         self._modes = [_Functions(self), _Dispatch(self)]
         for mode in self._modes:
             mode.__enter__()

@@ -1,6 +1,8 @@
+import numpy as np
 import pytest
 import torch
 
+from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.sync_audit import SyncAudit
 
 x = torch.arange(6.0).reshape(2, 3)
@@ -29,6 +31,10 @@ BLOCKING = {
     "equal": (lambda: torch.equal(x, x), "equal"),
     "blocking copy": (lambda: host.to(x.device), "to (blocking copy to the device)"),
     "copy_": (lambda: x[0].clone().copy_(host), "copy_ (blocking copy to the device)"),
+    "a host array's blocking copy": (
+        lambda: torch.from_numpy(np.ones(2)).to(x.device),
+        "to (blocking copy to the device)",
+    ),
 }
 FREE = {
     "non_blocking copy": lambda: host.to(x.device, non_blocking=True, copy=True),
@@ -40,6 +46,8 @@ FREE = {
     "dtype": lambda: x.to(torch.float64),
     "repeat_interleave by an int": lambda: x.repeat_interleave(2, dim=0),
     "masked_fill": lambda: x.masked_fill(x > 1, 0.0),
+    "host_to_device": lambda: LukeTaskModel.host_to_device(np.ones(2), x.device),
+    "a tensor made on the host, read there": lambda: torch.arange(3).tolist(),
 }
 
 
