@@ -87,8 +87,8 @@ class LukeBioTagger(LukeTaskModel):
         index = np.zeros((len(metadata), max(kept, default=0)), dtype=np.int64)
         for b, spans in enumerate(one_word):
             index[b, : len(spans)] = spans
-        index_mask = torch.from_numpy(np.stack([index, np.arange(index.shape[1]) < np.array(kept)[:, None]]))
-        index, mask = index_mask.to(word_ids.device).unbind(0)
+        index_mask = np.stack([index, np.arange(index.shape[1]) < np.array(kept)[:, None]])
+        index, mask = self.host_to_device(index_mask, word_ids.device).unbind(0)
         mask = mask.bool()  # (batch, words)
         states = self.encode(word_ids, word_attention_mask).words  # (batch, subwords, hidden)
         word_positions = entity_start_positions.flatten(1).gather(1, index) * mask  # (batch, words); 0 past the end
