@@ -329,6 +329,8 @@ class LukeConll2003Reader(DatasetReader):
                 "id": instance_id,
                 "words": sentence.words,
                 "spans": layout.spans,
+                # (the longest span in subwords: the model's entity position ids without reading the device)
+                "longest_mention": int((ends[layout.ends - 1] - starts[layout.starts]).max()) if layout.count else 1,
                 "gold_spans": gold,
                 "word_separator": "" if self.words_without_spaces else " ",
             }

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
-from allennlp.data.fields import TensorField
+from allennlp.data.fields import MetadataField, TensorField
 
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.data.tokenization import special_token_layout
@@ -17,6 +17,7 @@ from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 
 if TYPE_CHECKING:
     import pyarrow
+    from datasets import Dataset
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +108,10 @@ class LukePretrainingReader(DatasetReader):
         Subwords per instance with special tokens; `None` = the corpus's.
     max_entities : `int`, optional (default = `None`)
         Entities per instance; `None` = all the corpus gives.
+    endless : `bool`, optional (default = `False`)
+        Read pass after pass (each with new masks and order) without end, for a data loader with
+        `batches_per_epoch`: its workers then live across passes, instead of a new set being started (imports,
+        corpus opening: about a second) at the end of each pass while training waits.
     """
 
     def __init__(
@@ -121,6 +126,7 @@ class LukePretrainingReader(DatasetReader):
         seed: int = 13370,
         max_seq_length: Optional[int] = None,
         max_entities: Optional[int] = None,
+        endless: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
@@ -138,6 +144,7 @@ class LukePretrainingReader(DatasetReader):
         self.seed = seed
         self.max_seq_length = max_seq_length
         self.max_entities = max_entities
+        self.endless = endless
         # How many passes each worker slot has started. Shared memory: data-loader workers are new processes
         # on every pass, so a plain attribute would not survive from one pass to the next.
         self._passes = multiprocessing.RawArray("q", MAX_WORKERS)
@@ -206,6 +213,17 @@ class LukePretrainingReader(DatasetReader):
         # Several corpora are read as one: their rows in one random order (each language in proportion to its rows).
         dataset = datasets[0] if len(datasets) == 1 else concatenate_datasets(datasets)
         names, starts = [str(c.directory) for c in self._corpora], np.cumsum([0] + [len(d) for d in datasets])
+        while True:
+            read = 0
+            for instance in self._read_pass(file_path, dataset, names, starts):
+                read += 1
+                yield instance
+            if not self.endless or not read:  # (a shard without rows would loop without yielding)
+                return
+
+    def _read_pass(
+        self, file_path: str, dataset: "Dataset", names: List[str], starts: np.ndarray
+    ) -> Iterator[Instance]:
         pass_index = self._next_pass() if self.dynamic_masking else 0
         order = np.arange(len(dataset))
         if self.shuffle:  # the same order in every rank and worker, so that the shards partition it
@@ -287,6 +305,8 @@ class LukePretrainingReader(DatasetReader):
             "entity_position_ids": TensorField(torch.from_numpy(padded), padding_value=-1),
             "entity_attention_mask": TensorField(torch.ones(len(entities), dtype=torch.bool), padding_value=False),
             "masked_entity_labels": TensorField(torch.from_numpy(entity_labels), padding_value=no_label),
+            # (masked words, masked entities) as host values: the model sizes its heads without reading the device
+            "masked_counts": MetadataField((int((labels != no_label).sum()), int((entity_labels != no_label).sum()))),
         }
         return Instance(fields)
 

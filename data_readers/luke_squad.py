@@ -265,8 +265,11 @@ class LukeSquadReader(DatasetReader):
             passage_subwords=passage_subwords,
             max_context=max_context,
         )
+        longest = 1  # the longest entity mention, in subwords
         if self.linker is not None:
             fields.update(self._entity_fields(pair, title, question_id, language))
+            spans = fields["entity_end_positions"].tensor - fields["entity_start_positions"].tensor  # type: ignore
+            longest = int(spans.max()) + 1 if spans.numel() else 1
         if answers:
             first = self.answer_subwords(pair.passage, *answers[0])
             if first is not None and self.subword_text(pair.passage, *first) != answers[0][1].strip():
@@ -286,6 +289,8 @@ class LukeSquadReader(DatasetReader):
             "id": question_id, "question": question, "context": context, "title": title,
             "answers": [text for _, text in answers] if answers else None,
             "answer_spans": list(answers) if answers else None, "offsets": pair.passage.offsets,
+            # (the model's passes and entity position ids, without reading the device)
+            "windows": len(windows), "longest_mention": longest,
         })  # fmt: skip
         return Instance(fields)
 

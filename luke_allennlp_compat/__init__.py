@@ -21,6 +21,7 @@ is installed without its pinned requirements (see the Makefile), and these repai
 16. `config_checks`: a config's wrong types, sizes and unknown keys refused before any work; `-o` checked.
 17. `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer.
 18. `registered_types`: a registered component accepts its own `type` where a parameter names its class.
+19. `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs.
 
 Each module's docstring says what changed upstream and which test proves the repair. `hook` runs each repair when
 allennlp imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages (by the wheel, or by
@@ -70,6 +71,7 @@ _PUBLIC = {
     "ConfigError": "config_checks",
     "check_config": "config_checks",
     "DistributedSetupError": "distributed",
+    "missing_gpu": "devices",
 }
 
 __all__ = ["PTH_LINE", "install", "repair_dependencies", *_PUBLIC]

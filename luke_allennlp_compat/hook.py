@@ -46,7 +46,8 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.commands.train": [
         ("after", "distributed:repair_train"),  # 17
         ("after", "output_lock:repair_train_model"),  # 15 (around 17: the global primary holds the lock)
-        ("after", "config_checks:repair_train"),  # 16 (outermost: the config is checked before the lock is taken)
+        ("after", "config_checks:repair_train"),  # 16: the config is checked before the lock is taken
+        ("after", "devices:repair_train"),  # 19
     ],
     "allennlp.training.util": [
         ("after", "overwrite_guard:repair_serialization_dir"),  # 12
@@ -57,7 +58,10 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],  # 11
     "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],  # 12
-    "allennlp.common.params": [("after", "config_checks:repair_params")],  # 16
+    "allennlp.common.params": [
+        ("after", "config_checks:repair_params"),  # 16
+        ("after", "devices:repair_params"),  # 19
+    ],
     "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],  # 18
     "allennlp.modules.token_embedders.pretrained_transformer_embedder": [
         ("before", "startup:defer_names"),  # 13

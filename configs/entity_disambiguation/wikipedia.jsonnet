@@ -3,7 +3,7 @@
 // Set: MODEL_NAME (a LUKE checkpoint with its entity prediction head and entity_vocab.json),
 //      TRAIN_DATA_PATH and VALIDATION_DATA_PATH (the corpus directory, usually both the same),
 //      MENTION_DICTIONARY (`allennlp build-mention-dictionary` output: the candidates, p(entity | mention)).
-// On a GPU add: -o '{"trainer.cuda_device": 0}'; local inference: -o '{"model.inference": "local"}'.
+// Trains on the GPU where there is one (trainer.cuda_device "auto"; -1 is the CPU); local inference: -o '{"model.inference": "local"}'.
 local ed = import '../lib/entity_disambiguation.libsonnet';
 local model = std.extVar('MODEL_NAME');
 local mentions = std.extVar('MENTION_DICTIONARY');

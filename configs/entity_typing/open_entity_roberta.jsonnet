@@ -2,7 +2,7 @@
 // Set: MODEL_NAME (e.g. studio-ousia/luke-base, or a local checkpoint directory),
 //      TRAIN_DATA_PATH (e.g. ../shared/data/open_entity/train.json; the crowd JSON-lines format works too),
 //      VALIDATION_DATA_PATH (e.g. ../shared/data/open_entity/dev.json).
-// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+// Trains on the GPU where there is one (trainer.cuda_device "auto"; -1 is the CPU).
 local typing = import '../lib/entity_typing.libsonnet';
 typing.config(
   std.extVar('MODEL_NAME'),

@@ -3,7 +3,7 @@
 // Set: MODEL_NAME (e.g. studio-ousia/luke-japanese-base-lite, or a local checkpoint directory),
 //      TRAIN_DATA_PATH (e.g. ../shared/data/jglue/jsts-v1.3/train-v1.3.json),
 //      VALIDATION_DATA_PATH (e.g. ../shared/data/jglue/jsts-v1.3/valid-v1.3.json).
-// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+// Trains on the GPU where there is one (trainer.cuda_device "auto"; -1 is the CPU).
 local jglue = import '../lib/jglue.libsonnet';
 jglue.sentence_classification(
   std.extVar('MODEL_NAME'),

@@ -3,7 +3,7 @@
 // Set: MODEL_NAME (e.g. studio-ousia/luke-japanese-base-lite, or a local checkpoint directory),
 //      TRAIN_DATA_PATH, VALIDATION_DATA_PATH (JGLUE's marc_ja-v1.x/{train,valid}-v1.x.json, JSON lines
 //      {"sentence", "label", "review_id"}: Amazon no longer distributes MARC, so build them from a copy you have).
-// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+// Trains on the GPU where there is one (trainer.cuda_device "auto"; -1 is the CPU).
 local jglue = import '../lib/jglue.libsonnet';
 jglue.sentence_classification(
   std.extVar('MODEL_NAME'),

@@ -18,7 +18,7 @@ local lib = import 'fine_tuning.libsonnet';
     pages: pages,
   },
 
-  config(model_name, train_path, validation_path, train_reader, validation_reader, cuda_device=-1):: {
+  config(model_name, train_path, validation_path, train_reader, validation_reader, cuda_device='auto'):: {
     dataset_reader: train_reader,
     validation_dataset_reader: validation_reader,
     train_data_path: train_path,

@@ -17,7 +17,7 @@ local lib = import 'fine_tuning.libsonnet';
     },
     data_loader: lib.data_loader(4),
     validation_data_loader: { batch_size: 32, shuffle: false },
-    trainer: lib.trainer(lr=1e-5, epochs=3, cuda_device=-1) + { validation_metric: '+f1' },
+    trainer: lib.trainer(lr=1e-5, epochs=3, cuda_device='auto') + { validation_metric: '+f1' },
     evaluation: lib.evaluation,
   },
 }

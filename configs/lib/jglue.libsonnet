@@ -20,7 +20,7 @@ local lib = import 'fine_tuning.libsonnet';
     learning_rate_scheduler: { type: 'linear_with_warmup_ratio', warmup_ratio: 0.1 },
     num_epochs: epochs,
     validation_metric: validation_metric,
-    cuda_device: -1,
+    cuda_device: 'auto',
   },
 
   // The LUKE encoder without entity inputs: only the fine-tuning entities are kept ([PAD], [MASK], ...), the

@@ -5,7 +5,7 @@ local lib = import 'fine_tuning.libsonnet';
   // variant: 'luke' (entity-aware attention), 'luke_original_attention', 'roberta' (word features only,
   // plain pretrained_transformer encoder: the RoBERTa row of Table 3), or 'bio_crf' (the classic BIO tagger
   // with a CRF over a plain pretrained_transformer encoder, on the same reader output).
-  config(model_name, train_path, validation_path, variant='luke', cuda_device=-1):: {
+  config(model_name, train_path, validation_path, variant='luke', cuda_device='auto'):: {
     dataset_reader: {
       type: 'luke_conll2003',
       model_name: model_name,

@@ -8,7 +8,7 @@
 // at peak lr 5e-4; stage 2 updates everything for 100K more at peak lr 1e-5.
 //
 // The corpus is read lazily, and an "epoch" is `steps_per_epoch` optimizer steps (the checkpoint interval);
-// the reader starts a new pass, with new masks, whenever it reaches the end of the corpus.
+// the reader starts a new pass, with new masks, whenever it reaches the end of the corpus (in the same workers).
 {
   batch_size:: 2048,  // sequences per optimizer step, across devices and accumulated micro-batches
 
@@ -19,12 +19,15 @@
   // embeddings and layer norm), `entity_predictions.*` and those missing parameters.
 
   // model: a `model` block (see `model` below, or `{type: 'from_archive', ...}`); steps: optimizer steps;
-  // freeze_word_side: stage 1. cuda_devices: one process per entry; [-1, -1] runs two processes on the CPU.
-  config(model, corpus, lr, steps, freeze_word_side=false, cuda_devices=[0, 1, 2, 3, 4, 5, 6, 7],
+  // freeze_word_side: stage 1. gpus: the number of GPUs, one process each (distributed training from 2 on; one
+  // process on the GPU or, with none, on the CPU otherwise); NUM_GPUS in the environment, else the machine's (the
+  // compat layer gives it). Two processes on the CPU: -o '{"distributed": {"cuda_devices": [-1, -1]}, ...}'.
+  config(model, corpus, lr, steps, freeze_word_side=false, gpus=std.parseInt(std.extVar('NUM_GPUS')),
          batch_size_per_device=16, steps_per_epoch=1000, seed=13370)::
-    local accumulation = $.batch_size / (batch_size_per_device * std.length(cuda_devices));
+    local devices = std.max(gpus, 1);
+    local accumulation = $.batch_size / (batch_size_per_device * devices);
     assert accumulation == std.floor(accumulation) && accumulation >= 1 :
-           'batch_size_per_device x number of devices must divide %d' % $.batch_size;
+           'batch_size_per_device (%d) x number of GPUs (%d) must divide %d' % [batch_size_per_device, devices, $.batch_size];
     {
       dataset_reader: {
         type: 'luke_pretraining',
@@ -34,7 +37,12 @@
         unmasked_word_prob: 0.1,
         whole_word_masking: true,
         seed: seed,
+        // Pass after pass without end (new masks each): the data-loader workers live across passes, so no pass
+        // starts with a stall while new ones start.
+        endless: true,
       },
+      // A validation corpus (validation_data_path, optional) is read once per validation, with the same masks each time.
+      validation_dataset_reader: self.dataset_reader + { endless: false, dynamic_masking: false },
       train_data_path: corpus,
       vocabulary: { type: 'empty' },  // words and entities are ids from the corpus
       model: model + (if freeze_word_side then { freeze_checkpoint_weights: true } else {}),
@@ -60,15 +68,17 @@
           parameter_groups: [[['(bias|LayerNorm\\.weight|layer_norm\\.weight)$'], { weight_decay: 0.0 }]],
         },
         learning_rate_scheduler: { type: 'linear_with_warmup', warmup_steps: 2500 },
+        cuda_device: 'auto',  // one process: the GPU where there is one (distributed: each process's own)
         num_epochs: std.ceil(steps / steps_per_epoch),
         num_gradient_accumulation_steps: accumulation,
         // allennlp's check flags a biased linear layer followed by a layer norm, which the heads have by design
         // (BERT's dense -> gelu -> layer norm; the check cannot see the functional gelu between them).
         run_confidence_checks: false,
       },
+    } + (if gpus > 1 then {
       // Frozen parameters are frozen when the model is built, before DistributedDataParallel registers the others.
-      distributed: { cuda_devices: cuda_devices },
-    },
+      distributed: { cuda_devices: std.range(0, gpus - 1) },
+    } else {}),
 
   // The `luke_pretraining` model, starting from `model_name` (RoBERTa/BERT, or LUKE to continue pretraining);
   // a new entity table gets the corpus's entity vocabulary size. Plain attention during pretraining, as in the

@@ -44,7 +44,7 @@ local lib = import 'fine_tuning.libsonnet';
     // -o '{"data_loader.batch_sampler.batch_size": 8, "trainer.num_gradient_accumulation_steps": 6}'.
     data_loader: lib.data_loader(48),
     validation_data_loader: { batch_size: 32, shuffle: false },
-    trainer: lib.trainer(lr=15e-6, epochs=2, cuda_device=-1) + { validation_metric: '+f1' },
+    trainer: lib.trainer(lr=15e-6, epochs=2, cuda_device='auto') + { validation_metric: '+f1' },
     evaluation: lib.evaluation,
   },
 
@@ -68,7 +68,7 @@ local lib = import 'fine_tuning.libsonnet';
     // -o '{"data_loader.batch_sampler.batch_size": 8, "trainer.num_gradient_accumulation_steps": 4}'.
     data_loader: lib.data_loader(32),
     validation_data_loader: { batch_size: 32, shuffle: false },
-    trainer: lib.trainer(lr=1e-5, epochs=2, cuda_device=-1) + { validation_metric: '+f1' },
+    trainer: lib.trainer(lr=1e-5, epochs=2, cuda_device='auto') + { validation_metric: '+f1' },
     evaluation: lib.evaluation,
   },
 }

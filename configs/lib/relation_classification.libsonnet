@@ -25,7 +25,7 @@ local lib = import 'fine_tuning.libsonnet';
     },
     data_loader: lib.data_loader(32),
     validation_data_loader: { batch_size: 32, shuffle: false },
-    trainer: lib.trainer(lr=1e-5, epochs=5, cuda_device=-1) + { validation_metric: validation_metric },
+    trainer: lib.trainer(lr=1e-5, epochs=5, cuda_device='auto') + { validation_metric: validation_metric },
     evaluation: lib.evaluation,
   },
 }

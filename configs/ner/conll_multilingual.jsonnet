@@ -12,7 +12,7 @@
 //      TRAIN_DATA_PATH (e.g. deu.train), VALIDATION_DATA_PATH (e.g. deu.testa, esp.testa, ned.testa).
 // The German CoNLL-2003 and the CoNLL-2002 files are ISO-8859-1 as distributed: add
 // -o '{"dataset_reader.file_encoding": "latin-1"}' (the reader's default is utf-8).
-// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+// Trains on the GPU where there is one (trainer.cuda_device "auto"; -1 is the CPU).
 local ner = import '../lib/ner.libsonnet';
 ner.config(
   std.extVar('MODEL_NAME'),

@@ -2,7 +2,7 @@
 // Set: MODEL_NAME (e.g. xlnet-large-cased, or a local checkpoint directory),
 //      TRAIN_DATA_PATH (the official train-v1.1.json), VALIDATION_DATA_PATH (the official dev-v1.1.json,
 //      e.g. ../shared/data/squad1.1/dev-v1.1.json).
-// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+// Trains on the GPU where there is one (trainer.cuda_device "auto"; -1 is the CPU).
 local rc = import '../lib/reading_comprehension.libsonnet';
 rc.squad(
   std.extVar('MODEL_NAME'),

@@ -4,7 +4,7 @@
 // Models are selected by `macro_f1`: F1 per relation type (both directions pooled; a prediction is right only
 // with its direction), averaged over the types, `no_relation` excluded, the score KBP37 results report.
 // Examples with an empty mention (`<e1> </e1>`) are skipped and counted (the reader's `skipped_empty_mentions`).
-// On a GPU add: -o '{"trainer.cuda_device": 0}'.
+// Trains on the GPU where there is one (trainer.cuda_device "auto"; -1 is the CPU).
 local rc = import '../lib/relation_classification.libsonnet';
 rc.config(
   std.extVar('MODEL_NAME'),

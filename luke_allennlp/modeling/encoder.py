@@ -29,11 +29,15 @@ ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
-def span_position_ids(starts: torch.Tensor, ends: torch.Tensor, max_length: Optional[int] = None) -> torch.Tensor:
+def span_position_ids(
+    starts: torch.Tensor, ends: torch.Tensor, longest: Optional[int] = None, max_length: Optional[int] = None
+) -> torch.Tensor:
     """`entity_position_ids` of contiguous mentions from their first and last positions (inclusive):
-    (...) -> (..., longest mention), padded with -1; a mention longer than `max_length` keeps its first
-    `max_length` positions (as `LukeTokenizer`'s `max_mention_length`)."""
-    longest = int((ends - starts).max()) + 1 if starts.numel() else 1
+    (...) -> (..., longest mention), padded with -1. `longest`: the longest mention's length where the caller knows
+    it on the host (at least that; else it is read from the device, which makes the host wait for it). A mention
+    longer than `max_length` keeps its first `max_length` positions (as `LukeTokenizer`'s `max_mention_length`)."""
+    if longest is None:
+        longest = int((ends - starts).max()) + 1 if starts.numel() else 1
     if max_length is not None:
         longest = min(longest, max_length)
     positions = starts[..., None] + torch.arange(longest, device=starts.device)

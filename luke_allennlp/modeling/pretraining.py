@@ -11,7 +11,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -112,6 +112,7 @@ class LukeForPretraining(nn.Module):
         input_ids: torch.Tensor,
         labels: Optional[torch.Tensor] = None,
         entity_labels: Optional[torch.Tensor] = None,
+        masked_counts: Optional[Tuple[int, int]] = None,
         **encoder_inputs: Optional[torch.Tensor],
     ) -> LukeForPretrainingOutput:
         """
@@ -122,6 +123,9 @@ class LukeForPretraining(nn.Module):
             The original word ids at masked positions, -100 elsewhere.
         entity_labels : `torch.LongTensor`, optional, (batch, entities)
             The original entity ids at masked entities, -100 elsewhere.
+        masked_counts : `Tuple[int, int]`, optional
+            The numbers of masked words and masked entities, where the caller knows them on the host (else they are
+            read from the device: the step's one host sync).
         """
         out = self.luke(input_ids, **encoder_inputs)
         word_table = self.luke.embeddings.word_embeddings.weight
@@ -136,7 +140,10 @@ class LukeForPretraining(nn.Module):
         # The heads run at the masked positions only. Their numbers are read from the device once for both (the
         # step's one host sync): boolean-mask indexing would read each count separately.
         masks = [m for m in (word_masked, entity_masked) if m is not None]
-        counts = iter(torch.stack([m.sum() for m in masks]).tolist() if masks else [])
+        if masked_counts is not None:
+            counts = iter([n for n, m in zip(masked_counts, (word_masked, entity_masked)) if m is not None])
+        else:
+            counts = iter(torch.stack([m.sum() for m in masks]).tolist() if masks else [])
 
         if word_masked is None:
             logits = self.lm_head(out.last_hidden_state, word_table)  # (batch, words, vocab)

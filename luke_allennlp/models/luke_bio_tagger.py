@@ -87,8 +87,8 @@ class LukeBioTagger(LukeTaskModel):
         index = np.zeros((len(metadata), max(kept, default=0)), dtype=np.int64)
         for b, spans in enumerate(one_word):
             index[b, : len(spans)] = spans
-        index_mask = torch.from_numpy(np.stack([index, np.arange(index.shape[1]) < np.array(kept)[:, None]]))
-        index, mask = index_mask.to(word_ids.device).unbind(0)
+        index_mask = np.stack([index, np.arange(index.shape[1]) < np.array(kept)[:, None]])
+        index, mask = self.host_to_device(index_mask, word_ids.device).unbind(0)
         mask = mask.bool()  # (batch, words)
         states = self.encode(word_ids, word_attention_mask).words  # (batch, subwords, hidden)
         word_positions = entity_start_positions.flatten(1).gather(1, index) * mask  # (batch, words); 0 past the end
@@ -107,13 +107,16 @@ class LukeBioTagger(LukeTaskModel):
             for b, meta in enumerate(metadata):
                 tags = spans_to_iob2(meta["gold_spans"], len(meta["words"]))[: kept[b]]
                 gold_tags[b, : len(tags)] = [self.tag_index.get(t, 0) for t in tags]
-            gold = torch.from_numpy(gold_tags).to(logits.device)
+            gold = self.host_to_device(gold_tags, logits.device)
             if self.crf is not None:
                 output["loss"] = -self.crf(logits, gold, mask) / len(metadata)
             else:
                 output["loss"] = sequence_cross_entropy_with_logits(logits, gold, mask)
-            predicted = self._decode(logits, mask)
-            self.metric([tags_to_spans(tags, "iob2") for tags in predicted], [m["gold_spans"] for m in metadata])
+            # Decoded when the metric is read (a report), not now: the step does not wait for the logits.
+            held, golds = logits.detach(), [m["gold_spans"] for m in metadata]
+            self.metric.defer(
+                lambda: self.metric([tags_to_spans(tags, "iob2") for tags in self._decode(held, mask)], golds)
+            )
         return output
 
     def _decode(self, logits: torch.Tensor, mask: torch.Tensor) -> List[List[str]]:

@@ -156,8 +156,7 @@ class LukeEntityDisambiguation(Model):
                 gold_entity_ids, candidate_ids, candidate_mask, entity_attention_mask
             )
             logits = self._candidate_logits(entity_ids, inputs)  # (batch, mentions, candidates)
-            labelled = labels.ne(IGNORE_INDEX)
-            output["loss"] = masked_cross_entropy(logits[labelled], labels[labelled])
+            output["loss"] = self._labelled_cross_entropy(logits, labels)
             masked = entity_ids.eq(self.mask_entity_id) & gold_entity_ids.ge(0)
             predicted = logits.argmax(-1).masked_fill(~candidate_mask.any(-1), -1)
             self._update_accuracy(predicted, masked, gold_entity_ids, candidate_ids, candidate_mask, candidate_priors)
@@ -263,8 +262,15 @@ class LukeEntityDisambiguation(Model):
         prior = priors.masked_fill(~candidate_mask, -1.0).argmax(-1)  # the first of equal priors
         prior_ids = candidate_ids.gather(-1, prior.unsqueeze(-1)).squeeze(-1).masked_fill(~has_candidates, -1)
         gold_in_candidates = self._candidate_labels(gold, candidate_ids, candidate_mask).ne(IGNORE_INDEX)
-        self.accuracy(predicted_ids[evaluated], gold[evaluated], prior_ids[evaluated],
-                      candidate_mask.sum(-1)[evaluated], gold_in_candidates[evaluated])  # fmt: skip
+        self.accuracy(predicted_ids, gold, prior_ids, candidate_mask.sum(-1), gold_in_candidates, mask=evaluated)
+
+    @staticmethod
+    def _labelled_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """`masked_cross_entropy` at the labelled mentions (labels not `IGNORE_INDEX`), without selecting them by a
+        boolean mask (their number would be read from the device): every mention's loss, those unlabelled zeroed."""
+        labelled = labels.ne(IGNORE_INDEX)  # (batch, mentions)
+        losses = F.cross_entropy(logits.float().flatten(0, -2), labels.clamp(min=0).flatten(), reduction="none")
+        return torch.where(labelled.flatten(), losses, 0.0).sum() / labelled.sum().clamp(min=1)
 
     @staticmethod
     def _links(predicted: torch.Tensor, metadata: List[Dict[str, Any]]) -> List[List[Tuple[int, int, str]]]:

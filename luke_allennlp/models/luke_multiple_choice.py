@@ -6,9 +6,9 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
-from allennlp.training.metrics import CategoricalAccuracy
 
 from luke_allennlp.models.pooled import LukePooledHeadModel
+from luke_allennlp.training.metrics.accuracy import Accuracy
 
 
 @Model.register("luke_multiple_choice")
@@ -42,7 +42,7 @@ class LukeMultipleChoice(LukePooledHeadModel):
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
         self.build_head(1, dropout)
-        self.metric = {"accuracy": CategoricalAccuracy()}
+        self.metric = {"accuracy": Accuracy()}
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -65,7 +65,8 @@ class LukeMultipleChoice(LukePooledHeadModel):
         label : (batch,), the index of the correct choice
         entity_* : (batch, choices, entities), optional entity inputs (the reader's `mention_dictionary`)
         """
-        passes = self.nonempty_rows(word_attention_mask)  # the real (question, choice) rows
+        choices = [len(m["choices"]) if "choices" in m else None for m in metadata]  # (counted on the host)
+        passes = self.nonempty_rows(word_attention_mask, None if None in choices else sum(choices))  # real rows
         rows = [None if tensor is None else self.select(tensor, passes) for tensor in (
             word_type_ids, entity_ids, entity_start_positions, entity_end_positions, entity_attention_mask,
             entity_type_ids)]  # fmt: skip

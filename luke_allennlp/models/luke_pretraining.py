@@ -1,5 +1,5 @@
 import logging
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -124,6 +124,7 @@ class LukePretraining(ReportsMetrics, Model):
         entity_attention_mask: torch.BoolTensor,
         masked_lm_labels: Optional[torch.LongTensor] = None,
         masked_entity_labels: Optional[torch.LongTensor] = None,
+        masked_counts: Optional[List[Tuple[int, int]]] = None,
     ) -> Dict[str, torch.Tensor]:
         """
         # Parameters
@@ -131,6 +132,8 @@ class LukePretraining(ReportsMetrics, Model):
         word_ids, word_attention_mask, masked_lm_labels : (batch, words)
         entity_ids, entity_attention_mask, masked_entity_labels : (batch, entities)
         entity_position_ids : (batch, entities, mention length), -1 padded
+        masked_counts : each instance's (masked words, masked entities), host values from the reader (the heads'
+            sizes without reading the device)
         """
         if entity_ids.size(1) == 0:
             # A batch without entities: one padding entity (attended by nothing) keeps the entity side in the
@@ -148,6 +151,7 @@ class LukePretraining(ReportsMetrics, Model):
             entity_attention_mask=entity_attention_mask,
             labels=masked_lm_labels,
             entity_labels=masked_entity_labels,
+            masked_counts=tuple(map(sum, zip(*masked_counts))) if masked_counts else None,  # type: ignore[arg-type]
         )
         output: Dict[str, torch.Tensor] = {}
         if out.loss is not None:

@@ -86,8 +86,11 @@ class LukeRelationClassifier(LukeTaskModel):
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
             output["loss"] = F.cross_entropy(logits, label)
-            names = self._names()
-            self.metric([names[i] for i in logits.argmax(-1).tolist()], [names[i] for i in label.tolist()])
+            names, predicted = self._names(), logits.detach().argmax(-1)
+            # Read from the device when the metric is (a training step does not wait for it).
+            self.metric.defer(
+                lambda: self.metric([names[i] for i in predicted.tolist()], [names[i] for i in label.tolist()])
+            )
         return output
 
     def _names(self) -> List[str]:

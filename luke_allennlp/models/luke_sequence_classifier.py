@@ -6,9 +6,9 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
-from allennlp.training.metrics import CategoricalAccuracy
 
 from luke_allennlp.models.pooled import LukePooledHeadModel
+from luke_allennlp.training.metrics.accuracy import Accuracy
 from luke_allennlp.training.metrics.correlation import Correlation
 
 
@@ -50,7 +50,7 @@ class LukeSequenceClassifier(LukePooledHeadModel):
         self.build_head(1 if regression else vocab.get_vocab_size(label_namespace), dropout)
         self.regression = regression
         self.label_namespace = label_namespace
-        self.metric = Correlation() if regression else {"accuracy": CategoricalAccuracy()}
+        self.metric = Correlation() if regression else {"accuracy": Accuracy()}
         initializer(self)
 
     def forward(  # type: ignore[override]

@@ -132,17 +132,20 @@ class LukeSpanNer(LukeTaskModel):
         """
         batch, chunks, per_chunk = entity_ids.shape
         # Spans fill each chunk from the front: the slots no chunk of this batch uses (most of a short sentence's
-        # chunk) are cut before encoding, and come back as zero logits.
-        used = int(entity_attention_mask.sum(-1).max())
+        # chunk) are cut before encoding, and come back as zero logits. How many, and which chunks hold spans, the
+        # host knows from the metadata (the spans of each sentence), so it never waits for the device to count them.
+        spans_per_sentence = [len(meta["spans"]) for meta in metadata]
+        used = min(per_chunk, max(spans_per_sentence, default=0))
         entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions = (
             t[..., :used] for t in (entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions)
         )
         # One encoder pass per non-empty (sentence, chunk).
-        passes = self.nonempty_rows(entity_attention_mask)
+        passes = self.nonempty_rows(entity_attention_mask, sum(-(-n // per_chunk) for n in spans_per_sentence))
+        longest = max((meta.get("longest_mention", 1) for meta in metadata), default=1)
         # (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
         word_states, entity_states = self.encode_mentions(
             word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions,
-            entity_attention_mask, passes=passes,
+            entity_attention_mask, passes=passes, longest_mention=longest if "longest_mention" in metadata[0] else None,
         )  # fmt: skip
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         features = mention_features(word_states, entity_states, starts, ends, self.feature)
@@ -162,8 +165,11 @@ class LukeSpanNer(LukeTaskModel):
         if labels is not None:
             gold = self.select(labels[..., :used], passes)
             output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
-            predicted = self._decode_batch(span_logits, output["spans"])
-            self.metric([{(s, e): k for s, e, k, _ in p} for p in predicted], output["gold_spans"])
+            # Decoded on the host when the metric is read (a report), not now: the step does not wait for the logits.
+            logits_now, spans, golds = span_logits.detach(), output["spans"], output["gold_spans"]
+            self.metric.defer(lambda: self.metric(
+                [{(s, e): k for s, e, k, _ in p} for p in self._decode_batch(logits_now, spans)], golds
+            ))  # fmt: skip
         return output
 
     def _decode_batch(

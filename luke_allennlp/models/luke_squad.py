@@ -148,12 +148,15 @@ class LukeSquad(LukeTaskModel):
         entity_* : (batch, windows, entities), entity inputs over the words' positions (optional)
         """
         # One encoder pass per real (question, window).
-        passes = self.nonempty_rows(word_attention_mask)
+        windows = [meta.get("windows") for meta in metadata]
+        passes = self.nonempty_rows(word_attention_mask, None if None in windows else sum(windows))
+        longest = [meta.get("longest_mention") for meta in metadata]
         mask = self.select(word_attention_mask, passes)  # (passes, words)
         word_states = self.encode(
             word_ids, word_attention_mask, word_type_ids, entity_ids=entity_ids,
             entity_start_positions=entity_start_positions, entity_end_positions=entity_end_positions,
             entity_attention_mask=entity_attention_mask, entity_type_ids=entity_type_ids, passes=passes,
+            longest_mention=None if None in longest else max(longest),
         ).words  # (passes, words, hidden)  # fmt: skip
         logits = self.qa_outputs(word_states).masked_fill(~mask[..., None], torch.finfo(word_states.dtype).min)
         start_logits, end_logits = logits.float().unbind(-1)  # (passes, words)
@@ -171,8 +174,13 @@ class LukeSquad(LukeTaskModel):
                 + F.cross_entropy(end_logits, end_positions[passes])
             ) / 2
         if all(meta["answers"] for meta in metadata):
-            output["predictions"] = self.decode(output)
-            self.metric([p["answer"] for p in output["predictions"]], [meta["answers"] for meta in metadata])
+            golds = [meta["answers"] for meta in metadata]
+            if self.training:  # decoded on the host when the metric is read: the step does not wait for the logits
+                held = {**output, **{k: output[k].detach() for k in ("start_logits", "end_logits")}}
+                self.metric.defer(lambda: self.metric([p["answer"] for p in self.decode(held)], golds))
+            else:
+                output["predictions"] = self.decode(output)
+                self.metric([p["answer"] for p in output["predictions"]], golds)
         return output
 
     def decode(self, output_dict: Dict[str, Any]) -> List[Dict[str, Any]]:

@@ -7,6 +7,7 @@ and a `LukeTaskModel` subclass with a head.
 
 from typing import Dict, NamedTuple, Optional, Tuple, Union
 
+import numpy as np
 import torch
 from allennlp.data import Vocabulary
 from allennlp.models import Model
@@ -17,13 +18,14 @@ from luke_allennlp.modeling.encoder import span_position_ids
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 
 Passes = Tuple[torch.Tensor, ...]  # index tensors of the stacked rows (windows, chunks) to encode
+FEW_ENTITIES = 4  # entities per row up to which the words bound the mention length (see `entity_inputs`)
 
 
 class ReportsMetrics:
     """
     `get_metrics` for a model whose `metric` is one allennlp `Metric` that returns a dict of values, or a dict of
     name -> `Metric`: a metric's dict is reported with the name as prefix (`{"masked_lm": m}` gives
-    `masked_lm_accuracy`, ...), a single value under the name (`{"accuracy": CategoricalAccuracy()}`). Values
+    `masked_lm_accuracy`, ...), a single value under the name (`{"accuracy": Accuracy()}`). Values
     are Python floats.
     """
 
@@ -75,9 +77,20 @@ class LukeTaskModel(ReportsMetrics, Model):
             raise ValueError(f'{what} needs entity states: use the "luke" embedder')
 
     @staticmethod
-    def nonempty_rows(mask: torch.Tensor) -> Passes:
-        """The (instance, window or chunk) indices of the stacked rows whose `mask` (..., positions) has any True."""
-        return mask.any(-1).nonzero(as_tuple=True)
+    def host_to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
+        """A host array on `device` without making the host wait: pinned and copied `non_blocking` to a GPU."""
+        tensor = torch.from_numpy(np.ascontiguousarray(array))
+        return (tensor.pin_memory() if device.type == "cuda" else tensor).to(device, non_blocking=True)
+
+    @staticmethod
+    def nonempty_rows(mask: torch.Tensor, count: Optional[int] = None) -> Passes:
+        """The (instance, window or chunk) indices of the stacked rows whose `mask` (..., positions) has any True.
+        `count`: their number, where the caller knows it on the host (else the host waits for the device to count
+        them)."""
+        rows = mask.any(-1)
+        if count is None:
+            return rows.nonzero(as_tuple=True)
+        return torch.unravel_index(torch.nonzero_static(rows.flatten(), size=count)[:, 0], rows.shape)
 
     def entity_inputs(
         self,
@@ -86,10 +99,17 @@ class LukeTaskModel(ReportsMetrics, Model):
         ends: torch.Tensor,
         attention_mask: Optional[torch.Tensor] = None,
         type_ids: Optional[torch.Tensor] = None,
+        longest_mention: Optional[int] = None,
+        words: Optional[int] = None,
     ) -> Dict[str, Optional[torch.Tensor]]:
         """The `luke` embedder's entity arguments for entities over subwords start..end (inclusive); an entity's
-        positions are the first `max_mention_length` of its mention's (the embedder's)."""
-        positions = span_position_ids(starts, ends, getattr(self.embedder, "max_mention_length", None))
+        positions are the first `max_mention_length` of its mention's (the embedder's). `longest_mention` (see
+        `span_position_ids`) where the caller knows it; else, for rows of at most `FEW_ENTITIES` entities, the number
+        of `words` bounds it (entities x words position ids cost little, and the padding positions add exact zeros);
+        else it is read from the device."""
+        if longest_mention is None and words is not None and entity_ids.size(-1) <= FEW_ENTITIES:
+            longest_mention = words
+        positions = span_position_ids(starts, ends, longest_mention, getattr(self.embedder, "max_mention_length", None))
         return dict(entity_ids=entity_ids, entity_position_ids=positions,
                     entity_attention_mask=attention_mask, entity_token_type_ids=type_ids)  # fmt: skip
 
@@ -109,13 +129,14 @@ class LukeTaskModel(ReportsMetrics, Model):
         entity_attention_mask: Optional[torch.Tensor] = None,
         entity_type_ids: Optional[torch.Tensor] = None,
         passes: Optional[Passes] = None,
+        longest_mention: Optional[int] = None,
     ) -> Encoded:
         """
         Word states and, given entity inputs, the states of entities over subwords start..end (inclusive) of the
         words. `passes` selects the stacked rows to encode (each tensor is indexed by as many of its indices
         as it has stacked dimensions); `None` encodes every row of (batch, words) inputs. Entity inputs need
         the `luke` embedder; without them, a word encoder that the passes would repeat (chunks over one
-        sentence) runs once per sentence.
+        sentence) runs once per sentence. `longest_mention`: see `span_position_ids`.
         """
         with_entities = entity_ids is not None
         if with_entities and not self.has_entity_states:
@@ -132,7 +153,8 @@ class LukeTaskModel(ReportsMetrics, Model):
                     None if t is None else self.select(t, rows) for t in (entity_attention_mask, entity_type_ids)
                 ]
                 entities = self.entity_inputs(self.select(entity_ids, rows), self.select(entity_start_positions, rows),
-                                              self.select(entity_end_positions, rows), *optional)  # fmt: skip
+                                              self.select(entity_end_positions, rows), *optional,
+                                              longest_mention=longest_mention, words=word_ids.size(-1))  # fmt: skip
             out = self.embedder.encode(**words, **entities)
             word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
         else:
@@ -150,6 +172,7 @@ class LukeTaskModel(ReportsMetrics, Model):
         entity_end_positions: torch.Tensor,
         entity_attention_mask: Optional[torch.Tensor] = None,
         passes: Optional[Passes] = None,
+        longest_mention: Optional[int] = None,
     ) -> Encoded:
         """`encode` for inputs whose entities mark mentions to classify: a word-only embedder encodes the words
         alone (its head reads the mentions' subwords), the `luke` embedder words and entities."""
@@ -158,4 +181,5 @@ class LukeTaskModel(ReportsMetrics, Model):
         return self.encode(
             word_ids, word_attention_mask, entity_ids=entity_ids, entity_start_positions=entity_start_positions,
             entity_end_positions=entity_end_positions, entity_attention_mask=entity_attention_mask, passes=passes,
+            longest_mention=longest_mention,
         )  # fmt: skip

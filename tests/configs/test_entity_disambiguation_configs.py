@@ -10,12 +10,14 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from tests.conftest import REPO_ROOT, set_config_env
+from tests.training.host_syncs import AUDIT
 
 CONFIGS = sorted((REPO_ROOT / "configs" / "entity_disambiguation").glob("*.jsonnet"))
 # The tests' data for each config: a corpus of two real Wikipedia articles, or CoNLL-2003 documents in the benchmark format.
 DATA = {"wikipedia": ("ed_wikipedia", "corpus"), "aida": ("ed_conll", "benchmark")}
+# Each training step is audited: no step without a report makes the host wait for a GPU (tests/training/host_syncs.py).
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 128,
-        "validation_dataset_reader.max_seq_length": 128}  # fmt: skip
+        "validation_dataset_reader.max_seq_length": 128, **AUDIT}  # fmt: skip
 
 
 def test_every_config_is_covered():

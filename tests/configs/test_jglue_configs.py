@@ -17,13 +17,15 @@ from scipy.stats import pearsonr, spearmanr
 
 from tests.conftest import REPO_ROOT, set_config_env
 from tests.jglue import JAPANESE_CHECKPOINT, write_jsquad_slice, write_marc_ja, write_slice
+from tests.training.host_syncs import AUDIT
 
 CONFIGS = REPO_ROOT / "configs" / "jglue"
 # JGLUE's fine-tuning README (configs/lib/jglue.libsonnet): learning rate, batch size, epochs, max seq length.
 HYPER_PARAMETERS = {"marc_ja": (5e-5, 32, 4, 512), "jnli": (5e-5, 32, 4, 128), "jsts": (5e-5, 32, 4, 128),
                     "jcommonsenseqa": (5e-5, 64, 4, 64), "jsquad": (5e-5, 32, 3, 384)}  # fmt: skip
 # A few steps: 16 training examples, batches of 8, a larger learning rate so that predictions differ.
-TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "trainer.optimizer.lr": 1e-3}
+# Each training step is audited: no step without a report makes the host wait for a GPU (tests/training/host_syncs.py).
+TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "trainer.optimizer.lr": 1e-3, **AUDIT}
 
 
 def data_for(name: str, tmp_path: Path):

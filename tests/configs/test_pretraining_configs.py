@@ -13,6 +13,7 @@ from allennlp.common import Params
 
 from tests.conftest import REPO_ROOT
 from tests.models.test_luke_pretraining import TINY
+from tests.training.host_syncs import AUDIT
 
 CONFIGS = sorted((REPO_ROOT / "configs" / "pretraining").glob("*.jsonnet"))
 # Table 9 / Appendix A: (peak learning rate, optimizer steps, stage-1 freezing) per config.
@@ -34,6 +35,7 @@ def test_every_pretraining_config_is_covered():
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
 def test_table_9_hyper_parameters(config, monkeypatch, tmp_path):
     set_env(monkeypatch, tmp_path, tmp_path)
+    monkeypatch.setenv("NUM_GPUS", "8")  # the paper's machine
     params = Params.from_file(str(config)).as_dict()
     lr, steps, frozen = SCHEDULES[config.stem]
     trainer, loader = params["trainer"], params["data_loader"]
@@ -41,7 +43,7 @@ def test_table_9_hyper_parameters(config, monkeypatch, tmp_path):
     accumulation = trainer["num_gradient_accumulation_steps"]
     assert loader["batch_size"] * len(devices) * accumulation == 2048
     # GPUs, bf16 autocast there ("auto"), one all-reduce per optimizer step (the luke_gradient_descent trainer).
-    assert all(d >= 0 for d in devices) and (trainer["type"], trainer["precision"]) == ("luke_gradient_descent", "auto")
+    assert devices == list(range(8)) and (trainer["type"], trainer["precision"]) == ("luke_gradient_descent", "auto")
     steps_per_epoch = loader["batches_per_epoch"] // accumulation
     assert trainer["num_epochs"] * steps_per_epoch == steps
     assert trainer["learning_rate_scheduler"] == {"type": "linear_with_warmup", "warmup_steps": 2500}
@@ -58,6 +60,24 @@ def test_table_9_hyper_parameters(config, monkeypatch, tmp_path):
         assert params["model"]["type"] == "from_archive"
     else:
         assert params["model"]["config_overrides"]["hidden_dropout_prob"] == 0.1
+
+
+@pytest.mark.parametrize("gpus, devices, accumulation", [("0", None, 128), ("1", None, 128), ("2", [0, 1], 64),
+                                                       ("4", [0, 1, 2, 3], 32)])  # fmt: skip
+def test_the_number_of_gpus_is_the_machines_or_num_gpus(monkeypatch, tmp_path, gpus, devices, accumulation):
+    """One process per GPU (distributed from 2 on), 2,048 sequences a step however many; without NUM_GPUS in the
+    environment, the machine's count (the compat layer gives it: 0 here)."""
+    set_env(monkeypatch, tmp_path, tmp_path)
+    monkeypatch.setenv("NUM_GPUS", gpus)
+    params = Params.from_file(str(CONFIGS[0])).as_dict()
+    assert params.get("distributed", {}).get("cuda_devices") == devices
+    assert params["trainer"]["num_gradient_accumulation_steps"] == accumulation
+    assert params["trainer"]["cuda_device"] == "auto"
+    monkeypatch.setenv("NUM_GPUS", "3")
+    with pytest.raises(RuntimeError, match=r"batch_size_per_device \(16\) x number of GPUs \(3\) must divide 2048"):
+        Params.from_file(str(CONFIGS[0]))
+    monkeypatch.delenv("NUM_GPUS")
+    assert "distributed" not in Params.from_file(str(CONFIGS[0])).as_dict()  # this machine: no GPU
 
 
 def weights(path):
@@ -107,8 +127,9 @@ def test_stage1_then_stage2(tiny_roberta_mlm_dir, pretraining_corpus, tmp_path, 
 
 
 def test_luke_base_trains(tiny_roberta_mlm_dir, pretraining_corpus, tmp_path, monkeypatch):
+    """A few steps, each audited: none without a report makes the host wait for a GPU (tests/training/host_syncs.py)."""
     set_env(monkeypatch, tiny_roberta_mlm_dir, pretraining_corpus)
-    train_model_from_file(str(CONFIGS[0]), str(tmp_path / "run"), overrides=json.dumps(TINY))
+    train_model_from_file(str(CONFIGS[0]), str(tmp_path / "run"), overrides=json.dumps({**TINY, **AUDIT}))
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["training_loss"] > 0 and 0.0 <= metrics["training_masked_entity_accuracy"] <= 1.0
     assert (tmp_path / "run" / "model.tar.gz").exists()
@@ -118,7 +139,7 @@ def test_distributed_pretraining_on_cpu(tiny_roberta_mlm_dir, pretraining_corpus
     """Stage 1 with two CPU processes (gloo) through the allennlp command, each with a data-loader worker reading
     its shard: the frozen word side stays as it was and the entity side learns."""
     overrides = {k: v for k, v in TINY.items() if k != "distributed"}
-    overrides.update({"distributed.cuda_devices": [-1, -1], "trainer.num_gradient_accumulation_steps": 2,
+    overrides.update({"distributed": {"cuda_devices": [-1, -1]}, "trainer.num_gradient_accumulation_steps": 2,
                       "data_loader.batch_size": 4, "data_loader.batches_per_epoch": 4, "data_loader.num_workers": 1})  # fmt: skip
     env = {**os.environ, "MODEL_NAME": str(tiny_roberta_mlm_dir), "CORPUS": str(pretraining_corpus)}
     command = [str(REPO_ROOT / ".venv" / "bin" / "allennlp"), "train", str(CONFIGS[1]), "-s", str(tmp_path / "run"),

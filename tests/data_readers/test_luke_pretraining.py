@@ -1,5 +1,6 @@
 import collections
 import hashlib
+import itertools
 import json
 import logging
 import shutil
@@ -14,6 +15,7 @@ from data_readers.luke_pretraining import LukePretrainingReader, word_start_tabl
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.training.trainers.luke_gradient_descent import stop_data_loader_workers
 from tests.data_readers.sharding import read_in_shards
 
 
@@ -330,3 +332,35 @@ def test_entity_vocab_summary_parses_only_the_special_entries(pretraining_corpus
     del metadata["entity_vocab_size"]  # (older corpora: the whole vocabulary is read)
     (directory / "metadata.json").write_text(json.dumps(metadata))
     assert tuple(PretrainingCorpus(directory).entity_vocab_summary()) == (6, 3, 4, 2)
+
+
+def test_an_endless_reader_keeps_its_data_loader_workers_across_passes(pretraining_corpus, corpus_rows, monkeypatch):
+    """`endless`: pass after pass (new masks, the same as separate passes), read by the same worker process; a
+    reader that ends makes allennlp's data loader start a new worker at every pass (the stall between passes)."""
+    import multiprocessing.context
+
+    starts = []
+    start = multiprocessing.context.ForkProcess.start
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", lambda self: (starts.append(1), start(self)))
+    rows = len(corpus_rows)
+    endless = list(
+        itertools.islice(LukePretrainingReader(seed=7, endless=True).read(str(pretraining_corpus)), 2 * rows)
+    )
+    passes = LukePretrainingReader(seed=7)
+    separate = list(passes.read(str(pretraining_corpus))) + list(passes.read(str(pretraining_corpus)))
+    assert [field(i, "word_ids").tolist() for i in endless] == [field(i, "word_ids").tolist() for i in separate]
+
+    def batches(reader):
+        loader = MultiProcessDataLoader(reader, str(pretraining_corpus), batch_size=8, batches_per_epoch=rows // 8,
+                                        max_instances_in_memory=16, num_workers=1)  # fmt: skip
+        loader.index_with(Vocabulary.empty())
+        try:
+            return [len(batch["word_ids"]) for _ in range(2) for batch in loader]  # 2 epochs, 2 passes or more
+        finally:
+            stop_data_loader_workers(loader)
+
+    starts.clear()
+    assert batches(LukePretrainingReader(seed=7, endless=True)) and len(starts) == 1
+    starts.clear()
+    batches(LukePretrainingReader(seed=7))
+    assert len(starts) >= 2

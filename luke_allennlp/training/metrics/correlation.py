@@ -4,7 +4,7 @@ distributed training: each process keeps its (prediction, gold) pairs and `get_m
 pairs before computing, as a correlation is not a sum of per-batch parts.
 """
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import torch
@@ -38,8 +38,9 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
 class Correlation(Metric):
     """
     `pearson` and `spearman` (Pearson's r of the ranks, ties averaged) of predictions against gold scores over every
-    pair seen since the last reset, in all processes. Call it with (batch,) tensors or sequences of floats.
-    `state_dict` holds plain lists, so a training checkpoint carries the metric's state exactly.
+    pair seen since the last reset, in all processes. Call it with (batch,) tensors or sequences of floats; tensors
+    on a device are read from it when the metric is (a training step does not wait for them). `state_dict` holds
+    plain lists, so a training checkpoint carries the metric's state exactly.
     """
 
     supports_distributed = True
@@ -50,6 +51,7 @@ class Correlation(Metric):
     def reset(self) -> None:
         self._predictions: List[float] = []
         self._golds: List[float] = []
+        self._pending: List[Tuple[torch.Tensor, torch.Tensor]] = []  # (predictions, golds) not read yet
 
     def __call__(self, predictions: Any, gold_labels: Any, mask: Any = None) -> None:  # type: ignore[override]
         predictions, gold_labels = self.detach_tensors(predictions, gold_labels)
@@ -60,11 +62,17 @@ class Correlation(Metric):
         if mask is not None:
             keep = torch.as_tensor(mask).reshape(-1).bool()
             predicted, gold = predicted[keep], gold[keep]
-        self._predictions.extend(predicted.tolist())
-        self._golds.extend(gold.tolist())
+        self._pending.append((predicted, gold))
+
+    def _settle(self) -> None:
+        pending, self._pending = self._pending, []
+        for predicted, gold in pending:
+            self._predictions.extend(predicted.tolist())
+            self._golds.extend(gold.tolist())
 
     def pairs(self) -> np.ndarray:
         """(pairs, 2) predictions and golds of every process (a collective call when distributed)."""
+        self._settle()
         mine = (self._predictions, self._golds)
         if is_distributed():
             gathered: List[Any] = [None] * torch.distributed.get_world_size()
@@ -84,7 +92,9 @@ class Correlation(Metric):
         return result
 
     def state_dict(self) -> Dict[str, Any]:
+        self._settle()
         return {"predictions": list(self._predictions), "golds": list(self._golds)}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self._predictions, self._golds = list(state["predictions"]), list(state["golds"])
+        self._pending = []

@@ -1,6 +1,6 @@
 import contextlib
 from collections import Counter
-from typing import Any, Dict, Iterable, Iterator
+from typing import Any, Callable, Dict, Iterable, Iterator, List
 
 import torch
 from allennlp.common.util import is_distributed
@@ -36,6 +36,10 @@ class CountingMetric(Metric):
     Subclasses name their counters in `COUNTERS`, update `self._counts[name]` in `__call__`, and compute their
     values from `self.counts()` in `get_metric`. `state_dict` / `load_state_dict` hold the counts as plain
     dictionaries, so a training checkpoint can carry a metric's state exactly.
+
+    `defer(update)` keeps an update (a function that calls the metric) until the counts are read: a model whose
+    metric needs its predictions on the host (decoding) reads them from the device when metrics are reported, not
+    at every batch, so the training step does not wait for the device.
     """
 
     supports_distributed = True
@@ -46,9 +50,19 @@ class CountingMetric(Metric):
 
     def reset(self) -> None:
         self._counts: Dict[str, Counter] = {name: Counter() for name in self.COUNTERS}
+        self._deferred: List[Callable[[], None]] = []
+
+    def defer(self, update: Callable[[], None]) -> None:
+        self._deferred.append(update)
+
+    def _settle(self) -> None:
+        deferred, self._deferred = self._deferred, []
+        for update in deferred:
+            update()
 
     def counts(self) -> Dict[str, Counter]:
         """The counts of every process, summed (a collective call when distributed: every process must make it)."""
+        self._settle()
         if not gathering():
             return self._counts
         gathered = [None] * torch.distributed.get_world_size()
@@ -60,9 +74,11 @@ class CountingMetric(Metric):
         return total
 
     def state_dict(self) -> Dict[str, Any]:
+        self._settle()
         return {name: dict(counter) for name, counter in self._counts.items()}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self._deferred = []
         self._counts = {name: Counter(state.get(name, {})) for name in self.COUNTERS}
 
 

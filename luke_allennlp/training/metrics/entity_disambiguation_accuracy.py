@@ -1,4 +1,4 @@
-from typing import Dict
+from typing import Dict, Optional
 
 import torch
 from allennlp.training.metrics.metric import Metric
@@ -29,21 +29,23 @@ class EntityDisambiguationAccuracy(CountingMetric):
         prior_predictions: torch.Tensor,
         candidate_counts: torch.Tensor,
         gold_in_candidates: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
     ) -> None:
         """
-        All (mentions,), for the gold mentions evaluated: predicted entity ids (-1: none), gold entity ids (-1: not
-        in the entity vocabulary), the prior's predictions (-1: none), how many candidates each mention has, and
-        whether its gold entity is one of them.
+        All of one shape, e.g. (mentions,): predicted entity ids (-1: none), gold entity ids (-1: not in the entity
+        vocabulary), the prior's predictions (-1: none), how many candidates each mention has, and whether its gold
+        entity is one of them; `mask`: the gold mentions to evaluate (default: all). Counted on the device and read
+        when the metric is (a training step does not wait for it).
         """
-        known = gold.ge(0)
-        self._counts["counts"].update(
-            mentions=gold.numel(),
-            correct=int((predictions.eq(gold) & known).sum()),
-            prior_correct=int((prior_predictions.eq(gold) & known).sum()),
-            gold_in_candidates=int(gold_in_candidates.sum()),
-            without_candidates=int(candidate_counts.eq(0).sum()),
-            gold_outside_vocabulary=int((~known).sum()),
-        )
+        mask = torch.ones_like(gold, dtype=torch.bool) if mask is None else mask.bool()
+        known = gold.ge(0) & mask
+        sums = torch.stack([
+            mask.sum(), (predictions.eq(gold) & known).sum(), (prior_predictions.eq(gold) & known).sum(),
+            (gold_in_candidates.bool() & mask).sum(), (candidate_counts.eq(0) & mask).sum(), (mask & ~known).sum(),
+        ]).detach()  # fmt: skip
+        names = ("mentions", "correct", "prior_correct", "gold_in_candidates", "without_candidates",
+                 "gold_outside_vocabulary")  # fmt: skip
+        self.defer(lambda: self._counts["counts"].update(dict(zip(names, sums.tolist()))))
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
         counts = self.counts()["counts"]

@@ -35,7 +35,8 @@ class MaskedPrediction(Metric):
         else:
             loss_sum = loss.detach().float() * targets.numel()
         correct = logits.argmax(-1).eq(targets).sum()
-        sums = torch.stack([loss_sum, correct.double(), torch.tensor(targets.numel(), device=logits.device)]).double()
+        # (the count is filled in on the device: a tensor made from the host value would be a blocking copy)
+        sums = torch.stack([loss_sum.double(), correct.double(), loss_sum.new_full((), targets.numel()).double()])
         self._sums = sums if self._sums is None else self._sums.to(sums.device) + sums
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:

@@ -21,10 +21,10 @@ class MultiLabelF1(CountingMetric):
 
     def __call__(self, predictions: torch.Tensor, gold: torch.Tensor, mask=None) -> None:  # type: ignore[override]
         """predictions, gold: (batch, labels), 0/1."""
-        predictions, gold = predictions.bool(), gold.bool()
-        self._counts["counts"].update(
-            correct=int((predictions & gold).sum()), predicted=int(predictions.sum()), gold=int(gold.sum())
-        )
+        predictions, gold = predictions.detach().bool(), gold.detach().bool()
+        # Counted on the device, read when the metric is (a training step does not wait for it).
+        sums = torch.stack([(predictions & gold).sum(), predictions.sum(), gold.sum()])
+        self.defer(lambda: self._counts["counts"].update(dict(zip(("correct", "predicted", "gold"), sums.tolist()))))
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
         counts = self.counts()["counts"]

@@ -1,4 +1,5 @@
 import contextlib
+import gc
 import json
 import logging
 import math
@@ -28,10 +29,13 @@ from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
+from luke_allennlp.training.device_prefetch import prefetched
 from luke_allennlp.training.even_batches import batch_counts, evened, group_sizes, planned_lengths
 from luke_allennlp.training.metrics.counting_metric import local_metrics
 from luke_allennlp.training.random_state import get_random_state, set_random_state
+from luke_allennlp.training.sync_audit import SyncAudit
 from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
+from luke_allennlp_compat import missing_gpu
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +53,12 @@ def resolve_precision(precision: str, use_amp: bool, device: torch.device) -> st
     return "bf16" if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0) else "fp32"
 
 
-def count_tokens(batch: Any) -> Optional[torch.Tensor]:
-    """(real tokens, positions) over the batch's attention masks (word and entity inputs), as a tensor on the
-    batch's device (read without a device sync); None if the batch has no masks."""
-    totals = []
+def count_tokens(batch: Any) -> Tuple[Optional[torch.Tensor], int]:
+    """(real tokens, positions) over the batch's attention masks (word and entity inputs): the real tokens as a
+    tensor on the batch's device (a sum, read when reported), the positions as a host count (the masks' sizes); (None,
+    0) if the batch has no masks. Neither makes the host wait for the device."""
+    real: Optional[torch.Tensor] = None
+    positions = 0
     if isinstance(batch, dict):
         for key, value in batch.items():
             if (
@@ -60,12 +66,43 @@ def count_tokens(batch: Any) -> Optional[torch.Tensor]:
                 and key.endswith("mask")
                 and value.dtype in (torch.bool, torch.long, torch.int)
             ):
-                totals.append(torch.stack([value.sum(), torch.tensor(value.numel(), device=value.device)]))
+                total, count = value.sum(), value.numel()
             elif isinstance(value, dict):
-                nested = count_tokens(value)
-                if nested is not None:
-                    totals.append(nested)
-    return torch.stack(totals).sum(0) if totals else None
+                total, count = count_tokens(value)  # type: ignore[assignment]
+                if total is None:
+                    continue
+            else:
+                continue
+            real = total if real is None else real + total
+            positions += count
+    return real, positions
+
+
+def resolve_cuda_device(cuda_device: Union[None, int, str, torch.device]) -> Union[int, torch.device]:
+    """The device `cuda_device` names: `"auto"` (or None) is the first GPU where there is one, else the CPU (-1).
+    Raises a one-line `ConfigurationError` for a GPU that this machine does not have."""
+    if cuda_device is None or cuda_device == "auto":
+        return 0 if torch.cuda.is_available() else -1
+    if isinstance(cuda_device, str):
+        try:
+            cuda_device = int(cuda_device) if cuda_device.lstrip("-").isdigit() else torch.device(cuda_device)
+        except RuntimeError:
+            raise ConfigurationError(
+                f'trainer.cuda_device must be "auto", a GPU index, or -1 (the CPU), not {cuda_device!r}'
+            ) from None
+    index = cuda_device if isinstance(cuda_device, int) else None
+    if isinstance(cuda_device, torch.device) and cuda_device.type == "cuda":
+        index = cuda_device.index or 0
+    problem = missing_gpu("trainer.cuda_device", index) if index is not None and index >= 0 else None
+    if problem:
+        raise ConfigurationError(problem)
+    return cuda_device
+
+
+def describe_device(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"{device} ({torch.cuda.get_device_name(device)})"
+    return "the CPU" + ("" if torch.cuda.is_available() else " (no GPU found)")
 
 
 def _plain(value: Any) -> bool:
@@ -154,9 +191,11 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
       when the first ran out of data); each micro-batch's loss weighs 1 / the micro-batches of all processes in
       that optimizer step (also in the last, uneven, accumulation group). Validation metrics are those of one
       process over the same data.
-    - No host sync on the training path: the loss, gradient norm and metrics stay on the device and are read every
-      `metrics_every_num_batches` steps (metrics as this process counted them; those of all processes at the end
-      of the epoch). Distributed, no collective call but the gradient all-reduce, except one small all-reduce per
+    - A step the host never waits on: each batch is pinned and copied to the GPU with `non_blocking` on a side stream
+      while the step before it runs (`device_prefetch`); the loss, token counts, gradient norm and metrics stay on
+      the device and are read every `metrics_every_num_batches` steps (metrics as this process counted them; those
+      of all processes at the end of the epoch), so the host queues the optimizer step and fetches the next batch
+      while the device works. `audit_host_syncs` counts what would block anyway (`sync_audit`). Distributed, no collective call but the gradient all-reduce, except one small all-reduce per
       step where the data loader has no length or checkpoints are saved every N seconds (rank 0's clock decides).
     - Checkpoints also hold fp16's gradient-scaler state (loss scale, growth tracker), the random number
       generators' states (Python, NumPy, torch, CUDA; those of the start of every epoch and of the checkpoint
@@ -164,6 +203,10 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
       so that `allennlp train --recover` after a kill ends bit-identical to an uninterrupted run (with data-loader
       workers, as far as the readers' own randomness is seeded). They are written atomically
       (`luke_checkpointer`, the default here).
+    - `cuda_device: "auto"` (the default) trains on the first GPU where there is one, else on the CPU, and says which
+      in the log; -1 is the CPU; a GPU index on a machine without that GPU is a one-line error.
+    - Data-loader workers are not copied a page at a time as the garbage collector touches the objects loaded
+      before training: those are frozen (`gc.freeze()`) when training starts.
     - Training metrics also report `tokens_per_second` (real word + entity tokens, i.e. attention-mask positions)
       and `padding_fraction` (padded positions of all attention masks).
 
@@ -179,6 +222,10 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
     metrics_every_num_batches : `int`, optional (default = `10`)
         Training metrics (progress bar, callbacks' `batch_metrics`) are computed every this many optimizer steps;
         other steps pass the last ones again, and `batch_grad_norm` None. A NaN loss is found then, at the latest.
+    audit_host_syncs : `bool`, optional (default = `False`)
+        Run every training step under a `SyncAudit` and keep each step's count of operations that would block the
+        host on a GPU in `host_sync_counts` (`(step, reported, count)`) and their names in `host_sync_events`; a
+        summary is logged at each epoch's end. See `luke_allennlp.training.sync_audit`.
     """
 
     def __init__(
@@ -190,6 +237,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         allow_tf32: bool = True,
         metrics_every_num_batches: int = 10,
         use_amp: bool = False,
+        audit_host_syncs: bool = False,
         **kwargs: Any,
     ) -> None:
         if metrics_every_num_batches < 1:
@@ -200,6 +248,18 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if use_amp and precision not in ("auto", "fp16"):
             raise ConfigurationError(f'use_amp is fp16 mixed precision: it contradicts precision "{precision}"')
         super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
+        logger.info("Training on %s", describe_device(self.cuda_device))
+        # The batches are copied to the device here (`prefetched`), not by the data loaders' blocking copies.
+        for loader in (self.data_loader, self._validation_data_loader):
+            if loader is not None:
+                loader.set_target_device(None)  # type: ignore[arg-type]
+        self.audit_host_syncs = audit_host_syncs
+        self.host_sync_counts: List[Tuple[int, bool, int]] = []  # (step, reported, count), see sync_audit
+        self.host_sync_events: List[Tuple[int, List[str]]] = []
+        self.cuda_sync_counts: List[Tuple[int, bool, int]] = []  # on a GPU: PyTorch's sync debug mode's count
+        self.data_waits: List[float] = []  # seconds each step waited for its batches
+        self.step_times: List[float] = []  # each step's wall time, its data wait included
+        self.pass_start_waits: List[float] = []  # the data wait of each epoch's first step
         if self._distributed:  # DDP without find_unused_parameters: see training/unused_parameters.py
             keep_every_parameter_in_graph(self.model)
         on_cuda = self.cuda_device.type == "cuda"
@@ -215,16 +275,22 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         self._resume: Optional[Dict[str, Any]] = None
         # The sum of this epoch's step losses so far (allennlp's `train_loss`), on the device.
         self._epoch_loss = self._zero_loss()
-        self._epoch_tokens: Optional[torch.Tensor] = None  # (real tokens, positions) so far, see `count_tokens`
+        self._epoch_tokens: Optional[torch.Tensor] = None  # real tokens so far, on the device (see `count_tokens`)
+        self._epoch_positions = 0  # attention-mask positions so far
 
     def _zero_loss(self) -> torch.Tensor:
         return torch.zeros((), dtype=torch.float64, device=self.cuda_device)
 
     def train(self) -> Dict[str, Any]:
+        # What is loaded by now (model, vocabulary, instances in memory) stays: the collector need not walk it again,
+        # and data-loader workers forked later do not copy the pages it would touch.
+        gc.collect()
+        gc.freeze()
         with quiet_worker_sigterm():
             try:
                 metrics = super().train()
             finally:
+                gc.unfreeze()
                 for loader in (self.data_loader, self._validation_data_loader):
                     stop_data_loader_workers(loader)
         if self._start_after_epochs_completed >= self._num_epochs:  # `--recover` of a finished run
@@ -310,7 +376,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         memory.update({f"gpu_{g}_memory_MB": m / 2**20 for g, m in common_util.peak_gpu_memory().items()})
         if epoch < len(self._epoch_start_random_states):  # recovering: this epoch draws its data order again
             set_random_state(self._epoch_start_random_states[epoch])
-        self._epoch_loss, self._epoch_tokens = self._zero_loss(), None
+        self._epoch_loss, self._epoch_tokens, self._epoch_positions = self._zero_loss(), None, 0
         self._maybe_resume()  # when the checkpoint lies at this epoch's start
         if epoch >= len(self._epoch_start_random_states):
             self._epoch_start_random_states.append(get_random_state())
@@ -324,11 +390,13 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         # batch is left out and no step needs to ask whether another process ran out of data.
         lengths = self._planned_lengths(self.data_loader, accumulation)
         rank = dist.get_rank() if self._distributed else 0
+        fetched = time.perf_counter()  # when the loop last had its batches (the data wait runs from there)
         batches: Iterable[TensorDict] = iter(self.data_loader)
         steps: Union[int, float] = float("inf")
         if lengths is not None:
             batches = evened(batches, len(self.data_loader), lengths[rank])
             steps = math.ceil(lengths[rank] / accumulation)
+        batches = prefetched(batches, self.cuda_device)
         groups: Iterator[List[TensorDict]] = common_util.lazy_groups_of(batches, accumulation)
         progress = Tqdm.tqdm(groups, total=steps) if self._primary else groups
         # One all-reduce a step only where the batch counts are unknown, or for a checkpoint every N seconds.
@@ -340,78 +408,43 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         timed_tokens: Optional[torch.Tensor] = None  # real tokens of the steps this process trained (and timed)
         done_early = False
         step = -1
+        audit = SyncAudit(self.cuda_device) if self.audit_host_syncs else None
+        audited = audit if audit is not None else contextlib.nullcontext()
+        first = True
         clock = time.perf_counter()  # the loop's time, waiting for data included; replayed steps excluded
-        for step, group in enumerate(progress):
-            if self._replaying():
-                self._batches_in_epoch_completed += 1
-                self._total_batches_completed += 1
-                self._maybe_resume()
-                clock = time.perf_counter()
-                continue
-            # The micro-batches of all processes in this step: each one's loss weighs 1 / their number.
-            total = group_sizes(lengths, accumulation, step) if lengths is not None else len(group) * world
-            if signalled:
-                total, with_data, time_is_up = self._step_signal(len(group))
-                if isinstance(self._checkpointer, LukeCheckpointer):
-                    self._checkpointer.agreed_time_is_up = time_is_up
-                if with_data < world:  # batches read lazily: all stop when one has no more
-                    done_early = True
-                    logger.warning("Process %d stops its epoch early: another one has no more data", rank)
+        with audited:
+            for step, group in enumerate(progress):
+                if self._replaying():
+                    self._batches_in_epoch_completed += 1
+                    self._total_batches_completed += 1
+                    self._maybe_resume()
+                    clock = fetched = time.perf_counter()
+                    if audit is not None:
+                        audit.reset()
+                    continue
+                started = time.perf_counter()
+                self.data_waits.append(started - fetched)
+                if first:
+                    self.pass_start_waits.append(started - fetched)
+                    first = False
+                timed_tokens, reported, metrics, done_early = self._train_step(
+                    epoch, step, group, lengths, accumulation, world, signalled, ddp, progress, metrics, timed_tokens
+                )
+                fetched = time.perf_counter()
+                self.step_times.append(fetched - started + self.data_waits[-1])
+                if audit is not None:
+                    self.host_sync_counts.append((self._total_batches_completed, reported, audit.count))
+                    if audit.gpu:  # PyTorch's own count (sync debug mode)
+                        self.cuda_sync_counts.append((self._total_batches_completed, reported, audit.cuda_syncs))
+                        if audit.cuda_events:
+                            self.host_sync_events.append((self._total_batches_completed, audit.cuda_events))
+                    if audit.events:
+                        self.host_sync_events.append((self._total_batches_completed, audit.events))
+                    audit.reset()
+                if done_early:
                     break
-            self.optimizer.zero_grad()
-            group_loss = torch.zeros((), device=self.cuda_device)
-            group_outputs = []
-            for i, batch in enumerate(group):
-                # Distributed: gradients are all-reduced once per step, by the last micro-batch's backward.
-                sync = contextlib.nullcontext() if ddp is None or i == len(group) - 1 else ddp.no_sync()
-                with sync:
-                    outputs = self.batch_outputs(batch, for_training=True)
-                    # (DDP averages the gradients over the processes: hence `world`.)
-                    loss = outputs["loss"] / (total / world)
-                    self._backward(outputs, loss)
-                group_outputs.append(outputs)
-                group_loss += loss.detach().float()
-                counted = count_tokens(batch)
-                if counted is not None:
-                    self._epoch_tokens = counted if self._epoch_tokens is None else self._epoch_tokens + counted
-                    timed_tokens = counted[0] if timed_tokens is None else timed_tokens + counted[0]
-            self._epoch_loss += group_loss  # on the device: read when reported
-
-            grad_norm = self.rescale_gradients()
-            self.clip_gradient()
-            if self._learning_rate_scheduler:
-                self._learning_rate_scheduler.step_batch(self._total_batches_completed + 1)
-            if self._momentum_scheduler:
-                self._momentum_scheduler.step_batch(self._total_batches_completed + 1)
-            if self._scaler is not None:
-                self._scaler.step(self.optimizer)
-                self._scaler.update()
-            else:
-                self.optimizer.step()
-            if self._moving_average is not None:
-                self._moving_average.apply(self._total_batches_completed + 1)
-            self._batches_in_epoch_completed += 1
-            self._total_batches_completed += 1
-
-            reported = self._batches_in_epoch_completed % self._metrics_every_num_batches == 0
-            norm: Optional[float] = None
-            if reported:  # one read from the device; this process's metrics so far (gathered at the epoch's end)
-                values = torch.stack([self._epoch_loss.float(), group_loss, grad_norm.float() if grad_norm is not None
-                                      else group_loss.new_zeros(())]).tolist()  # fmt: skip
-                epoch_loss, loss_value, norm = values[0], values[1], values[2] if grad_norm is not None else None
-                if math.isnan(loss_value) or math.isnan(epoch_loss):
-                    raise ValueError("nan loss encountered")
-                with local_metrics():
-                    metrics = training_util.get_metrics(
-                        self.model, epoch_loss, None, loss_value, None, self._batches_in_epoch_completed
-                    )
-                if self._primary:
-                    progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
-            for callback in self._callbacks:
-                callback.on_batch(self, group, group_outputs, metrics, epoch, self._batches_in_epoch_completed,
-                                  is_training=True, is_primary=self._primary, batch_grad_norm=norm)  # fmt: skip
-            if self._checkpointer is not None:
-                self._checkpointer.maybe_save_checkpoint(self, self._epochs_completed, self._batches_in_epoch_completed)
+        if audit is not None:
+            self._log_host_syncs(epoch)
 
         train_time = time.perf_counter() - clock
         if signalled and not done_early:
@@ -428,15 +461,114 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             dist_reduce_sum(self._batches_in_epoch_completed), reset=True,
         )  # fmt: skip
         # (what an end-of-epoch checkpoint holds)
-        tokens, self._epoch_loss, self._epoch_tokens = self._epoch_tokens, self._zero_loss(), None
+        tokens, positions = self._epoch_tokens, self._epoch_positions
+        self._epoch_loss, self._epoch_tokens, self._epoch_positions = self._zero_loss(), None, 0
         # Every process reduces (one may have had no batch); all processes' tokens over this one's time is the job's.
-        real, positions = (dist_reduce_sum(int(x)) for x in (tokens.tolist() if tokens is not None else (0, 0)))
+        real = dist_reduce_sum(int(tokens) if tokens is not None else 0)
+        positions = dist_reduce_sum(positions)
         timed = dist_reduce_sum(int(timed_tokens) if timed_tokens is not None else 0)
         if positions:
             metrics["padding_fraction"] = 1.0 - real / positions
             metrics["tokens_per_second"] = timed / train_time if train_time else 0.0
         metrics.update(memory)
         return metrics
+
+    def _train_step(
+        self,
+        epoch: int,
+        step: int,
+        group: List[TensorDict],
+        lengths: Optional[List[int]],
+        accumulation: int,
+        world: int,
+        signalled: bool,
+        ddp: Optional[torch.nn.parallel.DistributedDataParallel],
+        progress: Any,
+        metrics: Dict[str, Any],
+        timed_tokens: Optional[torch.Tensor],
+    ) -> Tuple[Optional[torch.Tensor], bool, Dict[str, Any], bool]:
+        """One optimizer step over `group` (its micro-batches). Nothing here reads the device but on report steps
+        (every `metrics_every_num_batches`) and checkpoints. Returns (real tokens of the steps timed so far, whether
+        it reported or saved, the last metrics, whether the epoch stops early)."""
+        # The micro-batches of all processes in this step: each one's loss weighs 1 / their number.
+        total = group_sizes(lengths, accumulation, step) if lengths is not None else len(group) * world
+        if signalled:
+            total, with_data, time_is_up = self._step_signal(len(group))
+            if isinstance(self._checkpointer, LukeCheckpointer):
+                self._checkpointer.agreed_time_is_up = time_is_up
+            if with_data < world:  # batches read lazily: all stop when one has no more
+                rank = dist.get_rank()
+                logger.warning("Process %d stops its epoch early: another one has no more data", rank)
+                return timed_tokens, False, metrics, True
+        self.optimizer.zero_grad()
+        group_loss = torch.zeros((), device=self.cuda_device)
+        group_outputs = []
+        for i, batch in enumerate(group):
+            # Distributed: gradients are all-reduced once per step, by the last micro-batch's backward.
+            sync = contextlib.nullcontext() if ddp is None or i == len(group) - 1 else ddp.no_sync()
+            with sync:
+                outputs = self.batch_outputs(batch, for_training=True)
+                # (DDP averages the gradients over the processes: hence `world`.)
+                loss = outputs["loss"] / (total / world)
+                self._backward(outputs, loss)
+            group_outputs.append(outputs)
+            group_loss += loss.detach().float()
+            real, positions = count_tokens(batch)
+            if real is not None:
+                self._epoch_tokens = real if self._epoch_tokens is None else self._epoch_tokens + real
+                self._epoch_positions += positions
+                timed_tokens = real if timed_tokens is None else timed_tokens + real
+        self._epoch_loss += group_loss  # on the device: read when reported
+
+        grad_norm = self.rescale_gradients()
+        self.clip_gradient()
+        if self._learning_rate_scheduler:
+            self._learning_rate_scheduler.step_batch(self._total_batches_completed + 1)
+        if self._momentum_scheduler:
+            self._momentum_scheduler.step_batch(self._total_batches_completed + 1)
+        if self._scaler is not None:
+            self._scaler.step(self.optimizer)
+            self._scaler.update()
+        else:
+            self.optimizer.step()
+        if self._moving_average is not None:
+            self._moving_average.apply(self._total_batches_completed + 1)
+        self._batches_in_epoch_completed += 1
+        self._total_batches_completed += 1
+
+        reported = self._batches_in_epoch_completed % self._metrics_every_num_batches == 0
+        norm: Optional[float] = None
+        if reported:  # one read from the device; this process's metrics so far (gathered at the epoch's end)
+            values = torch.stack([self._epoch_loss.float(), group_loss, grad_norm.float() if grad_norm is not None
+                                  else group_loss.new_zeros(())]).tolist()  # fmt: skip
+            epoch_loss, loss_value, norm = values[0], values[1], values[2] if grad_norm is not None else None
+            if math.isnan(loss_value) or math.isnan(epoch_loss):
+                raise ValueError("nan loss encountered")
+            with local_metrics():
+                metrics = training_util.get_metrics(
+                    self.model, epoch_loss, None, loss_value, None, self._batches_in_epoch_completed
+                )
+            if self._primary:
+                progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
+        for callback in self._callbacks:
+            callback.on_batch(self, group, group_outputs, metrics, epoch, self._batches_in_epoch_completed,
+                              is_training=True, is_primary=self._primary, batch_grad_norm=norm)  # fmt: skip
+        if self._checkpointer is not None:
+            saved = self._checkpointer.maybe_save_checkpoint(
+                self, self._epochs_completed, self._batches_in_epoch_completed
+            )
+            reported = reported or bool(saved)  # a checkpoint reads the running loss and metrics
+        return timed_tokens, reported, metrics, False
+
+    def _log_host_syncs(self, epoch: int) -> None:
+        quiet = [count for _, reported, count in self.host_sync_counts if not reported]
+        loud = [count for _, reported, count in self.host_sync_counts if reported]
+        logger.info(
+            "Host syncs so far (epoch %d): %d on %d steps without a report (most %d), %d on %d report steps",
+            epoch, sum(quiet), len(quiet), max(quiet, default=0), sum(loud), len(loud),
+        )  # fmt: skip
+        for step, events in self.host_sync_events[-3:]:
+            logger.info("Host syncs of step %d: %s", step, "; ".join(events[:20]))
 
     # --- validation ---------------------------------------------------------------------------------------------
 
@@ -457,6 +589,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             batches: Iterable[TensorDict] = loader
             if lengths is not None:
                 batches = evened(loader, len(loader), lengths[dist.get_rank() if self._distributed else 0])
+            batches = prefetched(batches, self.cuda_device)
             progress = Tqdm.tqdm(batches, total=max(lengths) if lengths else None) if self._primary else batches
             device_losses: Optional[torch.Tensor] = None  # (loss, regularization loss) sums
             count, metrics = 0, {}
@@ -505,7 +638,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             "epoch_start_random": self._epoch_start_random_states,
             "loss": float(self._epoch_loss),
             "metrics": self._metric_states(),
-            "tokens": self._epoch_tokens.tolist() if self._epoch_tokens is not None else None,
+            "tokens": [int(self._epoch_tokens), self._epoch_positions] if self._epoch_tokens is not None else None,
         }
         if self._distributed:
             processes: List[Any] = [None] * dist.get_world_size()
@@ -562,7 +695,9 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         resume, self._resume = self._resume, None
         set_random_state(resume["random"])
         self._epoch_loss = self._zero_loss() + resume["loss"]
-        self._epoch_tokens = torch.tensor(resume["tokens"], device=self.cuda_device) if resume["tokens"] else None
+        tokens = resume["tokens"]  # (real tokens, positions)
+        self._epoch_tokens = torch.tensor(tokens[0], device=self.cuda_device) if tokens else None
+        self._epoch_positions = tokens[1] if tokens else 0
         self._load_metric_states(resume["metrics"])
 
     # --- construction ------------------------------------------------------------------------------------------
@@ -578,7 +713,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         patience: int = None,
         validation_metric: Union[str, List[str]] = "-loss",
         num_epochs: int = 20,
-        cuda_device: Optional[Union[int, torch.device]] = None,
+        cuda_device: Optional[Union[int, str, torch.device]] = "auto",
         grad_norm: Union[float, bool] = False,
         grad_clipping: float = None,
         distributed: bool = False,
@@ -599,11 +734,14 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         precision: str = "auto",
         allow_tf32: bool = True,
         metrics_every_num_batches: int = 10,
+        audit_host_syncs: bool = False,
     ) -> Trainer:
         """allennlp's `gradient_descent` construction (see its docs), with `precision` and `allow_tf32`, and
         `luke_checkpointer` as the default checkpointer. Distributed, the learning rate schedule counts the steps
         every process takes (those of the process with the most batches, see `even_batches`): each process counted
-        its own, and with uneven data the schedules, hence the weights, drifted apart."""
+        its own, and with uneven data the schedules, hence the weights, drifted apart. `cuda_device` is `"auto"` by
+        default (see `resolve_cuda_device`), checked before the model is moved."""
+        cuda_device = resolve_cuda_device(cuda_device)
         if distributed and learning_rate_scheduler is not None:
             try:
                 count = len(data_loader)
@@ -626,5 +764,5 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             moving_average=moving_average, checkpointer=checkpointer, callbacks=callbacks,
             enable_default_callbacks=enable_default_callbacks, run_confidence_checks=run_confidence_checks,
             grad_scaling=grad_scaling, ddp_accelerator=ddp_accelerator, precision=precision, allow_tf32=allow_tf32,
-            metrics_every_num_batches=metrics_every_num_batches,
+            metrics_every_num_batches=metrics_every_num_batches, audit_host_syncs=audit_host_syncs,
         )  # fmt: skip

@@ -241,3 +241,86 @@ def test_a_worker_terminated_at_the_end_of_training_dies_without_a_traceback(cap
             os.kill(os.getpid(), signal.SIGTERM)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class ReadsItsLoss(AutocastProbe):
+    """A model that reads its loss on the host in every forward pass (a device sync on a GPU)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> Dict[str, torch.Tensor]:
+        output = super().forward(x, y)
+        self.last = output["loss"].item()
+        return output
+
+
+READ_LINE = ReadsItsLoss.forward.__code__.co_firstlineno + 2  # the `.item()`
+
+
+def build_trainer(tmp_path, model, batches=6, **params) -> Trainer:
+    from allennlp.data import Instance
+    from allennlp.data.data_loaders import SimpleDataLoader
+    from allennlp.data.fields import TensorField
+
+    instances = [Instance({"x": TensorField(torch.randn(2)), "y": TensorField(torch.randn(1))}) for _ in range(batches)]
+    return Trainer.from_params(
+        Params(
+            {
+                "type": "luke_gradient_descent",
+                "precision": "fp32",
+                "num_epochs": 2,
+                "checkpointer": None,
+                "optimizer": {"type": "luke_adamw"},
+                **params,
+            }
+        ),
+        model=model,
+        serialization_dir=str(tmp_path),
+        data_loader=SimpleDataLoader(instances, batch_size=1),
+    )
+
+
+def test_the_host_sync_audit_counts_each_step(tmp_path):
+    """Steps without a report never read the device; a report step reads the loss once; a model that reads its
+    loss counts on every step. The loop's timing is kept for every step and each epoch's first."""
+    trainer = build_trainer(tmp_path, AutocastProbe(), audit_host_syncs=True, metrics_every_num_batches=3)
+    trainer.train()
+    assert [(step, reported) for step, reported, _ in trainer.host_sync_counts] == [
+        (1, False), (2, False), (3, True), (4, False), (5, False), (6, True),
+        (7, False), (8, False), (9, True), (10, False), (11, False), (12, True),
+    ]  # fmt: skip
+    assert all(count == 0 for _, reported, count in trainer.host_sync_counts if not reported)
+    assert all(count >= 1 for _, reported, count in trainer.host_sync_counts if reported)
+    assert len(trainer.step_times) == len(trainer.data_waits) == 12 and len(trainer.pass_start_waits) == 2
+    assert all(0 <= wait <= time for wait, time in zip(trainer.data_waits, trainer.step_times))
+
+    syncing = build_trainer(tmp_path / "b", ReadsItsLoss(), audit_host_syncs=True, metrics_every_num_batches=3)
+    syncing.train()
+    assert all(count == 1 for _, reported, count in syncing.host_sync_counts if not reported)
+    assert syncing.host_sync_events[0][1] == [f"item at test_luke_gradient_descent.py:{READ_LINE}"]
+
+
+def test_cuda_device_auto_is_the_cpu_here_and_minus_one_the_cpu(tmp_path, caplog):
+    assert not torch.cuda.is_available()
+    with caplog.at_level("INFO"):
+        auto = build_trainer(tmp_path, AutocastProbe())  # the default: "auto"
+    assert auto.cuda_device == torch.device("cpu")
+    assert "Training on the CPU (no GPU found)" in caplog.text
+    assert build_trainer(tmp_path, AutocastProbe(), cuda_device=-1).cuda_device == torch.device("cpu")
+    assert build_trainer(tmp_path, AutocastProbe(), cuda_device="auto").cuda_device == torch.device("cpu")
+
+
+@pytest.mark.parametrize("device", [0, "0", "cuda:1"])
+def test_a_gpu_this_machine_lacks_is_a_one_line_error(tmp_path, device):
+    from luke_allennlp_compat import one_line, user_error
+
+    with pytest.raises(ConfigurationError) as error:
+        build_trainer(tmp_path, AutocastProbe(), cuda_device=device)
+    index = 1 if device == "cuda:1" else 0
+    assert (
+        one_line(error.value)
+        == str(error.value)
+        == (
+            f'trainer.cuda_device is {index}, but this machine has no GPU: set it to "auto" (a GPU where there is one, '
+            "else the CPU) or -1 (the CPU)"
+        )
+    )
+    assert user_error(error.value) is error.value
