@@ -1,5 +1,5 @@
 import logging
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -53,8 +53,9 @@ class LukePretraining(ReportsMetrics, Model):
         word-side parameter the checkpoint has no weights for (e.g. the MLM head of a checkpoint saved without
         it, randomly initialised) are trained. Both lists are logged. With `load_weights: false` nothing comes
         from the checkpoint, so nothing is frozen.
-    compile : `bool`, optional (default = `False`)
-        Run the encoder under `torch.compile` (in place; parameter names are unchanged).
+    compile : `Union[bool, str]`, optional (default = `False`)
+        Run the encoder under `torch.compile` (in place; parameter names are unchanged): `true` in torch.compile's
+        default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
     """
 
     def __init__(
@@ -68,7 +69,7 @@ class LukePretraining(ReportsMetrics, Model):
         load_weights: bool = True,
         gradient_checkpointing: bool = False,
         freeze_checkpoint_weights: bool = False,
-        compile: bool = False,
+        compile: Union[bool, str] = False,
         config_overrides: Optional[Dict[str, Any]] = None,
         **kwargs,
     ) -> None:
@@ -89,8 +90,8 @@ class LukePretraining(ReportsMetrics, Model):
         self.pretraining = loading.load(LukeForPretraining)
         if freeze_checkpoint_weights and load_weights:  # without weights from the checkpoint there is nothing to freeze
             self._freeze_checkpoint_weights(model_name)
-        if compile:
-            self.pretraining.luke.compile()
+        if compile:  # True: torch.compile's default mode; a string: that mode
+            self.pretraining.luke.compile(**({} if compile is True else {"mode": compile}))
         self.masked_lm_metric = MaskedPrediction()
         self.masked_entity_metric = MaskedPrediction()
         self.metric = {"masked_lm": self.masked_lm_metric, "masked_entity": self.masked_entity_metric}

@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
@@ -41,8 +41,9 @@ class LukeEmbedder(TokenEmbedder):
     train_parameters : `bool`, optional (default = `True`)
         If false, the encoder's weights are frozen. The pooler trains only with `output="pooled"` (otherwise
         nothing uses it: it is frozen at the checkpoint's weights).
-    compile : `bool`, optional (default = `False`)
-        Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged).
+    compile : `Union[bool, str]`, optional (default = `False`)
+        Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged): `true` in
+        torch.compile's default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
         On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
         batches of each new shape pay the compilation.
     """
@@ -59,7 +60,7 @@ class LukeEmbedder(TokenEmbedder):
         train_parameters: bool = True,
         load_weights: bool = True,
         gradient_checkpointing: bool = False,
-        compile: bool = False,
+        compile: Union[bool, str] = False,
         config_overrides: Optional[Dict[str, Any]] = None,
     ) -> None:
         super().__init__()
@@ -79,8 +80,8 @@ class LukeEmbedder(TokenEmbedder):
         if entity_vocab == "task" and from_luke:
             pretrained = special_entity_ids(model_name, LUKE_SPECIAL_ENTITY_IDS)
             self.luke.select_entity_embeddings([pretrained[TASK_ENTITY_SOURCES[name]] for name in TASK_ENTITY_VOCAB])
-        if compile:
-            self.luke.compile()
+        if compile:  # True: torch.compile's default mode; a string: that mode
+            self.luke.compile(**({} if compile is True else {"mode": compile}))
         for param in self.luke.parameters():
             param.requires_grad = train_parameters
         if output != "pooled" and self.luke.pooler is not None:
