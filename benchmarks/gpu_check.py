@@ -461,14 +461,16 @@ def captured_trainers():
         LukeGradientDescentTrainer.train = original
 
 
-def profile_steps(model, optimizer, batches: List[dict], device: torch.device, precision: str, path: Path) -> None:
-    """A profiler trace (Chrome format, gzipped) of 5 training steps of the bare model."""
+def profile_steps(
+    model, optimizer, batches: List[dict], device: torch.device, precision: str, path: Path, steps: int
+) -> None:
+    """A profiler trace (Chrome format, gzipped) of `steps` training steps of the bare model."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     dtype = {"bf16": torch.bfloat16, "fp32": None}[precision]
     with profile(activities=activities) as profiler:
-        for batch in (batches * 5)[:5]:
+        for batch in (batches * steps)[:steps]:
             optimizer.zero_grad()
             with torch.autocast(device.type, dtype=dtype) if dtype else contextlib.nullcontext():
                 loss = model(**batch)["loss"]
@@ -496,6 +498,8 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
             setup["overrides"]["trainer.audit_host_syncs"] = True
         workers = throughput.config_params(setup)["data_loader"].get("num_workers", 0)
         name = f"{task}{'-compiled' if compiled else ''}"
+        if args.device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
         with captured_trainers() as trainers:
             loop = throughput.trainer_loop(setup, work / f"run-{name}")
         row: Dict[str, Any] = {"size": size, "compile": run_args.compile, "workers": workers, "steps": args.steps}
@@ -519,9 +523,9 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
             reference = throughput.transformers_ner_steps(model, batches, device, args.precision, warmup=2)
             row.update(transformers_tokens_per_second=reference, bare_over_transformers=bare / reference,
                        loop_over_transformers=tokens / reference)  # fmt: skip
-        moved = [throughput.move_to_device(b, device) for b in batches[:5]]
-        profile_steps(model, optimizer, moved, device, args.precision, out / f"trace-{name}.json.gz")
-        row["trace"] = f"trace-{name}.json.gz"
+        moved = [throughput.move_to_device(b, device) for b in batches[: args.profile_steps]]
+        profile_steps(model, optimizer, moved, device, args.precision, out / f"trace-{name}.json.gz", len(moved))
+        row["trace"], row["trace_steps"] = f"trace-{name}.json.gz", len(moved)
         return row
 
     return body
@@ -561,6 +565,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     args.compiled_size = args.compiled_size or ("small" if on_gpu and not args.quick else args.size)
     args.compile_mode = "reduce-overhead" if on_gpu else True
     args.config_steps = 2 if args.quick else 20
+    args.profile_steps = 1 if args.quick else 5
     args.precision = throughput.resolve_precision("auto", False, device)  # bf16 on a recent GPU, fp32 on a CPU
     prepare_environment(Params({}))
     import transformers
@@ -592,8 +597,8 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
         if args.configs:
             chosen = {str((REPO / c).resolve()) for c in args.configs}
             configs = [c for c in configs if str(c.resolve()) in chosen]
-        # Shares of the budget: the config rows first (their end by 45% of it), then the throughput rows.
-        config_end = 0.45 * args.budget_s
+        # Shares of the budget: the config rows first (their end by 40% of it, the variants' by 50%), then the throughput rows.
+        config_end = 0.4 * args.budget_s
         if "configs" not in args.skip:
             for config in configs:
                 key = str(config.relative_to(REPO))
@@ -615,8 +620,8 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
             if "compiled" not in args.skip:
                 tasks += [("pretraining", True), ("ner", True)]
             paths: Dict[str, Path] = {}
-            weights = {("pretraining", False): 1.0, ("ner", False): 1.0, ("pretraining", True): 1.5,
-                       ("ner", True): 1.5}  # fmt: skip
+            weights = {("pretraining", False): 1.2, ("ner", False): 1.2, ("pretraining", True): 1.0,
+                       ("ner", True): 1.0}  # fmt: skip
             for i, (task, compiled) in enumerate(tasks):
                 key = f"{task}{'_compiled' if compiled else ''}"
                 if not paths:  # checkpoints and the (lengthened) corpus, inside the first row's limit
