@@ -123,6 +123,8 @@ class LukePretraining(ReportsMetrics, Model):
         entity_attention_mask: torch.BoolTensor,
         masked_lm_labels: Optional[torch.LongTensor] = None,
         masked_entity_labels: Optional[torch.LongTensor] = None,
+        masked_lm_positions: Optional[torch.LongTensor] = None,
+        masked_entity_positions: Optional[torch.LongTensor] = None,
     ) -> Dict[str, torch.Tensor]:
         """
         # Parameters
@@ -130,6 +132,9 @@ class LukePretraining(ReportsMetrics, Model):
         word_ids, word_attention_mask, masked_lm_labels : (batch, words)
         entity_ids, entity_attention_mask, masked_entity_labels : (batch, entities)
         entity_position_ids : (batch, entities, mention length), -1 padded
+        masked_lm_positions, masked_entity_positions : (batch, fixed size), -1 padded
+            The positions of the labels at a static size (the reader's `masked_positions`): the heads then run
+            without a host sync, at shapes CUDA graphs can capture.
         """
         if entity_ids.size(1) == 0:
             # A batch without entities: one padding entity (attended by nothing) keeps the entity side in the
@@ -147,6 +152,8 @@ class LukePretraining(ReportsMetrics, Model):
             entity_attention_mask=entity_attention_mask,
             labels=masked_lm_labels,
             entity_labels=masked_entity_labels,
+            masked_positions=masked_lm_positions,
+            masked_entity_positions=masked_entity_positions,
         )
         output: Dict[str, torch.Tensor] = {}
         if out.loss is not None:
