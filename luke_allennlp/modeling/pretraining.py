@@ -191,7 +191,13 @@ class LukeForPretraining(nn.Module):
             masked_entity_loss = static_cross_entropy(entity_logits, entity_targets)
         losses = [x for x in (masked_lm_loss, masked_entity_loss) if x is not None]
         return LukeForPretrainingOutput(
-            torch.stack(losses).sum(), masked_lm_loss, masked_entity_loss, logits, entity_logits, targets, entity_targets
+            torch.stack(losses).sum(),
+            masked_lm_loss,
+            masked_entity_loss,
+            logits,
+            entity_logits,
+            targets,
+            entity_targets,
         )
 
     @staticmethod
