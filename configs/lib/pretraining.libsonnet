@@ -34,6 +34,8 @@
         unmasked_word_prob: 0.1,
         whole_word_masking: true,
         seed: seed,
+        // Each row's masked positions at a fixed size: the heads run without a host sync, at static shapes.
+        masked_positions: true,
       },
       train_data_path: corpus,
       vocabulary: { type: 'empty' },  // words and entities are ids from the corpus

@@ -144,6 +144,8 @@ class LukePretraining(ReportsMetrics, Model):
             entity_position_ids = entity_position_ids.new_full((entity_ids.size(0), 1, 1), -1)
             if masked_entity_labels is not None:
                 masked_entity_labels = F.pad(masked_entity_labels, (0, 1), value=IGNORE_INDEX)
+            if masked_entity_positions is not None:  # (no entity: nothing to predict)
+                masked_entity_positions = torch.full_like(masked_entity_positions, -1)
         out = self.pretraining(
             word_ids,
             attention_mask=word_attention_mask,
