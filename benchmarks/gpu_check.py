@@ -82,6 +82,9 @@ VARIANTS = {"fp16": ("configs/relation_classification/semeval.jsonnet", {"traine
             "cuda_graphs": ("configs/ner/conll2003.jsonnet", {"model.embedder.compile": "reduce-overhead"})}  # fmt: skip
 
 
+MIN_ROW_S = 5.0  # a row with less time left than this is skipped
+
+
 class RowTimeout(BaseException):
     """A row's time is up (a BaseException: torch.compile's and allennlp's `except Exception` must not swallow it)."""
 
@@ -338,7 +341,7 @@ def run_row(report_rows: Dict[str, Any], key: str, limit: float, device: torch.d
     row: Dict[str, Any] = {}
     log = report.out / "logs" / (key.replace("/", "-").replace(".jsonnet", "") + ".log")
     log.parent.mkdir(exist_ok=True)
-    if limit < 5:
+    if limit < MIN_ROW_S:
         row["status"] = "skipped: the budget ran out"
     else:
         syncs: Dict[str, Optional[int]] = {"count": None}

@@ -43,7 +43,8 @@ def test_quick_cpu_check(tmp_path):
     assert report["throughput"]["ner"]["bare_over_transformers"] > 0
 
 
-def test_a_failing_or_slow_row_is_its_one_line_status(tmp_path):
+def test_a_failing_or_slow_row_is_its_one_line_status(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "MIN_ROW_S", 0.5)
     report = gpu_check.Report(tmp_path, {})
     rows = report.data["configs"]
 
@@ -53,27 +54,28 @@ def test_a_failing_or_slow_row_is_its_one_line_status(tmp_path):
     def sleeps():
         import time
 
-        time.sleep(5)
+        time.sleep(0.3)
         return {}
 
     gpu_check.run_row(rows, "a", 30, gpu_check.torch.device("cpu"), fails, report)
-    gpu_check.run_row(rows, "b", 0.5 + 5, gpu_check.torch.device("cpu"), sleeps, report)  # limit 5.5 s: runs
-    gpu_check.run_row(rows, "c", 1, gpu_check.torch.device("cpu"), sleeps, report)  # under 5 s left: skipped
+    gpu_check.run_row(rows, "b", 3, gpu_check.torch.device("cpu"), sleeps, report)  # within its limit: runs
+    gpu_check.run_row(rows, "c", 0.4, gpu_check.torch.device("cpu"), sleeps, report)  # under MIN_ROW_S: skipped
     saved = json.loads((tmp_path / "gpu_check.json").read_text())["configs"]
     assert saved["a"]["status"] == "ValueError: bad thing"
     assert "Traceback" in (tmp_path / saved["a"]["log"]).read_text()
     assert saved["b"]["status"] == "ok" and saved["c"]["status"] == "skipped: the budget ran out"
 
 
-def test_a_row_over_its_limit_is_stopped(tmp_path):
+def test_a_row_over_its_limit_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "MIN_ROW_S", 0.5)
     report = gpu_check.Report(tmp_path, {})
 
     def spins():
         while True:
             pass
 
-    row = gpu_check.run_row(report.data["throughput"], "x", 5.2, gpu_check.torch.device("cpu"), spins, report)
-    assert row["status"] == "RowTimeout: over its limit of 5 s" and row["seconds"] < 8
+    row = gpu_check.run_row(report.data["throughput"], "x", 1.2, gpu_check.torch.device("cpu"), spins, report)
+    assert row["status"] == "RowTimeout: over its limit of 1 s" and row["seconds"] < 4
 
 
 def test_trainer_figures():
