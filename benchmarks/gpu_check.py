@@ -333,12 +333,13 @@ def _text(value: Any, spec: str = "") -> str:
 # --- rows ---------------------------------------------------------------------------------------------------------
 
 
-def run_row(report_rows: Dict[str, Any], key: str, limit: float, device: torch.device, body: Callable[[], dict],
-            report: Report) -> dict:  # fmt: skip
+def run_row(report_rows: Dict[str, Any], key: str, limit: float, device: torch.device,
+            body: Callable[[Dict[str, Any]], None], report: Report) -> dict:  # fmt: skip
     """Runs one row under its time limit and the CUDA sync counter, its output (and a failure's traceback) in
-    `logs/` of --out; records its status and what `body` returned."""
+    `logs/` of --out; records its status and the figures `body` put in the row (also those of a row that failed
+    or ran out of time half-way: `body` may write the report as it goes)."""
     start = time.perf_counter()
-    row: Dict[str, Any] = {}
+    row: Dict[str, Any] = report_rows.setdefault(key, {})
     log = report.out / "logs" / (key.replace("/", "-").replace(".jsonnet", "") + ".log")
     log.parent.mkdir(exist_ok=True)
     if limit < MIN_ROW_S:
@@ -348,7 +349,7 @@ def run_row(report_rows: Dict[str, Any], key: str, limit: float, device: torch.d
         with redirected_output(log) as output:
             try:
                 with counted_cuda_syncs(device) as syncs, time_limit(limit):
-                    row.update(body())
+                    body(row)
                 row["status"] = "ok"
             except (Exception, RowTimeout) as error:  # noqa: BLE001  (every failure is the row's one-line status)
                 row["status"] = one_line(error)
@@ -360,8 +361,6 @@ def run_row(report_rows: Dict[str, Any], key: str, limit: float, device: torch.d
         row["cuda_syncs"] = syncs["count"]
         row["log"] = str(log.relative_to(report.out))
     row["seconds"] = round(time.perf_counter() - start, 2)
-    existing = report_rows.get(key, {})
-    report_rows[key] = {**existing, **row}
     report.write()
     print(f"[{time.strftime('%H:%M:%S')}] {key}: {row['status']} ({row['seconds']:.1f} s)", flush=True)
     return report_rows[key]
@@ -383,7 +382,7 @@ def redirected_output(log: Path):
 
 
 def config_body(config: Path, overrides: dict, inputs: Inputs, args, runs: Dict[str, Path], work: Path):
-    def body() -> dict:
+    def body(row: Dict[str, Any]) -> None:
         directory = work / "runs" / f"{config.parent.name}-{config.stem}-{len(runs)}"
         env, tiny = config_run(config, inputs, directory, runs)
         os.environ.update(env)
@@ -395,7 +394,7 @@ def config_body(config: Path, overrides: dict, inputs: Inputs, args, runs: Dict[
         metrics = json.loads((directory / "run" / "metrics.json").read_text())
         if not metrics.get("training_loss", 0) > 0:
             raise RuntimeError(f"training loss {metrics.get('training_loss')}")
-        return {"steps": args.config_steps}
+        row["steps"] = args.config_steps
 
     return body
 
@@ -490,8 +489,8 @@ def profile_steps(
     raw.unlink()
 
 
-def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, work: Path, out: Path):
-    def body() -> dict:
+def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, work: Path, report: Report):
+    def body(row: Dict[str, Any]) -> None:
         size = args.compiled_size if compiled else args.size
         run_args = argparse.Namespace(**{**vars(args), "compile": args.compile_mode if compiled else False})
         if compiled and size != args.size:
@@ -508,9 +507,11 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
             torch.cuda.reset_peak_memory_stats()
         with captured_trainers() as trainers:
             loop = throughput.trainer_loop(setup, work / f"run-{name}")
-        row: Dict[str, Any] = {"size": size, "compile": run_args.compile, "workers": workers, "steps": args.steps}
+        row.update(size=size, compile=run_args.compile, workers=workers, steps=args.steps,
+                   loop_tokens_per_second=loop["training_tokens_per_second"])  # fmt: skip
         row.update(trainer_figures(trainers[-1], args.steps))
         del trainers
+        report.write()  # (what a row cut short leaves)
         vocab = Vocabulary.from_files(str(work / f"run-{name}" / "vocabulary"))
         batches, pipeline = throughput.collect_batches(throughput.config_params(setup), vocab, args.steps)
         device = torch.device(args.device)
@@ -520,6 +521,7 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
         row.update(loop_tokens_per_second=tokens, bare_tokens_per_second=bare, loop_over_bare=tokens / bare,
                    pipeline_tokens_per_second=pipeline["tokens_per_second"],
                    padding_fraction=loop.get("training_padding_fraction"), mfu=None)  # fmt: skip
+        report.write()
         if device.type == "cuda":
             row["peak_gpu_memory_gb"] = round(torch.cuda.max_memory_allocated(device) / 2**30, 2)
             flops = throughput.flops_per_token(model, batches, task)
@@ -529,10 +531,10 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
             reference = throughput.transformers_ner_steps(model, batches, device, args.precision, warmup=2)
             row.update(transformers_tokens_per_second=reference, bare_over_transformers=bare / reference,
                        loop_over_transformers=tokens / reference)  # fmt: skip
+            report.write()
         moved = [throughput.move_to_device(b, device) for b in batches[: args.profile_steps]]
-        profile_steps(model, optimizer, moved, device, args.precision, out / f"trace-{name}.json.gz", len(moved))
+        profile_steps(model, optimizer, moved, device, args.precision, report.out / f"trace-{name}.json.gz", len(moved))
         row["trace"], row["trace_steps"] = f"trace-{name}.json.gz", len(moved)
-        return row
 
     return body
 
@@ -636,7 +638,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
                     if report.data["throughput"]["prepare"]["status"] != "ok":
                         break
                 share = weights[(task, compiled)] / sum(weights[t] for t in tasks[i:])
-                body = throughput_body(task, compiled, paths, args, work, out)
+                body = throughput_body(task, compiled, paths, args, work, report)
                 run_row(report.data["throughput"], key, left() * share - 2, device, body, report)
     left()
     report.write()
@@ -647,7 +649,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
 
 
 def prepare_body(paths: Dict[str, Path], args, work: Path):
-    def body() -> dict:
+    def body(row: Dict[str, Any]) -> None:
         paths.update(throughput.prepare(work / "throughput", args))
         if args.quick:  # NER: the first 20 documents of eng.train, not all 14,041 sentences read for the vocabulary
             args.ner_train = work / "throughput" / "eng.train-20-documents"
@@ -655,8 +657,7 @@ def prepare_body(paths: Dict[str, Path], args, work: Path):
         # Both epochs of the loop, what the data loader reads ahead, and the pipeline's own pass in one corpus pass.
         needed = (2 * args.steps + 8) * args.batch
         paths["corpus"] = lengthen_corpus(paths["corpus"], needed)
-        sequences = json.loads((paths["corpus"] / "metadata.json").read_text())["sequences"]
-        return {"corpus_sequences": sequences}
+        row["corpus_sequences"] = json.loads((paths["corpus"] / "metadata.json").read_text())["sequences"]
 
     return body
 

@@ -48,20 +48,20 @@ def test_a_failing_or_slow_row_is_its_one_line_status(tmp_path, monkeypatch):
     report = gpu_check.Report(tmp_path, {})
     rows = report.data["configs"]
 
-    def fails():
+    def fails(row):
+        row["figure"] = 1.0  # (what it measured before it failed stays)
         raise ValueError("bad\nthing")
 
-    def sleeps():
+    def sleeps(row):
         import time
 
         time.sleep(0.3)
-        return {}
 
     gpu_check.run_row(rows, "a", 30, gpu_check.torch.device("cpu"), fails, report)
     gpu_check.run_row(rows, "b", 3, gpu_check.torch.device("cpu"), sleeps, report)  # within its limit: runs
     gpu_check.run_row(rows, "c", 0.4, gpu_check.torch.device("cpu"), sleeps, report)  # under MIN_ROW_S: skipped
     saved = json.loads((tmp_path / "gpu_check.json").read_text())["configs"]
-    assert saved["a"]["status"] == "ValueError: bad thing"
+    assert saved["a"]["status"] == "ValueError: bad thing" and saved["a"]["figure"] == 1.0
     assert "Traceback" in (tmp_path / saved["a"]["log"]).read_text()
     assert saved["b"]["status"] == "ok" and saved["c"]["status"] == "skipped: the budget ran out"
 
@@ -70,7 +70,7 @@ def test_a_row_over_its_limit_is_stopped(tmp_path, monkeypatch):
     monkeypatch.setattr(gpu_check, "MIN_ROW_S", 0.5)
     report = gpu_check.Report(tmp_path, {})
 
-    def spins():
+    def spins(row):
         while True:
             pass
 
