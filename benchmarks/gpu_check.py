@@ -310,14 +310,14 @@ class Report:
             (f"{k}: {v['config']}", v) for k, v in self.data["variants"].items()
         ]
         for config, row in rows:
-            lines.append(f"| {config} | {row['status']} | {row.get('seconds', 0):.1f} | {row.get('steps', '')} | "
+            lines.append(f"| {config} | {row.get('status', 'running')} | {row.get('seconds', 0):.1f} | {row.get('steps', '')} | "
                          f"{_text(row.get('cuda_syncs'))} |")  # fmt: skip
         lines += ["", "| throughput | status | size | loop/bare | MFU | host syncs / step | pass-start stall (steps) | "
                   "loop tokens/s | bare tokens/s | bare / transformers | seconds |", "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for task, row in self.data["throughput"].items():
             mfu = row.get("mfu")
             lines.append(
-                f"| {task} | {row['status']} | {row.get('size', '')} | {_text(row.get('loop_over_bare'), '.2f')} | "
+                f"| {task} | {row.get('status', 'running')} | {row.get('size', '')} | {_text(row.get('loop_over_bare'), '.2f')} | "
                 f"{'' if mfu is None else f'{mfu:.1%}'} | {_text(row.get('host_syncs_per_step'))} | "
                 f"{_text(row.get('pass_start_stall_steps'), '.2f')} | {_text(row.get('loop_tokens_per_second'), ',.0f')} | "
                 f"{_text(row.get('bare_tokens_per_second'), ',.0f')} | {_text(row.get('bare_over_transformers'), '.2f')} | "

@@ -93,3 +93,10 @@ def test_trainer_figures():
         "host_syncs_per_step": None,
         "pass_start_stall_steps": None,
     }
+
+
+def test_a_row_in_progress_is_written(tmp_path):
+    report = gpu_check.Report(tmp_path, {})
+    report.data["throughput"]["ner"] = {"size": "tiny", "loop_tokens_per_second": 10.0}
+    report.write()
+    assert "| ner | running | tiny |" in (tmp_path / "gpu_check.md").read_text()
