@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import torch
 
@@ -60,8 +60,9 @@ def synchronize(device: torch.device) -> None:
 # --- inputs ------------------------------------------------------------------------------------------------------
 
 
-def prepare(work: Path, args) -> Dict[str, Path]:
-    """A random RoBERTa MLM checkpoint and LUKE checkpoint of the chosen size, and the pretraining corpus."""
+def prepare(work: Path, args, corpus: Optional[Path] = None) -> Dict[str, Path]:
+    """A random RoBERTa MLM checkpoint and LUKE checkpoint of the chosen size, and the pretraining corpus (from the
+    dump's first `args.max_pages` pages where that is set; `corpus`, an existing one, is reused)."""
     import transformers
 
     from luke_allennlp.data.entity_vocab import EntityVocab
@@ -71,8 +72,11 @@ def prepare(work: Path, args) -> Dict[str, Path]:
 
     sizes = SIZES[args.size]
     paths = {"roberta": work / "roberta-mlm", "luke": work / "luke", "corpus": work / "corpus"}
+    if corpus is not None:
+        paths["corpus"] = Path(corpus)
     for path in paths.values():
-        shutil.rmtree(path, ignore_errors=True)  # what an earlier run left in --work-dir
+        if path != corpus:
+            shutil.rmtree(path, ignore_errors=True)  # what an earlier run left in --work-dir
     torch.manual_seed(0)
     config = transformers.RobertaConfig(vocab_size=ROBERTA_VOCAB_SIZE, max_position_embeddings=514, type_vocab_size=1,
                                         layer_norm_eps=1e-5, **sizes)  # fmt: skip
@@ -82,16 +86,20 @@ def prepare(work: Path, args) -> Dict[str, Path]:
                       type_vocab_size=1, layer_norm_eps=1e-5, **sizes)  # fmt: skip
     LukeEncoder(luke).save_pretrained(str(paths["luke"]))
     save_roberta_tokenizer(paths["luke"])
+    if corpus is not None:
+        return paths
 
     # The dump's linked titles (missing pages included: the sample dump lacks most of them), then made-up titles up
     # to the size of a real LUKE vocabulary: the entity table and prediction head are a large part of a step.
     dump = shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2"
-    linked, _ = build_entity_vocab(dump, vocab_size=args.entity_vocab_size, include_missing_pages=True)
+    max_pages = getattr(args, "max_pages", None)
+    linked, _ = build_entity_vocab(dump, vocab_size=args.entity_vocab_size, include_missing_pages=True,
+                                   max_pages=max_pages)  # fmt: skip
     titles = list(linked)
     titles += [f"Made-up entity {i}" for i in range(args.entity_vocab_size - len(titles))]
     EntityVocab(titles).save_jsonl(work / "entity_vocab.jsonl")
     build_pretraining_corpus(dump, str(paths["roberta"]), work / "entity_vocab.jsonl", paths["corpus"],
-                             CorpusOptions(max_seq_length=args.words))  # fmt: skip
+                             CorpusOptions(max_seq_length=args.words), max_pages=max_pages)  # fmt: skip
     return paths
 
 
@@ -113,7 +121,7 @@ def task_setup(task: str, paths: Dict[str, Path], args) -> Dict[str, Any]:
                 "model.compile": args.compile,
             },
         }
-    eng_train = shared_data_dir() / "conll2003" / "eng.train"
+    eng_train = getattr(args, "ner_train", None) or shared_data_dir() / "conll2003" / "eng.train"
     return {
         "config": REPO / "configs" / "ner" / "conll2003.jsonnet",
         "env": {"MODEL_NAME": str(paths["luke"]), "TRAIN_DATA_PATH": str(eng_train), "VALIDATION_DATA_PATH": ""},
@@ -166,11 +174,17 @@ def collect_batches(params: Params, vocab: Vocabulary, count: int):
 
 
 def bare_steps(
-    params: Params, vocab: Vocabulary, batches: List[Dict], device: torch.device, precision: str, warmup: int
+    params: Params,
+    vocab: Vocabulary,
+    batches: List[Dict],
+    device: torch.device,
+    precision: str,
+    warmup: int,
+    with_optimizer: bool = False,
 ):
     """The model and optimizer of the config, stepping over pre-collated batches already on the device: no data
     loading, metrics or progress bar, and no host sync of its own (the tokens are counted on the CPU beforehand).
-    Returns real tokens per second after `warmup` steps."""
+    Returns real tokens per second after `warmup` steps and the model (and the optimizer, `with_optimizer`)."""
     model = Model.from_params(vocab=vocab, params=params.pop("model").duplicate()).to(device)
     optimizer_params = params["trainer"]["optimizer"].duplicate()
     optimizer = Optimizer.from_params(
@@ -191,7 +205,8 @@ def bare_steps(
         loss.backward()
         optimizer.step()
     synchronize(device)
-    return tokens / (time.perf_counter() - start), model
+    speed = tokens / (time.perf_counter() - start)
+    return (speed, model, optimizer) if with_optimizer else (speed, model)
 
 
 def transformers_ner_steps(model, batches: List[Dict], device: torch.device, precision: str, warmup: int) -> float:
@@ -233,17 +248,46 @@ def transformers_ner_steps(model, batches: List[Dict], device: torch.device, pre
     return tokens / (time.perf_counter() - start)
 
 
-def pretraining_flops_per_token(model, words: int, entities: int, mask_prob: float = 0.15) -> float:
-    """Analytic matmul FLOPs of a training step (3 x forward) per real token, heads at the masked positions only."""
-    config = model.pretraining.config
-    h, layers = config.hidden_size, config.num_hidden_layers
+def encoder_flops_per_token(config, sequence: int) -> float:
+    """Analytic matmul FLOPs of the encoder's forward pass per token of a `sequence`-long (padded) input."""
+    h = config.hidden_size
     queries = 2 if config.use_entity_aware_attention else 1
-    per_token = layers * (
-        2 * h * h * (queries + 2 + 1) + 2 * 2 * h * config.intermediate_size + 2 * 2 * (words + entities) * h
+    return config.num_hidden_layers * (
+        2 * h * h * (queries + 2 + 1) + 2 * 2 * h * config.intermediate_size + 2 * 2 * sequence * h
     )
-    heads = mask_prob * (words * 2 * (h * h + h * config.vocab_size)
-                         + entities * 2 * (h * config.entity_emb_size + config.entity_emb_size * config.entity_vocab_size))  # fmt: skip
-    return 3 * (per_token + heads / (words + entities))
+
+
+def flops_per_token(model, batches: List[Dict], task: str) -> float:
+    """Analytic matmul FLOPs of a training step (3 x forward) per real token (words + entities) over `batches`:
+    the encoder at each batch's padded length; for pretraining the heads at the masked positions only (as they
+    run); for NER the encoder once for every (sentence, chunk of spans) pass."""
+    total, tokens = 0.0, 0
+    for batch in batches:
+        real = int(count_tokens(batch)[0])
+        words, entities = batch["word_ids"].size(1), batch["entity_ids"].size(-1)
+        if task == "pretraining":
+            config = model.pretraining.config
+            h, e = config.hidden_size, config.entity_emb_size
+            masked_words = int(batch["masked_lm_labels"].ne(-100).sum())
+            masked_entities = int(batch["masked_entity_labels"].ne(-100).sum())
+            total += real * encoder_flops_per_token(config, words + entities)
+            total += masked_words * 2 * (h * h + h * config.vocab_size)
+            total += masked_entities * 2 * (h * e + e * config.entity_vocab_size)
+        else:
+            config = model.embedder.luke.config
+            passes = int(batch["entity_attention_mask"].any(-1).sum())
+            per_pass = (words + entities) * encoder_flops_per_token(config, words + entities)
+            total += passes * per_pass
+        tokens += real
+    return 3 * total / tokens
+
+
+def mfu(tokens_per_second: float, flops: float, device: torch.device) -> Optional[float]:
+    """Model FLOPs utilisation against the GPU's dense bf16 peak (None on a CPU or an unknown GPU)."""
+    if device.type != "cuda":
+        return None
+    peak = next((p for k, p in BF16_PEAK_TFLOPS.items() if k in torch.cuda.get_device_name(device)), None)
+    return tokens_per_second * flops / (peak * 1e12) if peak else None
 
 
 # --- main ----------------------------------------------------------------------------------------------------------
@@ -315,12 +359,7 @@ def main() -> None:
             row = {"loop": loop["training_tokens_per_second"], "bare": bare, "pipeline": pipeline,
                    "padding": loop.get("training_padding_fraction")}  # fmt: skip
             if task == "pretraining" and on_gpu:
-                peak = next((p for k, p in BF16_PEAK_TFLOPS.items() if k in torch.cuda.get_device_name(device)), None)
-                entities = sum(int(b["entity_attention_mask"].sum()) for b in batches) / sum(
-                    len(b["word_ids"]) for b in batches
-                )
-                flops = pretraining_flops_per_token(model, args.words, entities)
-                row["mfu"] = loop["training_tokens_per_second"] * flops / (peak * 1e12) if peak else None
+                row["mfu"] = mfu(loop["training_tokens_per_second"], flops_per_token(model, batches, task), device)
             if task == "ner":
                 row["transformers"] = transformers_ner_steps(model, batches, device, precision, warmup=2)
             results[task] = row

@@ -112,6 +112,12 @@ class LukePretrainingReader(DatasetReader):
         Read pass after pass (each with new masks and order) without end, for a data loader with
         `batches_per_epoch`: its workers then live across passes, instead of a new set being started (imports,
         corpus opening: about a second) at the end of each pass while training waits.
+    masked_positions : `bool`, optional (default = `False`)
+        Each instance also holds `masked_lm_positions` and `masked_entity_positions`: the positions of its masked
+        subwords and entities, padded with -1 to a size that bounds every row's (`max(1, round(words x
+        masked_lm_prob))` for the longest row's words, and likewise for entities with `max_entities`, or the
+        corpus's largest count). The model then gathers its heads' inputs at that static size: no host sync, and
+        a step that CUDA graphs can capture (`compile: "reduce-overhead"`).
     """
 
     def __init__(
@@ -127,6 +133,7 @@ class LukePretrainingReader(DatasetReader):
         max_seq_length: Optional[int] = None,
         max_entities: Optional[int] = None,
         endless: bool = False,
+        masked_positions: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
@@ -145,6 +152,7 @@ class LukePretrainingReader(DatasetReader):
         self.max_seq_length = max_seq_length
         self.max_entities = max_entities
         self.endless = endless
+        self.masked_positions = masked_positions
         # How many passes each worker slot has started. Shared memory: data-loader workers are new processes
         # on every pass, so a plain attribute would not survive from one pass to the next.
         self._passes = multiprocessing.RawArray("q", MAX_WORKERS)
@@ -203,6 +211,12 @@ class LukePretrainingReader(DatasetReader):
         self.unpredicted_entities = np.array([entity_vocab.pad_id, entity_vocab.unk_id, entity_vocab.mask_id])
         longest = max(c.max_seq_length for c in corpora)
         self.room = (self.max_seq_length or longest) - len(self.prefix) - len(self.suffix)
+        # The static sizes of `masked_positions`: what `_mask_words` and `_mask_entities` choose at most in a row.
+        most_entities = self.max_entities or max(int(c.metadata.get("max_entities", 0)) for c in corpora)
+        self.masked_sizes = (
+            max(1, round(self.room * self.masked_lm_prob)),
+            max(1, round(most_entities * self.masked_entity_prob)),
+        )
         self._corpus, self._corpora, self._corpus_path = corpus, corpora, str(path)
 
     def _read(self, file_path: str) -> Iterator[Instance]:
@@ -308,6 +322,15 @@ class LukePretrainingReader(DatasetReader):
             # (masked words, masked entities) as host values: the model sizes its heads without reading the device
             "masked_counts": MetadataField((int((labels != no_label).sum()), int((entity_labels != no_label).sum()))),
         }
+        if self.masked_positions:
+            for name, row_labels, size in (("masked_lm_positions", labels, self.masked_sizes[0]),
+                                           ("masked_entity_positions", entity_labels, self.masked_sizes[1])):  # fmt: skip
+                chosen = np.flatnonzero(row_labels != no_label)
+                if len(chosen) > size:
+                    raise ValueError(f"{example_id}: {len(chosen)} masked positions, more than the {size} of {name}")
+                padded_positions = np.full(size, -1, dtype=np.int64)
+                padded_positions[: len(chosen)] = chosen
+                fields[name] = TensorField(torch.from_numpy(padded_positions), padding_value=-1)
         return Instance(fields)
 
     def _check_row(

@@ -3,7 +3,7 @@ Japanese-capable checkpoint fixture the JGLUE tests use."""
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Tuple
 
 from luke_allennlp.testing import shared_data_dir
 
@@ -68,6 +68,25 @@ def write_marc_ja(directory: Path, labelled: bool = True, name: Optional[str] = 
     lines = [line if labelled else {k: v for k, v in line.items() if k != "label"} for line in MARC_JA_LINES]
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def write_task_data(name: str, directory: Path) -> Tuple[Path, Path]:
+    """(training file, validation file) for the config configs/jglue/`name`.jsonnet: slices of the real files
+    (MARC-ja: lines of its format), written to `directory`."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    name = name.replace("_entities", "")  # (jsts_entities reads JSTS)
+    if name == "marc_ja":
+        return write_marc_ja(directory), write_marc_ja(directory, name="marc_ja_valid.json")
+    if name == "jnli":  # only the valid split is distributed: train on its first lines, validate on the next
+        return write_slice("jnli_valid", directory / "train", 16), write_slice(
+            "jnli_valid", directory / "valid", 24, 16
+        )
+    if name == "jsts":
+        return write_slice("jsts_train", directory, 16), write_slice("jsts_valid", directory, 48)
+    if name == "jcommonsenseqa":
+        return write_slice("jcommonsenseqa_train", directory, 16), write_slice("jcommonsenseqa_valid", directory, 24)
+    return write_jsquad_slice(directory / "train", 2, article=1), write_jsquad_slice(directory / "valid", 2)
 
 
 def write_japanese_task_checkpoint(directory: Path, source: Path, architecture: str, seed: int = 0, **config) -> Path:

@@ -40,6 +40,8 @@
         // Pass after pass without end (new masks each): the data-loader workers live across passes, so no pass
         // starts with a stall while new ones start.
         endless: true,
+        // Each row's masked positions at a fixed size: the heads run without a host sync, at static shapes.
+        masked_positions: true,
       },
       // A validation corpus (validation_data_path, optional) is read once per validation, with the same masks each time.
       validation_dataset_reader: self.dataset_reader + { endless: false, dynamic_masking: false },

@@ -81,6 +81,12 @@ def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.T
     return F.cross_entropy(logits.float(), targets, reduction="sum") / max(targets.numel(), 1)
 
 
+def static_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """`masked_cross_entropy` over the targets that are not -100 (padding), counted on the device."""
+    count = targets.ne(IGNORE_INDEX).sum().clamp(min=1)
+    return F.cross_entropy(logits.float(), targets, reduction="sum", ignore_index=IGNORE_INDEX) / count
+
+
 class LukeForPretraining(nn.Module):
     """
     `LukeEncoder` + masked-LM head + masked-entity-prediction head. Decoders are tied to the embedding tables
@@ -113,6 +119,8 @@ class LukeForPretraining(nn.Module):
         labels: Optional[torch.Tensor] = None,
         entity_labels: Optional[torch.Tensor] = None,
         masked_counts: Optional[Tuple[int, int]] = None,
+        masked_positions: Optional[torch.Tensor] = None,
+        masked_entity_positions: Optional[torch.Tensor] = None,
         **encoder_inputs: Optional[torch.Tensor],
     ) -> LukeForPretrainingOutput:
         """
@@ -126,8 +134,15 @@ class LukeForPretraining(nn.Module):
         masked_counts : `Tuple[int, int]`, optional
             The numbers of masked words and masked entities, where the caller knows them on the host (else they are
             read from the device: the step's one host sync).
+        masked_positions, masked_entity_positions : `torch.LongTensor`, optional, (batch, fixed size)
+            The word / entity positions of each row's labels, padded with -1 to a size that bounds them all (the
+            reader's `masked_positions`). With them the heads run at that static size: no host sync, no shape
+            that depends on the data (CUDA graphs); the outputs' logits and targets then hold the padding too,
+            with targets -100. Without them, at the masked positions found on the device (one host sync).
         """
         out = self.luke(input_ids, **encoder_inputs)
+        if masked_positions is not None and labels is not None:
+            return self._static_heads(out, labels, entity_labels, masked_positions, masked_entity_positions)
         word_table = self.luke.embeddings.word_embeddings.weight
         entity_table = self.luke.entity_embeddings.entity_embeddings.weight
 
@@ -169,6 +184,37 @@ class LukeForPretraining(nn.Module):
         return LukeForPretrainingOutput(
             loss, masked_lm_loss, masked_entity_loss, logits, entity_logits, targets, entity_targets
         )
+
+    def _static_heads(self, out, labels, entity_labels, positions, entity_positions) -> LukeForPretrainingOutput:
+        """The heads at the given positions, padding (-1) included with target -100."""
+        logits, targets = self._gather(out.last_hidden_state, labels, positions)  # (batch * size, hidden), (...)
+        logits = self.lm_head(logits, self.luke.embeddings.word_embeddings.weight)  # (batch * size, vocab)
+        masked_lm_loss = static_cross_entropy(logits, targets)
+        entity_logits = entity_targets = masked_entity_loss = None
+        entities = out.entity_last_hidden_state
+        if entities is not None and entity_labels is not None and entity_positions is not None:
+            hidden, entity_targets = self._gather(entities, entity_labels, entity_positions)
+            entity_logits = self.entity_predictions(hidden, self.luke.entity_embeddings.entity_embeddings.weight)
+            masked_entity_loss = static_cross_entropy(entity_logits, entity_targets)
+        losses = [x for x in (masked_lm_loss, masked_entity_loss) if x is not None]
+        return LukeForPretrainingOutput(
+            torch.stack(losses).sum(),
+            masked_lm_loss,
+            masked_entity_loss,
+            logits,
+            entity_logits,
+            targets,
+            entity_targets,
+        )
+
+    @staticmethod
+    def _gather(states: torch.Tensor, labels: torch.Tensor, positions: torch.Tensor):
+        """(states at `positions` of each row, flattened; their labels, -100 where a position is padding)."""
+        batch, length = labels.shape
+        padding = positions.lt(0)  # (batch, size)
+        flat = (positions.clamp(min=0) + torch.arange(batch, device=positions.device).unsqueeze(1) * length).flatten()
+        targets = labels.flatten()[flat].masked_fill(padding.flatten(), IGNORE_INDEX)  # (batch * size,)
+        return states.flatten(0, 1)[flat], targets  # (batch * size, hidden)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, *, load_weights: bool = True, **kwargs: Any) -> "LukeForPretraining":

@@ -1,5 +1,5 @@
 import logging
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -53,8 +53,9 @@ class LukePretraining(ReportsMetrics, Model):
         word-side parameter the checkpoint has no weights for (e.g. the MLM head of a checkpoint saved without
         it, randomly initialised) are trained. Both lists are logged. With `load_weights: false` nothing comes
         from the checkpoint, so nothing is frozen.
-    compile : `bool`, optional (default = `False`)
-        Run the encoder under `torch.compile` (in place; parameter names are unchanged).
+    compile : `Union[bool, str]`, optional (default = `False`)
+        Run the encoder under `torch.compile` (in place; parameter names are unchanged): `true` in torch.compile's
+        default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
     """
 
     def __init__(
@@ -68,7 +69,7 @@ class LukePretraining(ReportsMetrics, Model):
         load_weights: bool = True,
         gradient_checkpointing: bool = False,
         freeze_checkpoint_weights: bool = False,
-        compile: bool = False,
+        compile: Union[bool, str] = False,
         config_overrides: Optional[Dict[str, Any]] = None,
         **kwargs,
     ) -> None:
@@ -91,8 +92,8 @@ class LukePretraining(ReportsMetrics, Model):
         self.pretraining = loading.load(LukeForPretraining)
         if freeze_checkpoint_weights and load_weights:  # without weights from the checkpoint there is nothing to freeze
             self._freeze_checkpoint_weights(model_name)
-        if compile:
-            self.pretraining.luke.compile()
+        if compile:  # True: torch.compile's default mode; a string: that mode
+            self.pretraining.luke.compile(**({} if compile is True else {"mode": compile}))
         self.masked_lm_metric = MaskedPrediction()
         self.masked_entity_metric = MaskedPrediction()
         self.metric = {"masked_lm": self.masked_lm_metric, "masked_entity": self.masked_entity_metric}
@@ -125,6 +126,8 @@ class LukePretraining(ReportsMetrics, Model):
         masked_lm_labels: Optional[torch.LongTensor] = None,
         masked_entity_labels: Optional[torch.LongTensor] = None,
         masked_counts: Optional[List[Tuple[int, int]]] = None,
+        masked_lm_positions: Optional[torch.LongTensor] = None,
+        masked_entity_positions: Optional[torch.LongTensor] = None,
     ) -> Dict[str, torch.Tensor]:
         """
         # Parameters
@@ -134,6 +137,9 @@ class LukePretraining(ReportsMetrics, Model):
         entity_position_ids : (batch, entities, mention length), -1 padded
         masked_counts : each instance's (masked words, masked entities), host values from the reader (the heads'
             sizes without reading the device)
+        masked_lm_positions, masked_entity_positions : (batch, fixed size), -1 padded
+            The positions of the labels at a static size (the reader's `masked_positions`): the heads then run
+            without a host sync, at shapes CUDA graphs can capture.
         """
         if entity_ids.size(1) == 0:
             # A batch without entities: one padding entity (attended by nothing) keeps the entity side in the
@@ -143,6 +149,8 @@ class LukePretraining(ReportsMetrics, Model):
             entity_position_ids = entity_position_ids.new_full((entity_ids.size(0), 1, 1), -1)
             if masked_entity_labels is not None:
                 masked_entity_labels = F.pad(masked_entity_labels, (0, 1), value=IGNORE_INDEX)
+            if masked_entity_positions is not None:  # (no entity: nothing to predict)
+                masked_entity_positions = torch.full_like(masked_entity_positions, -1)
         out = self.pretraining(
             word_ids,
             attention_mask=word_attention_mask,
@@ -152,6 +160,8 @@ class LukePretraining(ReportsMetrics, Model):
             labels=masked_lm_labels,
             entity_labels=masked_entity_labels,
             masked_counts=tuple(map(sum, zip(*masked_counts))) if masked_counts else None,  # type: ignore[arg-type]
+            masked_positions=masked_lm_positions,
+            masked_entity_positions=masked_entity_positions,
         )
         output: Dict[str, torch.Tensor] = {}
         if out.loss is not None:

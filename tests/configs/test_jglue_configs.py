@@ -16,7 +16,7 @@ from allennlp.common import Params
 from scipy.stats import pearsonr, spearmanr
 
 from tests.conftest import REPO_ROOT, set_config_env
-from tests.jglue import JAPANESE_CHECKPOINT, write_jsquad_slice, write_marc_ja, write_slice
+from tests.jglue import JAPANESE_CHECKPOINT, write_slice, write_task_data
 from tests.training.host_syncs import AUDIT
 
 CONFIGS = REPO_ROOT / "configs" / "jglue"
@@ -30,15 +30,7 @@ TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "tra
 
 def data_for(name: str, tmp_path: Path):
     """(training file, validation file) for a config."""
-    if name == "marc_ja":
-        return write_marc_ja(tmp_path), write_marc_ja(tmp_path, name="marc_ja_valid.json")
-    if name == "jnli":  # only the valid split is distributed: train on its first lines, validate on the next
-        return write_slice("jnli_valid", tmp_path / "train", 16), write_slice("jnli_valid", tmp_path / "valid", 24, 16)
-    if name == "jsts":
-        return write_slice("jsts_train", tmp_path, 16), write_slice("jsts_valid", tmp_path, 48)
-    if name == "jcommonsenseqa":
-        return write_slice("jcommonsenseqa_train", tmp_path, 16), write_slice("jcommonsenseqa_valid", tmp_path, 24)
-    return write_jsquad_slice(tmp_path / "train", 2, article=1), write_jsquad_slice(tmp_path / "valid", 2)
+    return write_task_data(name, tmp_path)
 
 
 def gold_of(name: str, path: Path) -> dict:

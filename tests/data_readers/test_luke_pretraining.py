@@ -364,3 +364,22 @@ def test_an_endless_reader_keeps_its_data_loader_workers_across_passes(pretraini
     starts.clear()
     batches(LukePretrainingReader(seed=7))
     assert len(starts) >= 2
+
+
+def test_masked_positions_are_the_labelled_positions_at_one_static_size(pretraining_corpus):
+    """`masked_positions`: every instance's labelled subwords and entities, in order, padded with -1 to the reader's
+    bound (round(126 x 0.15) = 19 subwords; round(max_entities x 0.15)); the other fields as without it."""
+    plain = read(pretraining_corpus, shuffle=False)
+    reader = LukePretrainingReader(shuffle=False, masked_positions=True)
+    instances = list(reader.read(str(pretraining_corpus)))
+    corpus = PretrainingCorpus(pretraining_corpus)
+    entity_size = max(1, round(corpus.metadata["max_entities"] * 0.15))
+    assert reader.masked_sizes == (19, entity_size)
+    for with_positions, without in zip(instances, plain):
+        for name, labels_name, size in (("masked_lm_positions", "masked_lm_labels", 19),
+                                        ("masked_entity_positions", "masked_entity_labels", entity_size)):  # fmt: skip
+            positions, labels = field(with_positions, name), field(with_positions, labels_name)
+            chosen = np.flatnonzero(labels != -100)
+            assert positions.shape == (size,) and (positions[len(chosen) :] == -1).all()
+            assert (positions[: len(chosen)] == chosen).all()
+        assert all((field(with_positions, k) == field(without, k)).all() for k in without.fields)

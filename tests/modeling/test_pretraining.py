@@ -164,3 +164,66 @@ def test_rejects_heads_of_another_size(tmp_path):
     transformers.LukeForMaskedLM(config).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="entity_embeddings"):
         LukeForPretraining.from_pretrained(str(tmp_path), entity_vocab_size=31)
+
+
+def static_positions(labels: torch.Tensor, size: int) -> torch.Tensor:
+    """Each row's labelled positions, padded with -1 to `size` (what the reader's `masked_positions` gives)."""
+    positions = torch.full((labels.size(0), size), -1, dtype=torch.long)
+    for row in range(labels.size(0)):
+        chosen = labels[row].ne(-100).nonzero().squeeze(1)
+        positions[row, : len(chosen)] = chosen
+    return positions
+
+
+def test_static_positions_give_the_dynamic_loss_and_gradients_without_a_host_read(monkeypatch):
+    """Heads gathered at a fixed padded size: the loss, gradients and the real positions' logits are those of the
+    dynamic gather, and nothing is read from the device."""
+    _, dynamic = reference_pair()
+    _, static = reference_pair()
+    batch = labelled_batch()
+    expected = dynamic(**batch)
+    positions = static_positions(batch["labels"], 4)
+    entity_positions = static_positions(batch["entity_labels"], 3)
+    reads = []
+    for name in ("item", "tolist", "__bool__", "__int__", "__float__"):
+        original = getattr(torch.Tensor, name)
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _o=original, _n=name: reads.append(_n) or _o(self, *a))
+    actual = static(**batch, masked_positions=positions, masked_entity_positions=entity_positions)
+    monkeypatch.undo()
+    assert reads == []
+    assert actual.logits.shape == (3 * 4, 120) and actual.entity_logits.shape == (3 * 3, 30)  # padding included
+    for ours, theirs in ((actual.loss, expected.loss), (actual.masked_lm_loss, expected.masked_lm_loss),
+                         (actual.masked_entity_loss, expected.masked_entity_loss)):  # fmt: skip
+        assert abs(ours.item() - theirs.item()) < TOL
+    real = actual.targets.ne(-100)
+    assert torch.equal(actual.targets[real], expected.targets) and max_diff(actual.logits[real], expected.logits) < TOL
+    expected.loss.backward()
+    actual.loss.backward()
+    grads = dict(dynamic.named_parameters())
+    for name, param in static.named_parameters():
+        if param.grad is not None:
+            assert max_diff(param.grad, grads[name].grad) < 1e-5, name
+
+
+def test_static_positions_compile_once_for_a_bucket():
+    """The whole model, heads included, under torch.compile (`aot_eager`, as inductor traces): one graph, no graph
+    break, and batches of one shape with different masks reuse it (no recompile)."""
+    from torch._dynamo.utils import counters
+
+    _, model = reference_pair()
+    batch = labelled_batch()
+    entity_positions = static_positions(batch["entity_labels"], 3)
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(model, backend="aot_eager", dynamic=False)
+    for shift in range(3):  # other masked positions, the same shapes
+        other = {k: v.clone() for k, v in batch.items()}
+        other["labels"] = torch.roll(batch["labels"], shift, dims=1)
+        moved = {
+            "masked_positions": static_positions(other["labels"], 4),
+            "masked_entity_positions": entity_positions,
+        }
+        loss = compiled(**other, **moved).loss
+        assert abs(loss.item() - model(**other, **moved).loss.item()) < TOL
+    assert counters["stats"]["unique_graphs"] == 1
+    assert not counters["recompiles"] and not counters["graph_break"]

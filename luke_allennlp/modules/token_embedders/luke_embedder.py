@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
@@ -46,8 +46,9 @@ class LukeEmbedder(TokenEmbedder):
         An entity of a task model's inputs averages the position embeddings of its mention's first
         `max_mention_length` subwords at most, as transformers' `LukeTokenizer` and the original code: the
         checkpoint's tokenizer_config.json `max_mention_length`, else 30. The readers count the mentions it cuts.
-    compile : `bool`, optional (default = `False`)
-        Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged).
+    compile : `Union[bool, str]`, optional (default = `False`)
+        Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged): `true` in
+        torch.compile's default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
         On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
         batches of each new shape pay the compilation.
     """
@@ -64,7 +65,7 @@ class LukeEmbedder(TokenEmbedder):
         train_parameters: bool = True,
         load_weights: bool = True,
         gradient_checkpointing: bool = False,
-        compile: bool = False,
+        compile: Union[bool, str] = False,
         config_overrides: Optional[Dict[str, Any]] = None,
         max_mention_length: Optional[int] = None,
     ) -> None:
@@ -88,8 +89,8 @@ class LukeEmbedder(TokenEmbedder):
         if entity_vocab == "task" and from_luke:
             pretrained = special_entity_ids(model_name, LUKE_SPECIAL_ENTITY_IDS)
             self.luke.select_entity_embeddings([pretrained[TASK_ENTITY_SOURCES[name]] for name in TASK_ENTITY_VOCAB])
-        if compile:
-            self.luke.compile()
+        if compile:  # True: torch.compile's default mode; a string: that mode
+            self.luke.compile(**({} if compile is True else {"mode": compile}))
         for param in self.luke.parameters():
             param.requires_grad = train_parameters
         if output != "pooled" and self.luke.pooler is not None:

@@ -26,17 +26,19 @@ class MaskedPrediction(Metric):
         self, logits: torch.Tensor, targets: torch.Tensor, loss: Optional[torch.Tensor] = None
     ) -> None:
         """
-        logits: (positions, classes), targets: (positions,), for the predicted positions only. loss: their mean
-        cross-entropy, if the caller has it already (it saves a second softmax over the classes).
+        logits: (positions, classes), targets: (positions,), for the predicted positions only (targets of -100,
+        padding of a static-size gather, are not counted). loss: their mean cross-entropy, if the caller has it
+        already (it saves a second softmax over the classes).
         """
         logits, targets = logits.detach(), targets.detach()
+        counted = targets.ne(-100)
+        count = counted.sum()
         if loss is None:
-            loss_sum = F.cross_entropy(logits.float(), targets, reduction="sum")
+            loss_sum = F.cross_entropy(logits.float(), targets, reduction="sum")  # (ignores -100)
         else:
-            loss_sum = loss.detach().float() * targets.numel()
-        correct = logits.argmax(-1).eq(targets).sum()
-        # (the count is filled in on the device: a tensor made from the host value would be a blocking copy)
-        sums = torch.stack([loss_sum.double(), correct.double(), loss_sum.new_full((), targets.numel()).double()])
+            loss_sum = loss.detach().float() * count
+        correct = (logits.argmax(-1).eq(targets) & counted).sum()
+        sums = torch.stack([loss_sum.double(), correct.double(), count.double()])
         self._sums = sums if self._sums is None else self._sums.to(sums.device) + sums
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:

@@ -1,0 +1,102 @@
+"""benchmarks/gpu_check.py on the CPU (`--quick`): its report's schema, the config rows, and the trainer loop's host
+syncs and pass-start stall for pretraining and NER. (Every config's own CPU run is tests/configs/; on this 2-core
+machine the check takes one config here, and its throughput rows eager only.)"""
+
+import json
+import os
+import sys
+from types import SimpleNamespace
+
+from tests.conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+import gpu_check  # noqa: E402
+
+CONFIG = "configs/ner/conll2003.jsonnet"
+
+
+def test_quick_cpu_check(tmp_path):
+    environment = dict(os.environ)
+    try:
+        returned = gpu_check.main(["--device", "cpu", "--quick", "--out", str(tmp_path / "out"), "--configs", CONFIG,
+                                   "--skip", "variants", "compiled", "--work-dir", str(tmp_path / "work")])  # fmt: skip
+    finally:
+        os.environ.clear()
+        os.environ.update(environment)
+    report = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    assert report == json.loads(json.dumps(returned))  # the file holds the whole report
+    assert report["configs"][CONFIG]["status"] == "ok" and report["configs"][CONFIG]["steps"] == 2
+    assert report["settings"]["device"] == "cpu" and report["settings"]["quick"] is True
+    markdown = (tmp_path / "out" / "gpu_check.md").read_text()
+    assert f"| {CONFIG} | ok |" in markdown
+    audited = report["settings"]["host_sync_audit"]
+    for task in ("pretraining", "ner"):
+        row = report["throughput"][task]
+        assert row["status"] == "ok", row["status"]
+        assert row["mfu"] is None and row["loop_over_bare"] > 0  # (no figure asserted: a CPU under load)
+        assert (tmp_path / "out" / row["trace"]).stat().st_size > 0
+        if audited:  # luke_allennlp.training.sync_audit and the trainer's audit_host_syncs
+            assert row["host_syncs_per_step"] == 0
+            assert row["pass_start_stall_steps"] <= 1
+        else:
+            assert row["host_syncs_per_step"] is None and row["pass_start_stall_steps"] is None
+    assert report["throughput"]["ner"]["bare_over_transformers"] > 0
+
+
+def test_a_failing_or_slow_row_is_its_one_line_status(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "MIN_ROW_S", 0.5)
+    report = gpu_check.Report(tmp_path, {})
+    rows = report.data["configs"]
+
+    def fails(row):
+        row["figure"] = 1.0  # (what it measured before it failed stays)
+        raise ValueError("bad\nthing")
+
+    def sleeps(row):
+        import time
+
+        time.sleep(0.3)
+
+    gpu_check.run_row(rows, "a", 30, gpu_check.torch.device("cpu"), fails, report)
+    gpu_check.run_row(rows, "b", 3, gpu_check.torch.device("cpu"), sleeps, report)  # within its limit: runs
+    gpu_check.run_row(rows, "c", 0.4, gpu_check.torch.device("cpu"), sleeps, report)  # under MIN_ROW_S: skipped
+    saved = json.loads((tmp_path / "gpu_check.json").read_text())["configs"]
+    assert saved["a"]["status"] == "ValueError: bad thing" and saved["a"]["figure"] == 1.0
+    assert "Traceback" in (tmp_path / saved["a"]["log"]).read_text()
+    assert saved["b"]["status"] == "ok" and saved["c"]["status"] == "skipped: the budget ran out"
+
+
+def test_a_row_over_its_limit_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "MIN_ROW_S", 0.5)
+    report = gpu_check.Report(tmp_path, {})
+
+    def spins(row):
+        while True:
+            pass
+
+    row = gpu_check.run_row(report.data["throughput"], "x", 1.2, gpu_check.torch.device("cpu"), spins, report)
+    assert row["status"] == "RowTimeout: over its limit of 1 s" and row["seconds"] < 4
+
+
+def test_trainer_figures():
+    """Host syncs: the most in a step without a report, of the timed epoch; the pass-start stall: the longest wait for
+    a pass's first batch after the first pass, in median steps."""
+    trainer = SimpleNamespace(
+        host_sync_counts=[(0, False, 3), (1, True, 2), (2, False, 0), (3, False, 1), (4, True, 2), (5, False, 0)],
+        step_times=[0.5, 0.1, 0.1, 0.2, 0.1, 0.1],
+        pass_start_waits=[2.0, 0.05, 0.15],
+    )
+    figures = gpu_check.trainer_figures(trainer, steps=3)
+    assert figures["host_syncs_per_step"] == 1 and figures["host_syncs_reported_step"] == 2
+    assert figures["pass_start_stall_steps"] == 1.5 and figures["first_pass_start_wait_s"] == 2.0
+    assert gpu_check.trainer_figures(SimpleNamespace(), steps=3) == {
+        "host_syncs_per_step": None,
+        "pass_start_stall_steps": None,
+    }
+
+
+def test_a_row_in_progress_is_written(tmp_path):
+    report = gpu_check.Report(tmp_path, {})
+    report.data["throughput"]["ner"] = {"size": "tiny", "loop_tokens_per_second": 10.0}
+    report.write()
+    assert "| ner | running | tiny |" in (tmp_path / "gpu_check.md").read_text()
