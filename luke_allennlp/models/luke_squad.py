@@ -158,8 +158,10 @@ class LukeSquad(LukeTaskModel):
             entity_attention_mask=entity_attention_mask, entity_type_ids=entity_type_ids, passes=passes,
             longest_mention=None if None in longest else max(longest),
         ).words  # (passes, words, hidden)  # fmt: skip
-        logits = self.qa_outputs(word_states).masked_fill(~mask[..., None], torch.finfo(word_states.dtype).min)
-        start_logits, end_logits = logits.float().unbind(-1)  # (passes, words)
+        # In fp32: under bf16/fp16 autocast the head's output is half precision while the states are fp32, and fp32's
+        # lowest value does not fit in half precision.
+        logits = self.qa_outputs(word_states).float().masked_fill(~mask[..., None], torch.finfo(torch.float32).min)
+        start_logits, end_logits = logits.unbind(-1)  # (passes, words)
 
         batch, windows, words = word_ids.shape
         output: Dict[str, Any] = {}

@@ -105,6 +105,16 @@ class TestLukeSquad(HostArraysModelTestCase):
         metrics = self.model.get_metrics(reset=True)
         assert set(metrics) == {"em", "f1"} and metrics["f1"] == pytest.approx(sum(readable["f1"]) / 55)
 
+    def test_bf16_autocast_step(self):
+        """Under bf16 autocast (the trainer's default on a GPU) the answer head's output is bf16; the padding mask's
+        fill value must fit (the first GPU check failed every SQuAD config here, "value cannot be converted to type
+        c10::BFloat16 without overflow")."""
+        batch = self.dataset.as_tensor_dict()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            output = self.model(**batch)
+        assert output["start_logits"].dtype == torch.float32 and torch.isfinite(output["loss"])
+        output["loss"].backward()
+
 
 def test_xlnet_trains_saves_and_loads(tiny_xlnet_dir, squad_slice, monkeypatch):
     set_config_env(monkeypatch, tiny_xlnet_dir, squad_slice)
