@@ -1,5 +1,5 @@
 # `make install` sets up .venv with torch, the real allennlp 2.10.1 and this package (editable);
-# `make test` runs the test suite (in two processes). Both are what CI runs (.ci/run). `make lint` checks the code with ruff
+# `make test` runs the test suite. Both are what CI runs (.ci/run). `make lint` checks the code with ruff
 # (settings in pyproject.toml), the package's layers with import-linter (contracts in pyproject.toml) and builds the
 # docs site (`make docs`: mkdocs.yml, docs/);
 # `make format` applies ruff's fixes and formatting.
@@ -26,9 +26,8 @@ $(STAMP): setup.cfg setup.py pyproject.toml $(wildcard luke_allennlp_compat/*.py
 	$(VENV)/bin/allennlp --version
 	touch $(STAMP)
 
-# Two test processes (pytest-xdist), a module's tests in one of them (its module-scoped fixtures built once).
 test: install
-	$(PY) -m pytest -q -n 2 --dist loadscope
+	$(PY) -m pytest -q
 
 test-all: install
 	$(PY) -m pytest -q -m ""
