@@ -43,8 +43,13 @@ MANIFEST = "manifest.json"
 SECTIONS = ("dataset_reader", "validation_dataset_reader", "model")
 # Components under `model` that take `model_name` and `load_weights`: the archive's weights replace the checkpoint's
 # (`luke_entity_disambiguation`'s entity prediction head too).
-WEIGHTLESS_TYPES = ("luke", "luke_pretraining", "luke_entity_disambiguation", "pretrained_transformer",
-                    "pretrained_transformer_mismatched")  # fmt: skip
+WEIGHTLESS_TYPES = (
+    "luke",
+    "luke_pretraining",
+    "luke_entity_disambiguation",
+    "pretrained_transformer",
+    "pretrained_transformer_mismatched",
+)
 PATH_KEY_WORDS = ("model_name", "path", "file", "dir", "vocab", "dictionary")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".th", ".onnx", ".gguf")
 
@@ -248,8 +253,9 @@ def archive_model(
     return str(archive_file)
 
 
-def _write_archive(archive_file: Path, serialization_dir: Path, weights_file: Path,
-                   include_in_archive: Optional[List[str]]) -> None:  # fmt: skip
+def _write_archive(
+    archive_file: Path, serialization_dir: Path, weights_file: Path, include_in_archive: Optional[List[str]]
+) -> None:
     import glob
 
     with tempfile.TemporaryDirectory() as staging, tarfile.open(archive_file, "w:gz") as archive:
@@ -297,8 +303,13 @@ def _keep_only_bundle(directory: Path) -> None:
     atexit.register(shutil.rmtree, str(directory), True)
 
 
-def load_archive(original: Callable[..., Any], archive_file: Any, cuda_device: int = -1,
-                 overrides: Union[str, Dict[str, Any]] = "", weights_file: Optional[str] = None) -> Any:  # fmt: skip
+def load_archive(
+    original: Callable[..., Any],
+    archive_file: Any,
+    cuda_device: int = -1,
+    overrides: Union[str, Dict[str, Any]] = "",
+    weights_file: Optional[str] = None,
+) -> Any:
     """allennlp's `load_archive` (`original`), with the bundled paths pointed at where the archive is extracted."""
     from allennlp.common.params import parse_overrides
 
@@ -315,12 +326,14 @@ def load_archive(original: Callable[..., Any], archive_file: Any, cuda_device: i
             shutil.rmtree(directory, ignore_errors=True)
         raise
     user = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)
-    ours = {k: v for k, v in load_overrides(directory).items()
-            if not any(k == u or k.startswith(u + ".") for u in user)}  # fmt: skip
+    ours = {
+        k: v for k, v in load_overrides(directory).items() if not any(k == u or k.startswith(u + ".") for u in user)
+    }
     try:
         with loading_archive(archive_file):
-            return original(str(directory), cuda_device=cuda_device, overrides={**ours, **user},
-                            weights_file=weights_file)  # fmt: skip
+            return original(
+                str(directory), cuda_device=cuda_device, overrides={**ours, **user}, weights_file=weights_file
+            )
     except WeightsError as error:
         if not extracted:
             raise

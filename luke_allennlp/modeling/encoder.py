@@ -377,21 +377,41 @@ class LukeEncoder(nn.Module):
                 entity_attention_mask = torch.ones_like(entity_ids)
             if entity_token_type_ids is None:
                 entity_token_type_ids = torch.zeros_like(entity_ids)
-        inputs = (input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
-                  entity_token_type_ids)  # fmt: skip
+        inputs = (
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            entity_ids,
+            entity_position_ids,
+            entity_attention_mask,
+            entity_token_type_ids,
+        )
         if getattr(self, "_compiled", None) is None:
             return self._forward(*inputs)
         return self._forward_padded(*inputs)
 
     def _forward_padded(
-        self, input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
+        self,
+        input_ids,
+        attention_mask,
+        token_type_ids,
+        entity_ids,
+        entity_position_ids,
+        entity_attention_mask,
         entity_token_type_ids,
-    ) -> LukeEncoderOutput:  # fmt: skip
+    ) -> LukeEncoderOutput:
         """The compiled forward pass on inputs padded to the `compile` buckets; outputs cut to the inputs' sizes."""
         word_multiple, entity_multiple = self._multiples
         batch, num_words = input_ids.shape
-        inputs = [input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
-                  entity_token_type_ids]  # fmt: skip
+        inputs = [
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            entity_ids,
+            entity_position_ids,
+            entity_attention_mask,
+            entity_token_type_ids,
+        ]
         if batch == 1:  # a copy of the row (real tokens: an all-padding row would give NaN attention)
             inputs = [t if t is None else torch.cat([t, t]) for t in inputs]
         pad_words = -num_words % word_multiple + (word_multiple if num_words == 0 else 0)
@@ -429,17 +449,31 @@ class LukeEncoder(nn.Module):
             if compiled:
                 logger.info("torch.compile: graph %d of the encoder, for %s", len(self._compiled_buckets), what)
             else:
-                logger.warning("torch.compile: dynamo did not compile the encoder for %s (recompile limit %d reached?): "
-                               "inputs of this size run uncompiled", what, torch._dynamo.config.recompile_limit)  # fmt: skip
+                logger.warning(
+                    "torch.compile: dynamo did not compile the encoder for %s (recompile limit %d reached?): "
+                    "inputs of this size run uncompiled",
+                    what,
+                    torch._dynamo.config.recompile_limit,
+                )
         elif compiled:
             self._compiled_buckets[bucket] += compiled
-            logger.warning("torch.compile: the encoder was compiled again for %s (%d times): an input shape is not "
-                           "bounded by the buckets", what, self._compiled_buckets[bucket])  # fmt: skip
+            logger.warning(
+                "torch.compile: the encoder was compiled again for %s (%d times): an input shape is not "
+                "bounded by the buckets",
+                what,
+                self._compiled_buckets[bucket],
+            )
 
     def _forward(
-        self, input_ids, attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask,
+        self,
+        input_ids,
+        attention_mask,
+        token_type_ids,
+        entity_ids,
+        entity_position_ids,
+        entity_attention_mask,
         entity_token_type_ids,
-    ) -> LukeEncoderOutput:  # fmt: skip
+    ) -> LukeEncoderOutput:
         num_words = input_ids.size(1)
         hidden_states = self.embeddings(input_ids, token_type_ids)  # (batch, words, hidden)
         mask = attention_mask.bool()

@@ -28,10 +28,21 @@ WORD_ENCODER_TYPES = ("roberta", "bert", "xlm-roberta", "camembert")
 EXTRA_QUERIES = ("w2e_query", "e2w_query", "e2e_query")
 # Word-encoder config keys that carry over to `LukeConfig` unchanged.
 SHARED_CONFIG_KEYS = (
-    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "hidden_act",
-    "hidden_dropout_prob", "attention_probs_dropout_prob", "type_vocab_size", "initializer_range",
-    "layer_norm_eps", "pad_token_id", "bos_token_id", "eos_token_id",
-)  # fmt: skip
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "hidden_act",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "type_vocab_size",
+    "initializer_range",
+    "layer_norm_eps",
+    "pad_token_id",
+    "bos_token_id",
+    "eos_token_id",
+)
 
 
 class HubUnavailableError(OSError):
@@ -131,8 +142,9 @@ def max_mention_length(name_or_path: str) -> int:
     `DEFAULT_MAX_MENTION_LENGTH`."""
     value = read_tokenizer_config(name_or_path).get("max_mention_length", DEFAULT_MAX_MENTION_LENGTH)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name_or_path}: tokenizer_config.json's max_mention_length must be a positive integer, "
-                         f"not {value!r}")  # fmt: skip
+        raise ValueError(
+            f"{name_or_path}: tokenizer_config.json's max_mention_length must be a positive integer, not {value!r}"
+        )
     return value
 
 

@@ -259,10 +259,13 @@ class LukeForPretraining(nn.Module):
 # Where each checkpoint family keeps its masked-LM head, as (prefix in the checkpoint, our prefix).
 HEAD_PREFIXES = {
     "luke": [("lm_head.", "lm_head."), ("entity_predictions.", "entity_predictions.")],
-    "bert": [("cls.predictions.transform.dense.", "lm_head.dense."),
-             ("cls.predictions.transform.LayerNorm.", "lm_head.layer_norm."), ("cls.predictions.bias", "lm_head.bias"),
-             ("cls.predictions.decoder.bias", "lm_head.decoder.bias")],
-}  # fmt: skip
+    "bert": [
+        ("cls.predictions.transform.dense.", "lm_head.dense."),
+        ("cls.predictions.transform.LayerNorm.", "lm_head.layer_norm."),
+        ("cls.predictions.bias", "lm_head.bias"),
+        ("cls.predictions.decoder.bias", "lm_head.decoder.bias"),
+    ],
+}
 
 
 def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model_type: str, source: str) -> List[str]:
@@ -276,8 +279,11 @@ def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model
     if "lm_head.bias" not in heads and "lm_head.decoder.bias" in heads:  # some checkpoints keep only the tied copy
         heads["lm_head.bias"] = heads["lm_head.decoder.bias"]
     own = {k: v for k, v in model.state_dict().items() if not k.startswith("luke.")}
-    mismatched = [f"{k}: {tuple(heads[k].shape)} != {tuple(v.shape)}"
-                  for k, v in own.items() if k in heads and heads[k].shape != v.shape]  # fmt: skip
+    mismatched = [
+        f"{k}: {tuple(heads[k].shape)} != {tuple(v.shape)}"
+        for k, v in own.items()
+        if k in heads and heads[k].shape != v.shape
+    ]
     if mismatched:
         raise ValueError(f"{source}: head weights do not fit the configured model: {mismatched}")
     missing = sorted(k for k in own if k not in heads)

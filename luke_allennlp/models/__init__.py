@@ -10,6 +10,15 @@ from luke_allennlp.models.luke_squad import LukeSquad
 from luke_allennlp.models.luke_task_model import LukeTaskModel, ReportsMetrics
 
 __all__ = [
-    "LukeBioTagger", "LukeEntityTyping", "LukePretraining", "LukeRecord", "LukeRelationClassifier", "LukeSpanNer",
-    "LukeSquad", "LukeTaskModel", "ReportsMetrics", "LukeSequenceClassifier", "LukeMultipleChoice",
-]  # fmt: skip
+    "LukeBioTagger",
+    "LukeEntityTyping",
+    "LukePretraining",
+    "LukeRecord",
+    "LukeRelationClassifier",
+    "LukeSpanNer",
+    "LukeSquad",
+    "LukeTaskModel",
+    "ReportsMetrics",
+    "LukeSequenceClassifier",
+    "LukeMultipleChoice",
+]

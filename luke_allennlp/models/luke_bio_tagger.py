@@ -131,8 +131,13 @@ class LukeBioTagger(LukeTaskModel):
         not see), `truncated`, `entities` ({start, end, text, type, score: the mean probability of the span's tags})
         and, with gold labels, `gold_tags`."""
         probabilities = F.softmax(output_dict["logits"].detach().float(), dim=-1).cpu()  # read span by span
-        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": [],
-                                   "truncated": []}  # fmt: skip
+        result: Dict[str, List] = {
+            "id": output_dict["id"],
+            "words": output_dict["words"],
+            "tags": [],
+            "entities": [],
+            "truncated": [],
+        }
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
             result["gold_tags"] = []

@@ -107,8 +107,10 @@ class LukeEntityDisambiguation(Model):
         self.mask_entity_id = special_entity_ids(model_name, LUKE_SPECIAL_ENTITY_IDS)["[MASK]"]
         rows = read_config(model_name).get("entity_vocab_size")
         if luke.config.entity_vocab_size != rows:
-            raise ValueError(f"the embedder's entity table has {luke.config.entity_vocab_size} rows, {model_name}'s {rows}: "
-                             "keep the checkpoint's (entity_vocab: 'checkpoint'), whose ids the candidates are")  # fmt: skip
+            raise ValueError(
+                f"the embedder's entity table has {luke.config.entity_vocab_size} rows, {model_name}'s {rows}: "
+                "keep the checkpoint's (entity_vocab: 'checkpoint'), whose ids the candidates are"
+            )
         self.entity_predictions = EntityPredictionHead(luke.config)
         self.entity_predictions.apply(luke._init_weights)
         if load_weights:
@@ -149,8 +151,11 @@ class LukeEntityDisambiguation(Model):
         output: Dict[str, Any] = {"metadata": metadata}
         if entity_position_ids.size(1) == 0:  # no mention in the batch (raw text without names)
             empty = gold_entity_ids.new_zeros(gold_entity_ids.shape)
-            output.update(loss=candidate_priors.new_zeros((), requires_grad=self.training),
-                          predicted_candidates=empty - 1, scores=empty.float())  # fmt: skip
+            output.update(
+                loss=candidate_priors.new_zeros((), requires_grad=self.training),
+                predicted_candidates=empty - 1,
+                scores=empty.float(),
+            )
         elif self.training:
             entity_ids, labels = self._training_inputs(
                 gold_entity_ids, candidate_ids, candidate_mask, entity_attention_mask
@@ -183,9 +188,12 @@ class LukeEntityDisambiguation(Model):
     def _candidate_logits(self, entity_ids: torch.Tensor, inputs: EdInputs) -> torch.Tensor:
         """The entity head's logits of each mention's candidates, others masked: (batch, mentions, candidates)."""
         out = self.embedder.encode(
-            inputs.word_ids, inputs.word_attention_mask, entity_ids=entity_ids, entity_position_ids=inputs.entity_position_ids,
+            inputs.word_ids,
+            inputs.word_attention_mask,
+            entity_ids=entity_ids,
+            entity_position_ids=inputs.entity_position_ids,
             entity_attention_mask=inputs.entity_attention_mask,
-        )  # fmt: skip
+        )
         states = self.entity_predictions.transform(out.entity_last_hidden_state)  # (batch, mentions, entity_emb_size)
         candidates = inputs.candidate_ids.clamp(min=0)
         table = self.embedder.luke.entity_embeddings.entity_embeddings.weight
@@ -253,8 +261,15 @@ class LukeEntityDisambiguation(Model):
 
     # --- metrics and output --------------------------------------------------------------------------------------
 
-    def _update_accuracy(self, predicted: torch.Tensor, evaluated: torch.Tensor, gold: torch.Tensor,
-                         candidate_ids: torch.Tensor, candidate_mask: torch.Tensor, priors: torch.Tensor) -> None:  # fmt: skip
+    def _update_accuracy(
+        self,
+        predicted: torch.Tensor,
+        evaluated: torch.Tensor,
+        gold: torch.Tensor,
+        candidate_ids: torch.Tensor,
+        candidate_mask: torch.Tensor,
+        priors: torch.Tensor,
+    ) -> None:
         """Scores the `evaluated` mentions; `predicted` are candidate indices (-1: none)."""
         has_candidates = candidate_mask.any(-1)
         predicted_ids = candidate_ids.gather(-1, predicted.clamp(min=0).unsqueeze(-1)).squeeze(-1)

@@ -67,9 +67,17 @@ class LukeMultipleChoice(LukePooledHeadModel):
         """
         choices = [len(m["choices"]) if "choices" in m else None for m in metadata]  # (counted on the host)
         passes = self.nonempty_rows(word_attention_mask, None if None in choices else sum(choices))  # real rows
-        rows = [None if tensor is None else self.select(tensor, passes) for tensor in (
-            word_type_ids, entity_ids, entity_start_positions, entity_end_positions, entity_attention_mask,
-            entity_type_ids)]  # fmt: skip
+        rows = [
+            None if tensor is None else self.select(tensor, passes)
+            for tensor in (
+                word_type_ids,
+                entity_ids,
+                entity_start_positions,
+                entity_end_positions,
+                entity_attention_mask,
+                entity_type_ids,
+            )
+        ]
         scores = self.score(self.select(word_ids, passes), self.select(word_attention_mask, passes), *rows).squeeze(
             -1
         )  # (passes,)

@@ -82,9 +82,14 @@ class LukePretraining(ReportsMetrics, Model):
                 raise ValueError(f"entity_vocab_size {entity_vocab_size} != the {size} entities of {entity_vocab}")
             entity_vocab_size = size
         loading = EncoderLoading(
-            model_name, use_entity_aware_attention, entity_vocab_size, entity_emb_size, load_weights,
-            gradient_checkpointing, config_overrides,
-        )  # fmt: skip
+            model_name,
+            use_entity_aware_attention,
+            entity_vocab_size,
+            entity_emb_size,
+            load_weights,
+            gradient_checkpointing,
+            config_overrides,
+        )
         if entity_vocab_size is None and not loading.from_luke:
             raise ValueError(
                 f"{model_name} has no entity side: give entity_vocab (e.g. the corpus) or entity_vocab_size"

@@ -85,10 +85,16 @@ class LukeRecord(LukeTaskModel):
         mask = candidates >= 0
         if len(query):
             states = self.encode(
-                word_ids, word_attention_mask, word_type_ids, entity_ids=entity_ids,
-                entity_start_positions=entity_start_positions, entity_end_positions=entity_end_positions,
-                entity_attention_mask=entity_attention_mask, entity_type_ids=entity_type_ids, passes=passes,
-            ).entities  # (passes, entities, hidden)  # fmt: skip
+                word_ids,
+                word_attention_mask,
+                word_type_ids,
+                entity_ids=entity_ids,
+                entity_start_positions=entity_start_positions,
+                entity_end_positions=entity_end_positions,
+                entity_attention_mask=entity_attention_mask,
+                entity_type_ids=entity_type_ids,
+                passes=passes,
+            ).entities  # (passes, entities, hidden)
             placeholder, mentions = states[:, :1], states[:, 1:]
             features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)
             logits = self.scorer(self.dropout(features)).squeeze(-1)  # (passes, mentions)

@@ -74,9 +74,15 @@ class LukeSequenceClassifier(LukePooledHeadModel):
         entity_* : (batch, entities), optional entity inputs (the reader's `mention_dictionary`)
         """
         logits = self.score(
-            word_ids, word_attention_mask, word_type_ids, entity_ids, entity_start_positions, entity_end_positions,
-            entity_attention_mask, entity_type_ids,
-        )  # (batch, labels) or (batch, 1)  # fmt: skip
+            word_ids,
+            word_attention_mask,
+            word_type_ids,
+            entity_ids,
+            entity_start_positions,
+            entity_end_positions,
+            entity_attention_mask,
+            entity_type_ids,
+        )  # (batch, labels) or (batch, 1)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
             if self.regression:

@@ -144,9 +144,15 @@ class LukeSpanNer(LukeTaskModel):
         longest = max((meta.get("longest_mention", 1) for meta in metadata), default=1)
         # (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
         word_states, entity_states = self.encode_mentions(
-            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions,
-            entity_attention_mask, passes=passes, longest_mention=longest if "longest_mention" in metadata[0] else None,
-        )  # fmt: skip
+            word_ids,
+            word_attention_mask,
+            entity_ids,
+            entity_start_positions,
+            entity_end_positions,
+            entity_attention_mask,
+            passes=passes,
+            longest_mention=longest if "longest_mention" in metadata[0] else None,
+        )
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         features = mention_features(word_states, entity_states, starts, ends, self.feature)
         logits = self.classifier(self.dropout(features))  # (passes, entities, labels)
@@ -167,9 +173,11 @@ class LukeSpanNer(LukeTaskModel):
             output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
             # Decoded on the host when the metric is read (a report), not now: the step does not wait for the logits.
             logits_now, spans, golds = span_logits.detach(), output["spans"], output["gold_spans"]
-            self.metric.defer(lambda: self.metric(
-                [{(s, e): k for s, e, k, _ in p} for p in self._decode_batch(logits_now, spans)], golds
-            ))  # fmt: skip
+            self.metric.defer(
+                lambda: self.metric(
+                    [{(s, e): k for s, e, k, _ in p} for p in self._decode_batch(logits_now, spans)], golds
+                )
+            )
         return output
 
     def _decode_batch(
@@ -182,8 +190,13 @@ class LukeSpanNer(LukeTaskModel):
         """Per sentence: `words`, `tags` (IOB2, predicted: one per word the model saw; none for the words past
         `max_seq_length`), `truncated` (how many those are), `entities` ({start, end (exclusive), text, type, score: the
         softmax probability of the type over the types and `O` for that span}) and, with gold labels, `gold_tags`."""
-        result: Dict[str, List] = {"id": output_dict["id"], "words": output_dict["words"], "tags": [], "entities": [],
-                                   "truncated": []}  # fmt: skip
+        result: Dict[str, List] = {
+            "id": output_dict["id"],
+            "words": output_dict["words"],
+            "tags": [],
+            "entities": [],
+            "truncated": [],
+        }
         with_gold = all(gold is not None for gold in output_dict["gold_spans"])
         if with_gold:
             result["gold_tags"] = []

@@ -153,11 +153,17 @@ class LukeSquad(LukeTaskModel):
         longest = [meta.get("longest_mention") for meta in metadata]
         mask = self.select(word_attention_mask, passes)  # (passes, words)
         word_states = self.encode(
-            word_ids, word_attention_mask, word_type_ids, entity_ids=entity_ids,
-            entity_start_positions=entity_start_positions, entity_end_positions=entity_end_positions,
-            entity_attention_mask=entity_attention_mask, entity_type_ids=entity_type_ids, passes=passes,
+            word_ids,
+            word_attention_mask,
+            word_type_ids,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+            entity_attention_mask=entity_attention_mask,
+            entity_type_ids=entity_type_ids,
+            passes=passes,
             longest_mention=None if None in longest else max(longest),
-        ).words  # (passes, words, hidden)  # fmt: skip
+        ).words  # (passes, words, hidden)
         # In fp32: under bf16/fp16 autocast the head's output is half precision while the states are fp32, and fp32's
         # lowest value does not fit in half precision.
         logits = self.qa_outputs(word_states).float().masked_fill(~mask[..., None], torch.finfo(torch.float32).min)

@@ -110,8 +110,12 @@ class LukeTaskModel(ReportsMetrics, Model):
         if longest_mention is None and words is not None and entity_ids.size(-1) <= FEW_ENTITIES:
             longest_mention = words
         positions = span_position_ids(starts, ends, longest_mention, getattr(self.embedder, "max_mention_length", None))
-        return dict(entity_ids=entity_ids, entity_position_ids=positions,
-                    entity_attention_mask=attention_mask, entity_token_type_ids=type_ids)  # fmt: skip
+        return dict(
+            entity_ids=entity_ids,
+            entity_position_ids=positions,
+            entity_attention_mask=attention_mask,
+            entity_token_type_ids=type_ids,
+        )
 
     @staticmethod
     def select(tensor: torch.Tensor, passes: Optional[Passes]) -> torch.Tensor:
@@ -152,9 +156,14 @@ class LukeTaskModel(ReportsMetrics, Model):
                 optional = [
                     None if t is None else self.select(t, rows) for t in (entity_attention_mask, entity_type_ids)
                 ]
-                entities = self.entity_inputs(self.select(entity_ids, rows), self.select(entity_start_positions, rows),
-                                              self.select(entity_end_positions, rows), *optional,
-                                              longest_mention=longest_mention, words=word_ids.size(-1))  # fmt: skip
+                entities = self.entity_inputs(
+                    self.select(entity_ids, rows),
+                    self.select(entity_start_positions, rows),
+                    self.select(entity_end_positions, rows),
+                    *optional,
+                    longest_mention=longest_mention,
+                    words=word_ids.size(-1),
+                )
             out = self.embedder.encode(**words, **entities)
             word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
         else:
@@ -179,7 +188,12 @@ class LukeTaskModel(ReportsMetrics, Model):
         if not self.has_entity_states:
             return self.encode(word_ids, word_attention_mask, passes=passes)
         return self.encode(
-            word_ids, word_attention_mask, entity_ids=entity_ids, entity_start_positions=entity_start_positions,
-            entity_end_positions=entity_end_positions, entity_attention_mask=entity_attention_mask, passes=passes,
+            word_ids,
+            word_attention_mask,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+            entity_attention_mask=entity_attention_mask,
+            passes=passes,
             longest_mention=longest_mention,
-        )  # fmt: skip
+        )

@@ -48,7 +48,13 @@ class LukePooledHeadModel(LukeTaskModel):
         entities = {}
         if entity_ids is not None:
             assert entity_start_positions is not None and entity_end_positions is not None
-            entities = self.entity_inputs(entity_ids, entity_start_positions, entity_end_positions,
-                                          entity_attention_mask, entity_type_ids, words=word_ids.size(-1))  # fmt: skip
+            entities = self.entity_inputs(
+                entity_ids,
+                entity_start_positions,
+                entity_end_positions,
+                entity_attention_mask,
+                entity_type_ids,
+                words=word_ids.size(-1),
+            )
         pooled = self.embedder.encode(word_ids, word_attention_mask, word_type_ids, **entities).pooler_output
         return self.classifier(self.dropout(pooled)).float()

@@ -13,7 +13,7 @@ class EncoderLoading:
     """
     The checkpoint-loading options that the `luke` embedder and the `luke_pretraining` model share. Both
     constructors take them as parameters of these names, types and defaults (allennlp reads a constructor's
-    signature as its config schema; `tests/modules/test_encoder_loading.py` holds them to this definition).
+    signature as its config schema: both configs accept these options alike).
 
     # Parameters
 

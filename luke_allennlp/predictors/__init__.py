@@ -8,6 +8,15 @@ from luke_allennlp.predictors.luke_sequence_classifier import LukeSequenceClassi
 from luke_allennlp.predictors.luke_span_ner import LukeSpanNerPredictor
 from luke_allennlp.predictors.luke_squad import LukeSquadPredictor
 
-__all__ = ["EntityCloze", "LukeEntityClozePredictor", "LukeEntityTypingPredictor", "LukePredictor", "LukeRecordPredictor", "LukeRelationClassifierPredictor",
-           "LukeSpanNerPredictor", "LukeSquadPredictor", "LukeSequenceClassifierPredictor",
-           "LukeMultipleChoicePredictor"]  # fmt: skip
+__all__ = [
+    "EntityCloze",
+    "LukeEntityClozePredictor",
+    "LukeEntityTypingPredictor",
+    "LukePredictor",
+    "LukeRecordPredictor",
+    "LukeRelationClassifierPredictor",
+    "LukeSpanNerPredictor",
+    "LukeSquadPredictor",
+    "LukeSequenceClassifierPredictor",
+    "LukeMultipleChoicePredictor",
+]

@@ -118,8 +118,10 @@ class EntityCloze:
         if language not in self._by_language:
             vocab = self.entity_vocab
             if language is not None and language not in self._languages:
-                raise ValueError(f"the entity vocabulary has no titles in {language!r} (its languages: "
-                                 f"{', '.join(self._languages[:20]) or 'none'})")  # fmt: skip
+                raise ValueError(
+                    f"the entity vocabulary has no titles in {language!r} (its languages: "
+                    f"{', '.join(self._languages[:20]) or 'none'})"
+                )
             ids = sorted({vocab[title] for title in vocab} - set(self._special))
             if language is not None:
                 ids = [i for i in ids if vocab.get(vocab.title(i, language=language), language=language) == i]
@@ -188,8 +190,10 @@ class LukeEntityClozePredictor(LukePredictor):
         super().__init__(model, dataset_reader)
         pretraining = getattr(model, "pretraining", None)
         if pretraining is None or not hasattr(pretraining, "entity_predictions"):
-            raise ValueError(f"a {type(model).__name__} model has no masked entity head: entity cloze needs a "
-                             "luke_pretraining archive (or EntityCloze.from_pretrained on a LUKE checkpoint)")  # fmt: skip
+            raise ValueError(
+                f"a {type(model).__name__} model has no masked entity head: entity cloze needs a "
+                "luke_pretraining archive (or EntityCloze.from_pretrained on a LUKE checkpoint)"
+            )
         tokenizer_path, vocab_path = _model_vocabularies(model, tokenizer, entity_vocab)
         from luke_allennlp.data.tokenization import load_fast_tokenizer
 
@@ -227,6 +231,8 @@ def _model_vocabularies(model: Model, tokenizer: Optional[str], entity_vocab: Op
     vocab_path = corpus.entity_vocab_path if corpus is not None else source or model_name  # (a LUKE checkpoint's)
     tokenizer_path = tokenizer or (corpus.tokenizer_path if corpus is not None else model_name)
     if vocab_path is None or tokenizer_path is None:
-        raise ValueError('the model does not name its tokenizer and entity vocabulary: pass them with --predictor-args '
-                         '\'{"tokenizer": ..., "entity_vocab": ...}\'')  # fmt: skip
+        raise ValueError(
+            "the model does not name its tokenizer and entity vocabulary: pass them with --predictor-args "
+            '\'{"tokenizer": ..., "entity_vocab": ...}\''
+        )
     return tokenizer_path, vocab_path

@@ -45,8 +45,12 @@ class LukeEntityDisambiguationPredictor(Predictor):
         if json_dict.get("mentions") is not None:
             mentions = []
             for span in json_dict["mentions"]:
-                if not (isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(x, int) for x in span)
-                        and 0 <= span[0] < span[1] <= len(text)):  # fmt: skip
+                if not (
+                    isinstance(span, (list, tuple))
+                    and len(span) == 2
+                    and all(isinstance(x, int) for x in span)
+                    and 0 <= span[0] < span[1] <= len(text)
+                ):
                     raise ValueError(
                         f"mention {span!r} is not [start, end] with 0 <= start < end <= {len(text)} (the text's length)"
                     )

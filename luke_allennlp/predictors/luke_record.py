@@ -31,9 +31,11 @@ class LukeRecordPredictor(LukePredictor):
             )
         entities = require(json_dict, "entities", list, where)
         return self._dataset_reader.text_to_instance(
-            require(json_dict, "passage", str, where), require(json_dict, "query", str, where), entity_spans(entities),
+            require(json_dict, "passage", str, where),
+            require(json_dict, "query", str, where),
+            entity_spans(entities),
             query_id=where,
-        )  # fmt: skip
+        )
 
 
 def entity_spans(entities: List[Any]) -> List[Tuple[int, int]]:

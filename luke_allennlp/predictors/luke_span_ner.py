@@ -16,8 +16,10 @@ WORD = regex.compile(r"\w+(?:[-'.]+\w+)*|[^\w\s]\p{M}*")
 # A sentence ends at a line break, or at `.`, `!` or `?` (closing quotes or brackets may follow) before white space and
 # a capital, a digit or an opening quote or bracket, unless the word before the full stop is an abbreviation.
 SENTENCE_END = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*[^\S\n]+(?=["'\u201c\u2018(\[]?[A-Z0-9])|\s*\n\s*""")
-ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]|(?:[A-Za-z]\.)+[A-Za-z]|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Corp|Co|Ltd|"
-                          r"Gen|Sen|Rep|Gov|Lt|Col|Capt|Sgt|Mt|No|vs|etc)\.$")  # fmt: skip
+ABBREVIATION = re.compile(
+    r"(?:^|\s)(?:[A-Za-z]|(?:[A-Za-z]\.)+[A-Za-z]|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Corp|Co|Ltd|"
+    r"Gen|Sen|Rep|Gov|Lt|Col|Capt|Sgt|Mt|No|vs|etc)\.$"
+)
 
 
 # Text without spaces (Japanese, Chinese) ends a sentence after 。, ！ or ？ (closing brackets may follow) or at a line break.

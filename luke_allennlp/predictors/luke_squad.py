@@ -22,7 +22,10 @@ class LukeSquadPredictor(LukePredictor):
         if "question" not in json_dict or "context" not in json_dict:
             raise ValueError(f'{where}: the input needs "question" and "context"')
         question, context = require(json_dict, "question", str, where), require(json_dict, "context", str, where)
-        title, language = (require(json_dict, key, str, where) if json_dict.get(key) is not None else None
-                           for key in ("title", "language"))  # fmt: skip
-        return self._dataset_reader.text_to_instance(question, context, title=title, question_id=where,
-                                                     language=language)  # fmt: skip
+        title, language = (
+            require(json_dict, key, str, where) if json_dict.get(key) is not None else None
+            for key in ("title", "language")
+        )
+        return self._dataset_reader.text_to_instance(
+            question, context, title=title, question_id=where, language=language
+        )

@@ -79,9 +79,14 @@ class LukeEmbedder(TokenEmbedder):
         self.output = output
         self.max_mention_length = max_mention_length or checkpoint_max_mention_length(model_name)
         loading = EncoderLoading(
-            model_name, use_entity_aware_attention, entity_vocab_size, entity_emb_size, load_weights,
-            gradient_checkpointing, config_overrides,
-        )  # fmt: skip
+            model_name,
+            use_entity_aware_attention,
+            entity_vocab_size,
+            entity_emb_size,
+            load_weights,
+            gradient_checkpointing,
+            config_overrides,
+        )
         from_luke = loading.from_luke
         if entity_vocab == "task" and not from_luke:  # a new entity side holds only the task entities
             loading = dataclasses.replace(loading, entity_vocab_size=len(TASK_ENTITY_VOCAB))

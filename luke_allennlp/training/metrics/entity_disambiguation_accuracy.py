@@ -39,12 +39,24 @@ class EntityDisambiguationAccuracy(CountingMetric):
         """
         mask = torch.ones_like(gold, dtype=torch.bool) if mask is None else mask.bool()
         known = gold.ge(0) & mask
-        sums = torch.stack([
-            mask.sum(), (predictions.eq(gold) & known).sum(), (prior_predictions.eq(gold) & known).sum(),
-            (gold_in_candidates.bool() & mask).sum(), (candidate_counts.eq(0) & mask).sum(), (mask & ~known).sum(),
-        ]).detach()  # fmt: skip
-        names = ("mentions", "correct", "prior_correct", "gold_in_candidates", "without_candidates",
-                 "gold_outside_vocabulary")  # fmt: skip
+        sums = torch.stack(
+            [
+                mask.sum(),
+                (predictions.eq(gold) & known).sum(),
+                (prior_predictions.eq(gold) & known).sum(),
+                (gold_in_candidates.bool() & mask).sum(),
+                (candidate_counts.eq(0) & mask).sum(),
+                (mask & ~known).sum(),
+            ]
+        ).detach()
+        names = (
+            "mentions",
+            "correct",
+            "prior_correct",
+            "gold_in_candidates",
+            "without_candidates",
+            "gold_outside_vocabulary",
+        )
         self.defer(lambda: self._counts["counts"].update(dict(zip(names, sums.tolist()))))
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
