@@ -12,9 +12,17 @@ becomes an alias of the first, submodules included.
 import sys
 
 NAMES = ("data_readers", "luke_allennlp_readers")
-MODULES = ("luke_conll2003", "luke_entity_disambiguation", "luke_open_entity", "luke_pretraining", "luke_record",
-           "luke_relation_classification", "luke_squad", "luke_sentence_classification",
-           "luke_multiple_choice")  # fmt: skip
+MODULES = (
+    "luke_conll2003",
+    "luke_entity_disambiguation",
+    "luke_open_entity",
+    "luke_pretraining",
+    "luke_record",
+    "luke_relation_classification",
+    "luke_squad",
+    "luke_sentence_classification",
+    "luke_multiple_choice",
+)
 _first = next((name for name in NAMES if name != __name__ and name in sys.modules), None)
 if _first is not None:
     for _module in MODULES:
@@ -34,7 +42,12 @@ else:
     from .luke_squad import LukeSquadReader
 
 __all__ = [
-    "LukeConll2003Reader", "LukeOpenEntityReader", "LukePretrainingReader", "LukeRecordReader",
-    "LukeRelationClassificationReader", "LukeSquadReader", "LukeSentenceClassificationReader",
+    "LukeConll2003Reader",
+    "LukeOpenEntityReader",
+    "LukePretrainingReader",
+    "LukeRecordReader",
+    "LukeRelationClassificationReader",
+    "LukeSquadReader",
+    "LukeSentenceClassificationReader",
     "LukeMultipleChoiceReader",
-]  # fmt: skip
+]

@@ -26,6 +26,15 @@ from luke_allennlp.data.tokenization import load_fast_tokenizer
 logger = logging.getLogger(__name__)
 
 TAG = re.compile(r"^(O|[BI]-\S+)$")
+STATS = (
+    "documents",
+    "sentences",
+    "empty_documents",
+    "truncated_sentences",
+    "truncated_gold_entities",
+    "gold_entities_too_long",
+    "word_boundaries_inside_subwords",
+)
 # The columns' separator: ASCII spaces (tabs accepted). Not any Unicode white space, as `str.split()` would
 # take: a word may hold a no-break space ("10\u00a0000").
 COLUMNS = re.compile(r"[ \t]+")
@@ -153,9 +162,7 @@ class LukeConll2003Reader(DatasetReader):
     # --- reading files -------------------------------------------------------------------------------
 
     def _read(self, file_path: str) -> Iterator[Instance]:
-        self.stats = dict.fromkeys(("documents", "sentences", "empty_documents", "truncated_sentences",
-                                    "truncated_gold_entities", "gold_entities_too_long",
-                                    "word_boundaries_inside_subwords"), 0)  # fmt: skip
+        self.stats = dict.fromkeys(STATS, 0)
         for index, document in self.shard_iterable(enumerate(self.read_documents(cached_path(file_path)))):
             if not any(s.words for s in document):
                 self.stats["empty_documents"] += 1
@@ -171,17 +178,24 @@ class LukeConll2003Reader(DatasetReader):
             # fits around it); sentences longer than it are, and are counted.
             logger.warning(
                 "%s: %d of %d sentences have more subwords than max_seq_length allows and were cut (%d gold entities "
-                "lost); stats: %s", file_path, self.stats["truncated_sentences"], self.stats["sentences"],
-                self.stats["truncated_gold_entities"], self.stats,
-            )  # fmt: skip
+                "lost); stats: %s",
+                file_path,
+                self.stats["truncated_sentences"],
+                self.stats["sentences"],
+                self.stats["truncated_gold_entities"],
+                self.stats,
+            )
         else:
             logger.info("%s: %s", file_path, self.stats)
         if self.stats["gold_entities_too_long"]:
             # No span of the model reaches them: in evaluation each is a miss (a false negative).
             logger.warning(
                 "%s: %d gold entities are longer than max_mention_length (%d words): no span covers them, and they "
-                "count as misses", file_path, self.stats["gold_entities_too_long"], self.max_mention_length,
-            )  # fmt: skip
+                "count as misses",
+                file_path,
+                self.stats["gold_entities_too_long"],
+                self.max_mention_length,
+            )
 
     def read_documents(self, path: str) -> Iterator[List[Sentence]]:
         """Parses a CoNLL file into documents of sentences; a malformed line raises naming file and line, and so
@@ -295,8 +309,12 @@ class LukeConll2003Reader(DatasetReader):
             self.stats["truncated_gold_entities"] = self.stats.get("truncated_gold_entities", 0) + lost
             logger.warning(
                 "%s: sentence of %d subwords truncated to %d words of %d (max_seq_length); %d gold entities lost",
-                instance_id, ends[-1] - starts[0], kept, n_words, lost,
-            )  # fmt: skip
+                instance_id,
+                ends[-1] - starts[0],
+                kept,
+                n_words,
+                lost,
+            )
         if gold:
             too_long = sum(1 for (s, e) in gold if e - s > self.max_mention_length)
             self.stats["gold_entities_too_long"] = self.stats.get("gold_entities_too_long", 0) + too_long

@@ -34,10 +34,19 @@ NO_GOLD = -2  # a mention without a gold entity (raw text); -1 is a gold entity 
 PAGES = ("all", "train", "held_out")
 ROWS_PER_READ = 128
 STATS = (
-    "documents", "windows", "instances", "mentions", "mentions_without_candidates", "gold_outside_vocabulary",
-    "gold_outside_candidates", "candidates_outside_vocabulary", "documents_split_into_windows",
-    "windows_split_for_max_entities", "mentions_cut_to_max_mention_length", "mentions_cut_at_window_end",
-)  # fmt: skip
+    "documents",
+    "windows",
+    "instances",
+    "mentions",
+    "mentions_without_candidates",
+    "gold_outside_vocabulary",
+    "gold_outside_candidates",
+    "candidates_outside_vocabulary",
+    "documents_split_into_windows",
+    "windows_split_for_max_entities",
+    "mentions_cut_to_max_mention_length",
+    "mentions_cut_at_window_end",
+)
 
 
 @DatasetReader.register("luke_entity_disambiguation")
@@ -208,8 +217,11 @@ class LukeEntityDisambiguationReader(DatasetReader):
                     gold_title = (
                         corpus_vocab.title(entity_id) if 0 <= entity_id < len(to_model) else None
                     )  # "[UNK]" too
-                    mentions.append(self._mention(first, end, gold, self._corpus_candidates(name),
-                                                  {"text": name, "gold": gold_title}))  # fmt: skip
+                    mentions.append(
+                        self._mention(
+                            first, end, gold, self._corpus_candidates(name), {"text": name, "gold": gold_title}
+                        )
+                    )
                 self.stats["documents"] += 1
                 yield from self._instances(list(words), mentions, where)
 
@@ -324,8 +336,13 @@ class LukeEntityDisambiguationReader(DatasetReader):
         meta["candidates"] = [self.entity_vocab.title(i) for i in ids]
         return _Mention(first, end, gold, ids, priors, meta)
 
-    def _instances(self, ids: List[int], mentions: List["_Mention"], document_id: str,
-                   gold_links: Optional[List[Tuple[Tuple[int, int], list]]] = None) -> Iterator[Instance]:  # fmt: skip
+    def _instances(
+        self,
+        ids: List[int],
+        mentions: List["_Mention"],
+        document_id: str,
+        gold_links: Optional[List[Tuple[Tuple[int, int], list]]] = None,
+    ) -> Iterator[Instance]:
         windows = self._windows(len(ids), mentions)
         self.stats["documents_split_into_windows"] += len(windows) > 1
         for number, (begin, end) in enumerate(windows):
@@ -373,8 +390,14 @@ class LukeEntityDisambiguationReader(DatasetReader):
             begin = end
         return windows
 
-    def _instance(self, ids: Sequence[int], begin: int, mentions: List["_Mention"], document_id: str,
-                  gold_links: Optional[List[list]]) -> Instance:  # fmt: skip
+    def _instance(
+        self,
+        ids: Sequence[int],
+        begin: int,
+        mentions: List["_Mention"],
+        document_id: str,
+        gold_links: Optional[List[list]],
+    ) -> Instance:
         shift = len(self.prefix) - begin  # document subword -> input position
         word_ids = [*self.prefix, *ids, *self.suffix]
         window_end = begin + len(ids)

@@ -33,8 +33,14 @@ def _is_cjk(char: str) -> bool:
     code = ord(char)
     if unicodedata.category(char).startswith("M"):
         return False
-    return (0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF
-            or 0xF900 <= code <= 0xFAFF or 0xFF66 <= code <= 0xFF9F or 0x20000 <= code <= 0x2FA1F)  # fmt: skip
+    return (
+        0x3040 <= code <= 0x30FF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFF66 <= code <= 0xFF9F
+        or 0x20000 <= code <= 0x2FA1F
+    )
 
 
 def word_start_table(tokenizer) -> np.ndarray:
@@ -137,8 +143,11 @@ class LukePretrainingReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
-        for name, value in [("masked_lm_prob", masked_lm_prob), ("masked_entity_prob", masked_entity_prob),
-                            ("random_word_prob + unmasked_word_prob", random_word_prob + unmasked_word_prob)]:  # fmt: skip
+        for name, value in [
+            ("masked_lm_prob", masked_lm_prob),
+            ("masked_entity_prob", masked_entity_prob),
+            ("random_word_prob + unmasked_word_prob", random_word_prob + unmasked_word_prob),
+        ]:
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], not {value}")
         self.masked_lm_prob = masked_lm_prob
@@ -257,10 +266,12 @@ class LukePretrainingReader(DatasetReader):
                 bounds = mention_offsets[row_mentions[k] : row_mentions[k + 1] + 1]
                 self.stats["rows"] += 1
                 yield self.text_to_instance(
-                    words[word_offsets[k] : word_offsets[k + 1]], entities[entity_offsets[k] : entity_offsets[k + 1]],
-                    [mentions[a:b] for a, b in zip(bounds[:-1], bounds[1:])], rng,
+                    words[word_offsets[k] : word_offsets[k + 1]],
+                    entities[entity_offsets[k] : entity_offsets[k + 1]],
+                    [mentions[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
+                    rng,
                     example_id=_row_name(names, starts, int(row_index)),
-                )  # fmt: skip
+                )
         worker = self.get_worker_info()
         if any(v for k, v in self.stats.items() if k != "rows"):
             worker_id = worker.id if worker else 0
@@ -323,8 +334,10 @@ class LukePretrainingReader(DatasetReader):
             "masked_counts": MetadataField((int((labels != no_label).sum()), int((entity_labels != no_label).sum()))),
         }
         if self.masked_positions:
-            for name, row_labels, size in (("masked_lm_positions", labels, self.masked_sizes[0]),
-                                           ("masked_entity_positions", entity_labels, self.masked_sizes[1])):  # fmt: skip
+            for name, row_labels, size in (
+                ("masked_lm_positions", labels, self.masked_sizes[0]),
+                ("masked_entity_positions", entity_labels, self.masked_sizes[1]),
+            ):
                 chosen = np.flatnonzero(row_labels != no_label)
                 if len(chosen) > size:
                     raise ValueError(f"{example_id}: {len(chosen)} masked positions, more than the {size} of {name}")

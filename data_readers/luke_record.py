@@ -18,9 +18,22 @@ logger = logging.getLogger(__name__)
 PLACEHOLDER = "@placeholder"
 CharSpan = Tuple[int, int]  # characters, end INCLUSIVE (ReCoRD's convention)
 MASK = TASK_ENTITY_VOCAB["[MASK]"]
-STATS = ("passages", "queries", "windows", "split_passages", "truncated_queries", "mentions", "duplicate_mentions",
-         "mentions_without_subwords", "mentions_cut_by_max_entities", "candidates", "candidates_without_window",
-         "queries_without_gold_candidate", "queries_with_gold_outside_windows", "answers_not_matching_offsets")  # fmt: skip
+STATS = (
+    "passages",
+    "queries",
+    "windows",
+    "split_passages",
+    "truncated_queries",
+    "mentions",
+    "duplicate_mentions",
+    "mentions_without_subwords",
+    "mentions_cut_by_max_entities",
+    "candidates",
+    "candidates_without_window",
+    "queries_without_gold_candidate",
+    "queries_with_gold_outside_windows",
+    "answers_not_matching_offsets",
+)
 
 
 @dataclass
@@ -101,9 +114,13 @@ class LukeRecordReader(DatasetReader):
         for example in self.shard_iterable(nonempty(self.read_queries(cached_path(file_path), file_path), file_path)):
             try:
                 instance = self.text_to_instance(
-                    example.passage, example.query, example.entities, example.answers, example.query_id,
+                    example.passage,
+                    example.query,
+                    example.entities,
+                    example.answers,
+                    example.query_id,
                     passage_id=example.passage_id,
-                )  # fmt: skip
+                )
             except ValueError as e:
                 raise ValueError(f"{file_path}: query {e}") from None
             yield instance
@@ -163,8 +180,14 @@ class LukeRecordReader(DatasetReader):
             raise ValueError(f"{where}: expected a text and integer start/end, got {answer!r}")
         if passage[start : end + 1] != answer_text:
             self.stats["answers_not_matching_offsets"] += 1
-            logger.warning("%s: text %r differs from the passage at [%d, %d] (%r); the text is used",
-                           where, answer_text, start, end, passage[start : end + 1])  # fmt: skip
+            logger.warning(
+                "%s: text %r differs from the passage at [%d, %d] (%r); the text is used",
+                where,
+                answer_text,
+                start,
+                end,
+                passage[start : end + 1],
+            )
         return answer_text
 
     # --- instances -------------------------------------------------------------------------------------
@@ -240,12 +263,21 @@ class LukeRecordReader(DatasetReader):
         rows = []  # per window, (entity id, first position, last position, candidate) of each entity
         in_window = np.zeros(len(candidates), dtype=bool)
         for row, window in enumerate(windows):
-            inside = [(MASK, window.position(first), window.position(last), c) for first, last, c in mentions
-                      if window.contains(first, last)]  # fmt: skip
+            inside = [
+                (MASK, window.position(first), window.position(last), c)
+                for first, last, c in mentions
+                if window.contains(first, last)
+            ]
             if len(inside) > width - 1:
                 stats["mentions_cut_by_max_entities"] += len(inside) - (width - 1)
-                logger.warning("%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",
-                               query_id, row, len(inside), len(inside) - (width - 1), self.max_entities)  # fmt: skip
+                logger.warning(
+                    "%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",
+                    query_id,
+                    row,
+                    len(inside),
+                    len(inside) - (width - 1),
+                    self.max_entities,
+                )
                 inside = inside[: width - 1]
             first, last = (window.question_start + s for s in question_span)
             rows.append([(MASK, first, last, -1)] + inside)
@@ -266,8 +298,14 @@ class LukeRecordReader(DatasetReader):
             entity_end_positions=table[..., 2],
             entity_candidates=np.where(mask, table[..., 3], -1),
         )
-        metadata = {"id": query_id, "passage_id": passage_id, "query": query, "candidates": candidates,
-                    "candidate_spans": candidate_spans, "answers": list(answers) if answers is not None else None}  # fmt: skip
+        metadata = {
+            "id": query_id,
+            "passage_id": passage_id,
+            "query": query,
+            "candidates": candidates,
+            "candidate_spans": candidate_spans,
+            "answers": list(answers) if answers is not None else None,
+        }
         if answers is not None:
             gold = set(answers)
             labels = np.array([c in gold for c in candidates], dtype=np.int64)

@@ -22,10 +22,23 @@ from luke_allennlp.data.windows import (
 
 logger = logging.getLogger(__name__)
 
-STATS = ("questions", "windows", "split_passages", "truncated_questions", "answers_cutting_subwords",
-         "answers_outside_windows", "pages_not_in_dictionary", "mentions", "mentions_not_in_entity_vocab",
-         "mentions_too_long", "mentions_cut_by_max_entities", "contexts", "contexts_with_candidates",
-         "contexts_with_translated_candidates", "contexts_without_candidates")  # fmt: skip
+STATS = (
+    "questions",
+    "windows",
+    "split_passages",
+    "truncated_questions",
+    "answers_cutting_subwords",
+    "answers_outside_windows",
+    "pages_not_in_dictionary",
+    "mentions",
+    "mentions_not_in_entity_vocab",
+    "mentions_too_long",
+    "mentions_cut_by_max_entities",
+    "contexts",
+    "contexts_with_candidates",
+    "contexts_with_translated_candidates",
+    "contexts_without_candidates",
+)
 
 
 @dataclass
@@ -144,12 +157,19 @@ class LukeSquadReader(DatasetReader):
         self.language = language
         self.linker: Optional[CrossLingualLinker] = None
         if mention_dictionary is not None:
-            self.linker = CrossLingualLinker(model_name, mention_dictionary, entity_vocab, min_link_probability,
-                                             max_mention_length, translate_candidates_from)  # fmt: skip
+            self.linker = CrossLingualLinker(
+                model_name,
+                mention_dictionary,
+                entity_vocab,
+                min_link_probability,
+                max_mention_length,
+                translate_candidates_from,
+            )
             self.entity_vocab = self.linker.entity_vocab
         elif entity_vocab is not None or translate_candidates_from is not None:
-            raise ValueError("entity_vocab and translate_candidates_from are only used with mention_dictionary "
-                             "(entity inputs)")  # fmt: skip
+            raise ValueError(
+                "entity_vocab and translate_candidates_from are only used with mention_dictionary (entity inputs)"
+            )
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
         # The questions of a passage come one after another: its subwords and mentions are computed once.
         self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
@@ -173,13 +193,20 @@ class LukeSquadReader(DatasetReader):
             )
         questions = nonempty(self.read_questions(cached_path(file_path), file_path), file_path)
         for question in self.shard_iterable(questions):
-            yield self.text_to_instance(question.question, question.context, question.answers, question.title,
-                                        question.question_id, language)  # fmt: skip
+            yield self.text_to_instance(
+                question.question, question.context, question.answers, question.title, question.question_id, language
+            )
         stats = self.stats
         if self.linker is not None:
-            logger.info("%s (%s): %d contexts, %d with entity candidates (%d translated), %d without", file_path,
-                        language or "language not given", stats["contexts"], stats["contexts_with_candidates"],
-                        stats["contexts_with_translated_candidates"], stats["contexts_without_candidates"])  # fmt: skip
+            logger.info(
+                "%s (%s): %d contexts, %d with entity candidates (%d translated), %d without",
+                file_path,
+                language or "language not given",
+                stats["contexts"],
+                stats["contexts_with_candidates"],
+                stats["contexts_with_translated_candidates"],
+                stats["contexts_without_candidates"],
+            )
         logger.info("%s: %s", file_path, stats)
 
     @staticmethod
@@ -237,8 +264,10 @@ class LukeSquadReader(DatasetReader):
         _check_not_empty(question, context, question_id)
         language = language or self.language
         if self.linker is not None and language is None and self.linker.by_language():
-            raise ValueError(f"{question_id}: which language is the passage in? The mention dictionaries are per "
-                             "language: give the reader's language or the input's")  # fmt: skip
+            raise ValueError(
+                f"{question_id}: which language is the passage in? The mention dictionaries are per "
+                "language: give the reader's language or the input's"
+            )
         stats = self.stats
         stats["questions"] += 1
         pair = self.encoder.encode(question, context, self._tokenize_passage(context))
@@ -285,13 +314,20 @@ class LukeSquadReader(DatasetReader):
                 )
             fields.update(tensor_fields(self.tokenizer.pad_token_id, start_positions=starts, end_positions=ends))
         # offsets stay numpy: the trainer moves the tensors of metadata to the GPU too.
-        fields["metadata"] = MetadataField({
-            "id": question_id, "question": question, "context": context, "title": title,
-            "answers": [text for _, text in answers] if answers else None,
-            "answer_spans": list(answers) if answers else None, "offsets": pair.passage.offsets,
-            # (the model's passes and entity position ids, without reading the device)
-            "windows": len(windows), "longest_mention": longest,
-        })  # fmt: skip
+        fields["metadata"] = MetadataField(
+            {
+                "id": question_id,
+                "question": question,
+                "context": context,
+                "title": title,
+                "answers": [text for _, text in answers] if answers else None,
+                "answer_spans": list(answers) if answers else None,
+                "offsets": pair.passage.offsets,
+                # (the model's passes and entity position ids, without reading the device)
+                "windows": len(windows),
+                "longest_mention": longest,
+            }
+        )
         return Instance(fields)
 
     @staticmethod
@@ -344,8 +380,11 @@ class LukeSquadReader(DatasetReader):
         rows, cut = [], 0
         for window in windows:
             inside = [(e, window.question_start + first, window.question_start + last) for e, first, last in question]
-            inside += [(e, window.position(first), window.position(last)) for e, first, last in passage
-                       if window.contains(first, last)]  # fmt: skip
+            inside += [
+                (e, window.position(first), window.position(last))
+                for e, first, last in passage
+                if window.contains(first, last)
+            ]
             cut += max(0, len(inside) - self.max_entities)
             rows.append(inside[: self.max_entities])
         if cut:
