@@ -46,8 +46,9 @@ def main() -> None:
     wiki_dump = WikiDump(dump)
     pages = list(wiki_dump)  # (reading the pages fills in the dump's namespaces)
     articles = [page for page in pages if page.is_article and page.text.strip()]
-    processor = PageProcessor(load_fast_tokenizer(str(work / "tokenizer")), vocab, WikiIndex.from_pages(pages),
-                              wiki_dump.namespaces, options)  # fmt: skip
+    processor = PageProcessor(
+        load_fast_tokenizer(str(work / "tokenizer")), vocab, WikiIndex.from_pages(pages), wiki_dump.namespaces, options
+    )
     clean_times, page_times = [], []
     for _ in range(args.repeats):
         start = time.perf_counter()
@@ -60,10 +61,14 @@ def main() -> None:
             processor.process(page, stats)
         page_times.append(time.perf_counter() - start)
     clean, per_page = statistics.median(clean_times), statistics.median(page_times)
-    print(f"{dump.name}: {len(articles)} articles, {stats['sequences']} sequences, {stats['words']} subwords, "
-          f"{stats['entities']} entities (sentence splitter: {args.sentence_splitter})")  # fmt: skip
-    print(f"per-page work in one process: {per_page:.2f} s = {len(articles) / per_page:.1f} pages/s "
-          f"(markup cleaning {clean:.2f} s, the rest {per_page - clean:.2f} s)")  # fmt: skip
+    print(
+        f"{dump.name}: {len(articles)} articles, {stats['sequences']} sequences, {stats['words']} subwords, "
+        f"{stats['entities']} entities (sentence splitter: {args.sentence_splitter})"
+    )
+    print(
+        f"per-page work in one process: {per_page:.2f} s = {len(articles) / per_page:.1f} pages/s "
+        f"(markup cleaning {clean:.2f} s, the rest {per_page - clean:.2f} s)"
+    )
 
     for workers in args.workers:
         times = []
@@ -76,8 +81,10 @@ def main() -> None:
             times.append(time.perf_counter() - start)
         seconds = statistics.median(times)
         rate = metadata["pages"] / seconds
-        print(f"build_pretraining_corpus, {workers} worker(s): {seconds:.2f} s = {rate:.1f} pages/s = "
-              f"{rate / workers:.1f} pages/s/worker")  # fmt: skip
+        print(
+            f"build_pretraining_corpus, {workers} worker(s): {seconds:.2f} s = {rate:.1f} pages/s = "
+            f"{rate / workers:.1f} pages/s/worker"
+        )
 
 
 if __name__ == "__main__":

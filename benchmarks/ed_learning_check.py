@@ -56,8 +56,18 @@ def split_dump(dump: Path, out: Path, every: int):
 
 
 def evaluate(archive: Path, data: Path, out: Path, env: dict, overrides: dict) -> dict:
-    allennlp("evaluate", str(archive), str(data), "--output-file", str(out.with_suffix(".json")),
-             "--predictions-output-file", str(out.with_suffix(".jsonl")), "-o", json.dumps(overrides), env=env)  # fmt: skip
+    allennlp(
+        "evaluate",
+        str(archive),
+        str(data),
+        "--output-file",
+        str(out.with_suffix(".json")),
+        "--predictions-output-file",
+        str(out.with_suffix(".jsonl")),
+        "-o",
+        json.dumps(overrides),
+        env=env,
+    )
     return json.loads(out.with_suffix(".json").read_text())
 
 
@@ -78,8 +88,14 @@ def subset_accuracy(predictions: Path, reader, data: Path) -> dict:
                 counts[subset] += 1
                 counts[subset, "model"] += predicted.get("entity") == meta["gold"]
                 counts[subset, "prior"] += meta["candidates"][0] == meta["gold"]
-    return {subset: {"mentions": counts[subset], "model": counts[subset, "model"] / max(counts[subset], 1),
-                     "prior": counts[subset, "prior"] / max(counts[subset], 1)} for subset in ("answerable", "ambiguous")}  # fmt: skip
+    return {
+        subset: {
+            "mentions": counts[subset],
+            "model": counts[subset, "model"] / max(counts[subset], 1),
+            "prior": counts[subset, "prior"] / max(counts[subset], 1),
+        }
+        for subset in ("answerable", "ambiguous")
+    }
 
 
 def main() -> None:
@@ -90,9 +106,12 @@ def main() -> None:
     parser.add_argument("--holdout", type=int, default=10)
     parser.add_argument("--max-seq-length", type=int, default=256)
     parser.add_argument("--min-link-probability", type=float, default=0.01, help="for finding names in raw text")
-    parser.add_argument("--reuse", action="store_true",
-                        help="keep what an earlier (interrupted) run of the same --output wrote: the data if its corpora "
-                             "exist, the training if run/model.tar.gz exists")  # fmt: skip
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep what an earlier (interrupted) run of the same --output wrote: the data if its corpora "
+        "exist, the training if run/model.tar.gz exists",
+    )
     args = parser.parse_args()
     out = args.output.resolve()
     if not args.reuse:
@@ -117,26 +136,57 @@ def main() -> None:
         allennlp(
             "build-entity-vocab", str(train_dump), str(out / "entity_vocab.jsonl"), "--include-missing-pages", env=env
         )
-        allennlp("build-mention-dictionary", str(train_dump), str(out / "mentions.json"), "--include-missing-pages",
-                 "--min-link-probability", "0", "--num-workers", "2", env=env)  # fmt: skip
+        allennlp(
+            "build-mention-dictionary",
+            str(train_dump),
+            str(out / "mentions.json"),
+            "--include-missing-pages",
+            "--min-link-probability",
+            "0",
+            "--num-workers",
+            "2",
+            env=env,
+        )
         for name, dump, unknown in (("corpus-train", train_dump, "drop"), ("corpus-held-out", held_dump, "unk")):
-            allennlp("build-pretraining-corpus", str(dump), str(out / "tokenizer"), str(out / "entity_vocab.jsonl"), str(out / name),
-                     "--max-seq-length", str(args.max_seq_length), "--unknown-entities", unknown, "--num-workers", "2", env=env)  # fmt: skip
+            allennlp(
+                "build-pretraining-corpus",
+                str(dump),
+                str(out / "tokenizer"),
+                str(out / "entity_vocab.jsonl"),
+                str(out / name),
+                "--max-seq-length",
+                str(args.max_seq_length),
+                "--unknown-entities",
+                unknown,
+                "--num-workers",
+                "2",
+                env=env,
+            )
     vocab = EntityVocab.from_file(out / "entity_vocab.jsonl")
     sizes = {k: v for k, v in SMALL.items() if k != "entity_vocab_size"}
     model = write_tiny_luke_mlm(out / "small-luke", list(vocab), **sizes)
     prepared = time.time() - started
 
     overrides = {
-        "train_data_path": str(out / "corpus-train"), "validation_data_path": str(out / "corpus-held-out"),
-        "dataset_reader.pages": "all", "validation_dataset_reader.pages": "all",
-        "dataset_reader.max_seq_length": args.max_seq_length, "validation_dataset_reader.max_seq_length": args.max_seq_length,
-        "model.freeze_entity_embeddings": False, "model.inference": "local", "trainer.num_epochs": args.epochs,
+        "train_data_path": str(out / "corpus-train"),
+        "validation_data_path": str(out / "corpus-held-out"),
+        "dataset_reader.pages": "all",
+        "validation_dataset_reader.pages": "all",
+        "dataset_reader.max_seq_length": args.max_seq_length,
+        "validation_dataset_reader.max_seq_length": args.max_seq_length,
+        "model.freeze_entity_embeddings": False,
+        "model.inference": "local",
+        "trainer.num_epochs": args.epochs,
         "trainer.optimizer.lr": args.lr,
-    }  # fmt: skip
+    }
     run = out / "run"
-    train_env = {**env, "MODEL_NAME": str(model), "MENTION_DICTIONARY": str(out / "mentions.json"),
-                 "TRAIN_DATA_PATH": "unused", "VALIDATION_DATA_PATH": "unused"}  # fmt: skip
+    train_env = {
+        **env,
+        "MODEL_NAME": str(model),
+        "MENTION_DICTIONARY": str(out / "mentions.json"),
+        "TRAIN_DATA_PATH": "unused",
+        "VALIDATION_DATA_PATH": "unused",
+    }
     started_training = time.time()
     if not (args.reuse and (run / "model.tar.gz").exists()):
         shutil.rmtree(run, ignore_errors=True)
@@ -166,11 +216,19 @@ def main() -> None:
         linked_documents(str(held_dump), dictionary, page_ids=held, include_missing_pages=True, stats=documents_stats)
     )
     write_benchmark(documents, out / "held_out.csv")
-    linking_overrides = {"model.inference": "global", "validation_dataset_reader.mention_detection": True,
-                         "validation_dataset_reader.min_link_probability": args.min_link_probability}  # fmt: skip
+    linking_overrides = {
+        "model.inference": "global",
+        "validation_dataset_reader.mention_detection": True,
+        "validation_dataset_reader.min_link_probability": args.min_link_probability,
+    }
     linking = evaluate(archive, out / "held_out.csv", out / "linking", env, linking_overrides)
-    detector = LukeEntityDisambiguationReader(str(model), mention_dictionary=str(out / "mentions.json"), mention_detection=True,
-                                              min_link_probability=args.min_link_probability, max_seq_length=args.max_seq_length)  # fmt: skip
+    detector = LukeEntityDisambiguationReader(
+        str(model),
+        mention_dictionary=str(out / "mentions.json"),
+        mention_detection=True,
+        min_link_probability=args.min_link_probability,
+        max_seq_length=args.max_seq_length,
+    )
     prior_linker = EntityLinkingF1()
     for instance in detector.read(str(out / "held_out.csv")):
         meta = instance["metadata"]
@@ -198,9 +256,11 @@ def main() -> None:
         "\nheld-out links (in-KB accuracy over every gold mention; no candidate / gold outside vocabulary or candidates = wrong)"
     )
     for inference, r in results.items():
-        print(f"  {inference}: accuracy {r['accuracy']:.4f}, prior {r['prior_accuracy']:.4f}, candidate recall {r['candidate_recall']:.4f}, "
-              f"mentions {int(r['mentions'])}, without candidates {int(r['mentions_without_candidates'])}, "
-              f"gold outside vocabulary {int(r['gold_outside_vocabulary'])}; {r['seconds']:.0f} s")  # fmt: skip
+        print(
+            f"  {inference}: accuracy {r['accuracy']:.4f}, prior {r['prior_accuracy']:.4f}, candidate recall {r['candidate_recall']:.4f}, "
+            f"mentions {int(r['mentions'])}, without candidates {int(r['mentions_without_candidates'])}, "
+            f"gold outside vocabulary {int(r['gold_outside_vocabulary'])}; {r['seconds']:.0f} s"
+        )
         for subset, a in subsets[inference].items():
             print(f"    {subset} ({a['mentions']} mentions): model {a['model']:.4f}, prior {a['prior']:.4f}")
     prior = prior_linker.get_metric()

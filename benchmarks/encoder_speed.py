@@ -30,11 +30,20 @@ def build_models(args, device):
     import transformers
 
     config = transformers.LukeConfig(
-        vocab_size=50265, entity_vocab_size=args.entity_vocab_size, hidden_size=args.hidden, entity_emb_size=256,
-        num_hidden_layers=args.layers, num_attention_heads=args.heads, intermediate_size=4 * args.hidden,
-        max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, use_entity_aware_attention=True,
-        hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout,
-    )  # fmt: skip
+        vocab_size=50265,
+        entity_vocab_size=args.entity_vocab_size,
+        hidden_size=args.hidden,
+        entity_emb_size=256,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        intermediate_size=4 * args.hidden,
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        layer_norm_eps=1e-5,
+        use_entity_aware_attention=True,
+        hidden_dropout_prob=args.dropout,
+        attention_probs_dropout_prob=args.dropout,
+    )
     torch.manual_seed(0)
     reference = transformers.LukeModel(config)
     if hasattr(reference, "set_attn_implementation"):
@@ -171,10 +180,14 @@ def main():
 
     import transformers
 
-    print(f"torch {torch.__version__}, transformers {transformers.__version__}, device {device}"
-          + (f" ({torch.cuda.get_device_name(device)})" if on_gpu else f" ({torch.get_num_threads()} threads)"))  # fmt: skip
-    print(f"{args.layers} layers, hidden {args.hidden}, {args.heads} heads, entity vocab {args.entity_vocab_size}, dropout {args.dropout}; "
-          f"batch {args.batch} x ({args.words} words + {args.entities} entities); median of {repeats} after {warmup} warm-up")  # fmt: skip
+    print(
+        f"torch {torch.__version__}, transformers {transformers.__version__}, device {device}"
+        + (f" ({torch.cuda.get_device_name(device)})" if on_gpu else f" ({torch.get_num_threads()} threads)")
+    )
+    print(
+        f"{args.layers} layers, hidden {args.hidden}, {args.heads} heads, entity vocab {args.entity_vocab_size}, dropout {args.dropout}; "
+        f"batch {args.batch} x ({args.words} words + {args.entities} entities); median of {repeats} after {warmup} warm-up"
+    )
     progress(f"building both models (an entity table of {args.entity_vocab_size:,} rows)")
     reference, ours = build_models(args, device)
     inputs = make_inputs(args, device)

@@ -81,8 +81,10 @@ def main() -> None:
     print(
         f"\nSemEval-2010 Task 8, {args.train_examples} training / {args.dev_examples} test examples, {args.epochs} epochs, {rc_time:.0f} s:"
     )
-    print(f"  small LUKE from scratch: macro-F1 {rc['best_validation_macro_f1']:.3f}, micro-F1 {rc['best_validation_f1']:.3f}; "
-          f"majority class ({majority}): macro-F1 {rc_base['macro_f1']:.3f}, micro-F1 {rc_base['f1']:.3f}")  # fmt: skip
+    print(
+        f"  small LUKE from scratch: macro-F1 {rc['best_validation_macro_f1']:.3f}, micro-F1 {rc['best_validation_f1']:.3f}; "
+        f"majority class ({majority}): macro-F1 {rc_base['macro_f1']:.3f}, micro-F1 {rc_base['f1']:.3f}"
+    )
     print(f"Open Entity, 1998 training / {len(dev_examples)} dev examples, {args.epochs} epochs, {et_time:.0f} s:")
     print(
         f"  small LUKE from scratch: loose micro-F1 {et['best_validation_f1']:.3f}; always '{top}': {et_baseline.get_metric()['f1']:.3f}"

@@ -62,24 +62,54 @@ from luke_allennlp.testing import shared_data_dir, write_tiny_checkpoint  # noqa
 
 FINE_TUNING_TINY = {"data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64}
 TINY_BY_FOLDER = {
-    "entity_disambiguation": {"data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 128,
-                              "validation_dataset_reader.max_seq_length": 128},
+    "entity_disambiguation": {
+        "data_loader.batch_sampler.batch_size": 8,
+        "dataset_reader.max_seq_length": 128,
+        "validation_dataset_reader.max_seq_length": 128,
+    },
     "jglue": {"data_loader.batch_sampler.batch_size": 8, "trainer.optimizer.lr": 1e-3},
-    "pretraining": {"distributed": None, "trainer.num_gradient_accumulation_steps": 1, "data_loader.batch_size": 8,
-                    "data_loader.num_workers": 0, "trainer.learning_rate_scheduler.warmup_steps": 1},
-}  # fmt: skip
+    "pretraining": {
+        "distributed": None,
+        "trainer.num_gradient_accumulation_steps": 1,
+        "data_loader.batch_size": 8,
+        "data_loader.num_workers": 0,
+        "trainer.learning_rate_scheduler.warmup_steps": 1,
+    },
+}
 # The tiny checkpoint of each config, by the first of these words in its name (LUKE otherwise), as in the tests.
-MODELS = [("multilingual", "mluke"), ("roberta", "roberta"), ("bio_crf", "roberta"), ("bert", "bert"),
-          ("xlnet", "xlnet"), ("squad", "luke_squad")]  # fmt: skip
+MODELS = [
+    ("multilingual", "mluke"),
+    ("roberta", "roberta"),
+    ("bio_crf", "roberta"),
+    ("bert", "bert"),
+    ("xlnet", "xlnet"),
+    ("squad", "luke_squad"),
+]
 # Fine-tuning data by config name prefix (slices of the real files of the shared data).
-DATA = {"conll2003": "conll", "conll_multilingual": "german_conll", "open_entity": "open_entity", "tacred": "tacred",
-        "semeval": "semeval", "kbp37": "kbp37", "squad": "squad", "record": "record"}  # fmt: skip
+DATA = {
+    "conll2003": "conll",
+    "conll_multilingual": "german_conll",
+    "open_entity": "open_entity",
+    "tacred": "tacred",
+    "semeval": "semeval",
+    "kbp37": "kbp37",
+    "squad": "squad",
+    "record": "record",
+}
 # Names linked on SQuAD's first page ("Super Bowl 50") for its entity inputs, and the tiny LUKE's entities.
-SQUAD_LINKS = {"Super Bowl": "Super Bowl", "National Football League": "National Football League",
-               "NFL": "National Football League", "Denver Broncos": "Denver Broncos", "Broncos": "Denver Broncos",
-               "Carolina Panthers": "Carolina Panthers", "Cam Newton": "Cam Newton"}  # fmt: skip
-VARIANTS = {"fp16": ("configs/relation_classification/semeval.jsonnet", {"trainer.precision": "fp16"}),
-            "cuda_graphs": ("configs/ner/conll2003.jsonnet", {"model.embedder.compile": "reduce-overhead"})}  # fmt: skip
+SQUAD_LINKS = {
+    "Super Bowl": "Super Bowl",
+    "National Football League": "National Football League",
+    "NFL": "National Football League",
+    "Denver Broncos": "Denver Broncos",
+    "Broncos": "Denver Broncos",
+    "Carolina Panthers": "Carolina Panthers",
+    "Cam Newton": "Cam Newton",
+}
+VARIANTS = {
+    "fp16": ("configs/relation_classification/semeval.jsonnet", {"trainer.precision": "fp16"}),
+    "cuda_graphs": ("configs/ner/conll2003.jsonnet", {"model.embedder.compile": "reduce-overhead"}),
+}
 
 
 MIN_ROW_S = 5.0  # a row with less time left than this is skipped
@@ -215,8 +245,14 @@ class Inputs:
         return self._write(d, "slice.json", json.dumps({"version": squad["version"], "data": [article]}))
 
     def _squad_mentions(self, d):
-        dictionary = {"version": 1, "dump": "handwritten", "min_link_probability": 0.0, "stats": {},
-                      "pages": {"Super Bowl 50": SQUAD_LINKS}, "link_probability": dict.fromkeys(SQUAD_LINKS, 0.5)}  # fmt: skip
+        dictionary = {
+            "version": 1,
+            "dump": "handwritten",
+            "min_link_probability": 0.0,
+            "stats": {},
+            "pages": {"Super Bowl 50": SQUAD_LINKS},
+            "link_probability": dict.fromkeys(SQUAD_LINKS, 0.5),
+        }
         return self._write(d, "mention_dictionary.json", json.dumps(dictionary))
 
     def _pretraining_corpus(self, d):
@@ -260,15 +296,22 @@ def config_run(config: Path, inputs: Inputs, work: Path, runs: Dict[str, Path]) 
     if folder == "entity_disambiguation":
         data = inputs.get("ed_wikipedia" if name == "wikipedia" else "ed_conll")
         train = data["corpus"] if name == "wikipedia" else data["benchmark"]
-        env = {"MODEL_NAME": str(data["model"]), "TRAIN_DATA_PATH": str(train), "VALIDATION_DATA_PATH": str(train),
-               "MENTION_DICTIONARY": str(inputs.get("ed_wikipedia")["dictionary"])}  # fmt: skip
+        env = {
+            "MODEL_NAME": str(data["model"]),
+            "TRAIN_DATA_PATH": str(train),
+            "VALIDATION_DATA_PATH": str(train),
+            "MENTION_DICTIONARY": str(inputs.get("ed_wikipedia")["dictionary"]),
+        }
         return env, dict(TINY_BY_FOLDER[folder])
     if folder == "jglue":
         from tests.jglue import write_task_data
 
         train, valid = write_task_data(name, work / "data")
-        env = {"MODEL_NAME": str(inputs.get("luke_japanese")), "TRAIN_DATA_PATH": str(train),
-               "VALIDATION_DATA_PATH": str(valid)}  # fmt: skip
+        env = {
+            "MODEL_NAME": str(inputs.get("luke_japanese")),
+            "TRAIN_DATA_PATH": str(train),
+            "VALIDATION_DATA_PATH": str(valid),
+        }
         overrides = dict(TINY_BY_FOLDER[folder])
         if name.endswith("_entities"):
             mentions, vocab = inputs.get("jglue_mentions")
@@ -302,18 +345,29 @@ class Report:
 
     def markdown(self) -> str:
         s = self.data["settings"]
-        lines = [f"# gpu_check: {s.get('device_name')} ({s.get('device')}), torch {s.get('torch')}, transformers "
-                 f"{s.get('transformers')}", "", f"{s.get('started')}; budget {s.get('budget_s')} s; elapsed "
-                 f"{s.get('elapsed_s', 0):.0f} s", "", "| config | status | seconds | steps | CUDA syncs |",
-                 "|---|---|---|---|---|"]  # fmt: skip
+        lines = [
+            f"# gpu_check: {s.get('device_name')} ({s.get('device')}), torch {s.get('torch')}, transformers "
+            f"{s.get('transformers')}",
+            "",
+            f"{s.get('started')}; budget {s.get('budget_s')} s; elapsed {s.get('elapsed_s', 0):.0f} s",
+            "",
+            "| config | status | seconds | steps | CUDA syncs |",
+            "|---|---|---|---|---|",
+        ]
         rows = list(self.data["configs"].items()) + [
             (f"{k}: {v['config']}", v) for k, v in self.data["variants"].items()
         ]
         for config, row in rows:
-            lines.append(f"| {config} | {row.get('status', 'running')} | {row.get('seconds', 0):.1f} | {row.get('steps', '')} | "
-                         f"{_text(row.get('cuda_syncs'))} |")  # fmt: skip
-        lines += ["", "| throughput | status | size | loop/bare | MFU | host syncs / step | pass-start stall (steps) | "
-                  "loop tokens/s | bare tokens/s | bare / transformers | seconds |", "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+            lines.append(
+                f"| {config} | {row.get('status', 'running')} | {row.get('seconds', 0):.1f} | {row.get('steps', '')} | "
+                f"{_text(row.get('cuda_syncs'))} |"
+            )
+        lines += [
+            "",
+            "| throughput | status | size | loop/bare | MFU | host syncs / step | pass-start stall (steps) | "
+            "loop tokens/s | bare tokens/s | bare / transformers | seconds |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for task, row in self.data["throughput"].items():
             mfu = row.get("mfu")
             lines.append(
@@ -322,7 +376,7 @@ class Report:
                 f"{_text(row.get('pass_start_stall_steps'), '.2f')} | {_text(row.get('loop_tokens_per_second'), ',.0f')} | "
                 f"{_text(row.get('bare_tokens_per_second'), ',.0f')} | {_text(row.get('bare_over_transformers'), '.2f')} | "
                 f"{row.get('seconds', 0):.0f} |"
-            )  # fmt: skip
+            )
         return "\n".join(lines)
 
 
@@ -333,8 +387,14 @@ def _text(value: Any, spec: str = "") -> str:
 # --- rows ---------------------------------------------------------------------------------------------------------
 
 
-def run_row(report_rows: Dict[str, Any], key: str, limit: float, device: torch.device,
-            body: Callable[[Dict[str, Any]], None], report: Report) -> dict:  # fmt: skip
+def run_row(
+    report_rows: Dict[str, Any],
+    key: str,
+    limit: float,
+    device: torch.device,
+    body: Callable[[Dict[str, Any]], None],
+    report: Report,
+) -> dict:
     """Runs one row under its time limit and the CUDA sync counter, its output (and a failure's traceback) in
     `logs/` of --out; records its status and the figures `body` put in the row (also those of a row that failed
     or ran out of time half-way: `body` may write the report as it goes)."""
@@ -386,9 +446,14 @@ def config_body(config: Path, overrides: dict, inputs: Inputs, args, runs: Dict[
         directory = work / "runs" / f"{config.parent.name}-{config.stem}-{len(runs)}"
         env, tiny = config_run(config, inputs, directory, runs)
         os.environ.update(env)
-        final = {**tiny, "trainer.num_epochs": 1, "data_loader.batches_per_epoch": args.config_steps,
-                 "trainer.cuda_device": 0 if args.device == "cuda" else -1, "trainer.precision": args.precision,
-                 **overrides}  # fmt: skip
+        final = {
+            **tiny,
+            "trainer.num_epochs": 1,
+            "data_loader.batches_per_epoch": args.config_steps,
+            "trainer.cuda_device": 0 if args.device == "cuda" else -1,
+            "trainer.precision": args.precision,
+            **overrides,
+        }
         train_model_from_file(str(config), str(directory / "run"), overrides=json.dumps(final), force=True)
         runs[config.stem] = directory / "run"
         metrics = json.loads((directory / "run" / "metrics.json").read_text())
@@ -507,8 +572,13 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
             torch.cuda.reset_peak_memory_stats()
         with captured_trainers() as trainers:
             loop = throughput.trainer_loop(setup, work / f"run-{name}")
-        row.update(size=size, compile=run_args.compile, workers=workers, steps=args.steps,
-                   loop_tokens_per_second=loop["training_tokens_per_second"])  # fmt: skip
+        row.update(
+            size=size,
+            compile=run_args.compile,
+            workers=workers,
+            steps=args.steps,
+            loop_tokens_per_second=loop["training_tokens_per_second"],
+        )
         row.update(trainer_figures(trainers[-1], args.steps))
         del trainers
         report.write()  # (what a row cut short leaves)
@@ -517,12 +587,18 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
         device = torch.device(args.device)
         # Compiled: a first pass over the batches compiles every bucket they hit, the second is timed.
         steps, warmup = (batches * 2, len(batches)) if compiled else (batches, 2)
-        bare, model, optimizer = throughput.bare_steps(throughput.config_params(setup), vocab, steps, device,
-                                                       args.precision, warmup=warmup, with_optimizer=True)  # fmt: skip
+        bare, model, optimizer = throughput.bare_steps(
+            throughput.config_params(setup), vocab, steps, device, args.precision, warmup=warmup, with_optimizer=True
+        )
         tokens = loop["training_tokens_per_second"]
-        row.update(loop_tokens_per_second=tokens, bare_tokens_per_second=bare, loop_over_bare=tokens / bare,
-                   pipeline_tokens_per_second=pipeline["tokens_per_second"],
-                   padding_fraction=loop.get("training_padding_fraction"), mfu=None)  # fmt: skip
+        row.update(
+            loop_tokens_per_second=tokens,
+            bare_tokens_per_second=bare,
+            loop_over_bare=tokens / bare,
+            pipeline_tokens_per_second=pipeline["tokens_per_second"],
+            padding_fraction=loop.get("training_padding_fraction"),
+            mfu=None,
+        )
         report.write()
         if device.type == "cuda":
             row["peak_gpu_memory_gb"] = round(torch.cuda.max_memory_allocated(device) / 2**30, 2)
@@ -531,8 +607,11 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
             row["bare_mfu"] = throughput.mfu(bare, flops, device)
         if task == "ner":
             reference = throughput.transformers_ner_steps(model, batches, device, args.precision, warmup=2)
-            row.update(transformers_tokens_per_second=reference, bare_over_transformers=bare / reference,
-                       loop_over_transformers=tokens / reference)  # fmt: skip
+            row.update(
+                transformers_tokens_per_second=reference,
+                bare_over_transformers=bare / reference,
+                loop_over_transformers=tokens / reference,
+            )
             report.write()
         moved = [throughput.move_to_device(b, device) for b in batches[: args.profile_steps]]
         profile_steps(model, optimizer, moved, device, args.precision, report.out / f"trace-{name}.json.gz", len(moved))
@@ -567,8 +646,15 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     args.budget_s = args.budget_s or (900.0 if args.quick else 450.0)
     # The throughput rows' settings (trainer_throughput.py's arguments).
     quick = dict(size="tiny", steps=3, batch=4, ner_batch=4, words=64, entity_vocab_size=2000, max_pages=4)
-    full = dict(size="base" if on_gpu else "small", steps=30 if on_gpu else 8, batch=32 if on_gpu else 8, ner_batch=8,
-                words=512 if on_gpu else 128, entity_vocab_size=500_000 if on_gpu else 20_000, max_pages=None)  # fmt: skip
+    full = dict(
+        size="base" if on_gpu else "small",
+        steps=30 if on_gpu else 8,
+        batch=32 if on_gpu else 8,
+        ner_batch=8,
+        words=512 if on_gpu else 128,
+        entity_vocab_size=500_000 if on_gpu else 20_000,
+        max_pages=None,
+    )
     for key, value in (quick if args.quick else full).items():
         setattr(args, key, value)
     args.workers, args.ner_train = None, None  # the configs' data-loader workers; NER on eng.train
@@ -580,20 +666,27 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     prepare_environment(Params({}))
     import transformers
 
+    throughput_keys = ("size", "compiled_size", "steps", "batch", "ner_batch", "words", "entity_vocab_size")
     settings = {
-        "device": str(device), "device_name": torch.cuda.get_device_name(device) if on_gpu else "CPU",
-        "torch": torch.__version__, "transformers": transformers.__version__, "quick": args.quick,
-        "budget_s": args.budget_s, "precision": args.precision, "config_steps": args.config_steps,
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device) if on_gpu else "CPU",
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "quick": args.quick,
+        "budget_s": args.budget_s,
+        "precision": args.precision,
+        "config_steps": args.config_steps,
         "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-        "throughput": {k: getattr(args, k) for k in ("size", "compiled_size", "steps", "batch", "ner_batch", "words",
-                                                      "entity_vocab_size")} | {"compile_mode": args.compile_mode},
+        "throughput": {**{k: getattr(args, k) for k in throughput_keys}, "compile_mode": args.compile_mode},
         "host_sync_audit": audit_available(),
-    }  # fmt: skip
+    }
     out = Path(args.out)
     report = Report(out, settings)
     report.write()
-    print(f"gpu_check: {settings['device_name']}, torch {torch.__version__}, budget {args.budget_s:.0f} s -> {out}",
-          flush=True)  # fmt: skip
+    print(
+        f"gpu_check: {settings['device_name']}, torch {torch.__version__}, budget {args.budget_s:.0f} s -> {out}",
+        flush=True,
+    )
 
     def left() -> float:
         report.data["settings"]["elapsed_s"] = round(time.perf_counter() - started, 1)
@@ -613,8 +706,14 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
             for config in configs:
                 key = str(config.relative_to(REPO))
                 limit = min(60.0 if not args.quick else 120.0, config_end - (args.budget_s - left()))
-                run_row(report.data["configs"], key, limit, device, config_body(config, {}, inputs, args, runs, work),
-                        report)  # fmt: skip
+                run_row(
+                    report.data["configs"],
+                    key,
+                    limit,
+                    device,
+                    config_body(config, {}, inputs, args, runs, work),
+                    report,
+                )
         if "variants" not in args.skip:
             for variant, (config, overrides) in VARIANTS.items():
                 if variant == "fp16" and not on_gpu:
@@ -630,8 +729,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
             if "compiled" not in args.skip:
                 tasks += [("pretraining", True), ("ner", True)]
             paths: Dict[str, Path] = {}
-            weights = {("pretraining", False): 1.2, ("ner", False): 1.2, ("pretraining", True): 1.0,
-                       ("ner", True): 1.0}  # fmt: skip
+            weights = {("pretraining", False): 1.2, ("ner", False): 1.2, ("pretraining", True): 1.0, ("ner", True): 1.0}
             for i, (task, compiled) in enumerate(tasks):
                 key = f"{task}{'_compiled' if compiled else ''}"
                 if not paths:  # checkpoints and the (lengthened) corpus, inside the first row's limit
@@ -645,8 +743,12 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     left()
     report.write()
     bad = [k for k, v in report.data["configs"].items() if v["status"] != "ok"]
-    print(f"gpu_check: {len(report.data['configs']) - len(bad)}/{len(report.data['configs'])} configs ok"
-          + (f" (failed: {', '.join(bad)})" if bad else "") + f"; report in {out / 'gpu_check.md'}", flush=True)  # fmt: skip
+    print(
+        f"gpu_check: {len(report.data['configs']) - len(bad)}/{len(report.data['configs'])} configs ok"
+        + (f" (failed: {', '.join(bad)})" if bad else "")
+        + f"; report in {out / 'gpu_check.md'}",
+        flush=True,
+    )
     return report.data
 
 

@@ -76,13 +76,23 @@ def entity_coverage(model: Path, valid: Path, dictionary: Path, vocab: Path) -> 
     """How many sentences of a JSTS file get at least one entity, and entities per sentence (the reader's settings)."""
     from data_readers import LukeSentenceClassificationReader
 
-    reader = LukeSentenceClassificationReader(str(model), regression=True, id_field="sentence_pair_id",
-                                              mention_dictionary=str(dictionary), entity_vocab=str(vocab))  # fmt: skip
-    per_sentence = [len(reader.linker.find(reader.linker.text_matcher(), tokenize(reader.tokenizer, text)).entities)
-                    for line in lines_of(valid) for text in (line["sentence1"], line["sentence2"])]  # fmt: skip
+    reader = LukeSentenceClassificationReader(
+        str(model),
+        regression=True,
+        id_field="sentence_pair_id",
+        mention_dictionary=str(dictionary),
+        entity_vocab=str(vocab),
+    )
+    per_sentence = [
+        len(reader.linker.find(reader.linker.text_matcher(), tokenize(reader.tokenizer, text)).entities)
+        for line in lines_of(valid)
+        for text in (line["sentence1"], line["sentence2"])
+    ]
     with_entities = sum(n > 0 for n in per_sentence)
-    return (f"{with_entities:,} of {len(per_sentence):,} sentences of {valid.name} ({with_entities / len(per_sentence):.1%}) "
-            f"get ≥1 entity; {sum(per_sentence) / len(per_sentence):.3f} entities per sentence")  # fmt: skip
+    return (
+        f"{with_entities:,} of {len(per_sentence):,} sentences of {valid.name} ({with_entities / len(per_sentence):.1%}) "
+        f"get ≥1 entity; {sum(per_sentence) / len(per_sentence):.3f} entities per sentence"
+    )
 
 
 def main() -> None:
@@ -114,16 +124,26 @@ def main() -> None:
         models[seed] = write_tiny_checkpoint(
             work / f"small-luke-japanese-{seed}", "luke-japanese", seed, first, **sizes
         )
-    overrides = lambda seed: {"trainer.optimizer.lr": args.lr, "random_seed": seed, "numpy_seed": seed,  # noqa: E731
-                              "pytorch_seed": seed}  # fmt: skip
+
+    def overrides(seed: int) -> dict:
+        return {"trainer.optimizer.lr": args.lr, "random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
+
     setting = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}, {args.epochs} epochs, lr {args.lr:g}"
     rows, notes = [], []
 
     def train(config, subset, valid, name, extra=None):
         results, start = [], time.time()
         for seed in seeds:
-            metrics = train_from_scratch(config, models[seed], subset, valid, work / f"{name}-{seed}", args.epochs,
-                                         args.batch_size, {**overrides(seed), **(extra or {})})  # fmt: skip
+            metrics = train_from_scratch(
+                config,
+                models[seed],
+                subset,
+                valid,
+                work / f"{name}-{seed}",
+                args.epochs,
+                args.batch_size,
+                {**overrides(seed), **(extra or {})},
+            )
             results.append(metrics)
         return results, f"{setting} ({(time.time() - start) / len(seeds):.0f} s a run)"
 
@@ -151,9 +171,17 @@ def main() -> None:
             results, time_note = train(config, subset, valid, "jsts-entities" if extra is not None else "jsts", extra)
             pearson_ = spread([m["best_validation_pearson"] for m in results])
             spearman_ = spread([m["best_validation_spearman"] for m in results])
-            rows.append((f"JSTS{label} (Pearson / Spearman)", f"{args.jsts_train:,} of 12,451 train / 1,457 valid",
-                         time_note, f"{pearson_} / {spearman_}", f"{chance[0]:.3f} / {chance[1]:.3f}",
-                         "undefined (a constant has no correlation)", f"{char[0]:.3f} / {char[1]:.3f}"))  # fmt: skip
+            rows.append(
+                (
+                    f"JSTS{label} (Pearson / Spearman)",
+                    f"{args.jsts_train:,} of 12,451 train / 1,457 valid",
+                    time_note,
+                    f"{pearson_} / {spearman_}",
+                    f"{chance[0]:.3f} / {chance[1]:.3f}",
+                    "undefined (a constant has no correlation)",
+                    f"{char[0]:.3f} / {char[1]:.3f}",
+                )
+            )
 
     if "jcqa" in tasks:  # the first --jcqa-train training questions; the whole valid split
         valid = jglue / "jcommonsenseqa-v1.3" / "valid-v1.3.json"
@@ -169,9 +197,17 @@ def main() -> None:
             return max(range(5), key=lambda i: (overlap(x["question"], x[f"choice{i}"]), -i))
 
         char = sum(x["label"] == by_overlap(x) for x in questions) / len(questions)
-        rows.append(("JCommonsenseQA (accuracy)", f"{args.jcqa_train:,} of 8,939 train / 1,119 valid", time_note,
-                     spread([m["best_validation_accuracy"] for m in results]), f"0.200 (drawn: {chance:.3f})",
-                     f"{majority_accuracy:.3f} (always choice {majority})", f"{char:.3f}"))  # fmt: skip
+        rows.append(
+            (
+                "JCommonsenseQA (accuracy)",
+                f"{args.jcqa_train:,} of 8,939 train / 1,119 valid",
+                time_note,
+                spread([m["best_validation_accuracy"] for m in results]),
+                f"0.200 (drawn: {chance:.3f})",
+                f"{majority_accuracy:.3f} (always choice {majority})",
+                f"{char:.3f}",
+            )
+        )
 
     print(f"model: hidden {args.hidden_size}, {args.layers} layers; batch {args.batch_size}")
     print(f"load average before the end: {os.getloadavg()[0]:.1f}")

@@ -1,6 +1,7 @@
 """
-What `luke_span_ner` spends per training step decoding spans for its metric (`LukeSpanNer._decode_batch`, or
-on older code `_decode` of each sentence: the paper's greedy decoding over the spans of each sentence), for real
+What `luke_span_ner` spends per training step decoding spans for its metric (`LukeSpanNer._decode_batch`: the
+paper's greedy decoding over the spans of each sentence; on a checkout without it, `_decode` sentence by sentence,
+so that the two can be compared), for real
 CoNLL-2003 sentences read with `luke_conll2003` as configs/ner/conll2003.jsonnet reads them (every span of up to
 16 words, chunks of 128), 8 sentences a step. The logits are random, in two regimes: "untrained" (standard normal
 over the 4 types and `O`: about 4 spans in 5 predicted as an entity) and "trained" (`O` raised by 4: about 1 span
@@ -36,14 +37,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     data = args.data or shared_data_dir() / "conll2003" / "eng.train"
-    reader = LukeConll2003Reader(str(write_tiny_checkpoint(tempfile.mkdtemp(), "luke")), max_mention_length=16,
-                                 max_entities=128)  # fmt: skip
+    reader = LukeConll2003Reader(
+        str(write_tiny_checkpoint(tempfile.mkdtemp(), "luke")), max_mention_length=16, max_entities=128
+    )
     instances = list(itertools.islice(reader.read(str(data)), args.sentences))
     spans = [instance["metadata"]["spans"] for instance in instances]
     per_chunk = instances[0]["entity_ids"].tensor.shape[1]
-    model = SimpleNamespace(labels=LABELS, outside=LABELS.index("O"))  # what `_decode` reads of the model
-    print(f"{len(spans)} sentences of {data.name}, {BATCH} a step: {statistics.mean(map(len, spans)):.0f} spans a "
-          f"sentence on average (max {max(map(len, spans))})")  # fmt: skip
+    model = SimpleNamespace(labels=LABELS, outside=LABELS.index("O"))  # what decoding reads of the model
+    print(
+        f"{len(spans)} sentences of {data.name}, {BATCH} a step: {statistics.mean(map(len, spans)):.0f} spans a "
+        f"sentence on average (max {max(map(len, spans))})"
+    )
     generator = torch.Generator().manual_seed(0)
     for regime, shift in (("untrained", 0.0), ("trained", 4.0)):
         steps = []
@@ -62,12 +66,14 @@ def main() -> None:
                 start = time.perf_counter()
                 if hasattr(LukeSpanNer, "_decode_batch"):
                     LukeSpanNer._decode_batch(model, logits, batch)
-                else:  # the code before `_decode_batch`: `_decode` a sentence
+                else:  # a checkout without `_decode_batch`: `_decode` a sentence at a time
                     [LukeSpanNer._decode(model, row, s) for row, s in zip(logits, batch)]
                 times.append(time.perf_counter() - start)
-        print(f"{regime:9s} ({entities / sum(map(len, spans)):5.1%} of spans not O): "
-              f"{statistics.median(times) * 1e3:7.2f} ms a step (median of {len(times)}: {len(steps)} steps x "
-              f"{args.repeats}; mean {statistics.mean(times) * 1e3:.2f})")  # fmt: skip
+        print(
+            f"{regime:9s} ({entities / sum(map(len, spans)):5.1%} of spans not O): "
+            f"{statistics.median(times) * 1e3:7.2f} ms a step (median of {len(times)}: {len(steps)} steps x "
+            f"{args.repeats}; mean {statistics.mean(times) * 1e3:.2f})"
+        )
 
 
 if __name__ == "__main__":

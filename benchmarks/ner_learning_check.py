@@ -62,8 +62,10 @@ def main() -> None:
     print(
         f"small LUKE from scratch (hidden 128, 2 layers), {args.epochs} epochs, {args.threads} threads, {time.time() - start:.0f} s"
     )
-    print(f"dev span F1: model {metrics['best_validation_f1']:.3f} (precision {metrics['best_validation_precision']:.3f}, "
-          f"recall {metrics['best_validation_recall']:.3f}); dictionary baseline {baseline:.3f}; trivial baseline 0.000")  # fmt: skip
+    print(
+        f"dev span F1: model {metrics['best_validation_f1']:.3f} (precision {metrics['best_validation_precision']:.3f}, "
+        f"recall {metrics['best_validation_recall']:.3f}); dictionary baseline {baseline:.3f}; trivial baseline 0.000"
+    )
 
 
 if __name__ == "__main__":

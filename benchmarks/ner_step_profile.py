@@ -17,8 +17,17 @@ from torch.profiler import ProfilerActivity, profile
 
 from luke_allennlp.modeling import LukeConfig, LukeEncoder
 
-SIZE = dict(vocab_size=50265, entity_vocab_size=4, hidden_size=256, entity_emb_size=256, num_hidden_layers=4,
-            num_attention_heads=4, intermediate_size=1024, max_position_embeddings=514, use_entity_aware_attention=True)  # fmt: skip
+SIZE = dict(
+    vocab_size=50265,
+    entity_vocab_size=4,
+    hidden_size=256,
+    entity_emb_size=256,
+    num_hidden_layers=4,
+    num_attention_heads=4,
+    intermediate_size=1024,
+    max_position_embeddings=514,
+    use_entity_aware_attention=True,
+)
 BATCH, WORDS, ENTITIES, MENTION = 8, 48, 64, 30
 KINDS = [
     ("attention (scores, softmax, context)", ("bmm", "softmax", "scaled_dot", "attention")),
@@ -38,9 +47,13 @@ def inputs() -> dict:
     starts = torch.randint(1, WORDS - 4, (BATCH, ENTITIES))
     positions = torch.full((BATCH, ENTITIES, MENTION), -1)
     positions[..., 0], positions[..., 1] = starts, starts + 1
-    return dict(input_ids=torch.randint(5, 50000, (BATCH, WORDS)), attention_mask=torch.ones(BATCH, WORDS, dtype=torch.long),
-                entity_ids=torch.full((BATCH, ENTITIES), 2), entity_attention_mask=torch.ones(BATCH, ENTITIES, dtype=torch.long),
-                entity_position_ids=positions)  # fmt: skip
+    return dict(
+        input_ids=torch.randint(5, 50000, (BATCH, WORDS)),
+        attention_mask=torch.ones(BATCH, WORDS, dtype=torch.long),
+        entity_ids=torch.full((BATCH, ENTITIES), 2),
+        entity_attention_mask=torch.ones(BATCH, ENTITIES, dtype=torch.long),
+        entity_position_ids=positions,
+    )
 
 
 def step(model, batch: dict) -> None:

@@ -97,21 +97,49 @@ def main() -> None:
         str(args.min_count),
         env=env,
     )
-    allennlp("build-pretraining-corpus", str(dump), str(out / "small-roberta"), str(vocab), str(corpus),
-             "--max-seq-length", "128", "--num-workers", "2", env=env)  # fmt: skip
+    allennlp(
+        "build-pretraining-corpus",
+        str(dump),
+        str(out / "small-roberta"),
+        str(vocab),
+        str(corpus),
+        "--max-seq-length",
+        "128",
+        "--num-workers",
+        "2",
+        env=env,
+    )
     train, held_out = out / "corpus-train", out / "corpus-held-out"
     split_by_page(corpus, train, held_out, args.holdout)
 
     overrides = {
-        "distributed": None, "trainer.num_gradient_accumulation_steps": 1,
-        "data_loader.batch_size": 16, "data_loader.batches_per_epoch": args.steps_per_epoch, "data_loader.num_workers": 0,
-        "trainer.num_epochs": args.epochs, "trainer.optimizer.lr": 2e-3, "trainer.learning_rate_scheduler.warmup_steps": 40,
-        "validation_data_path": str(held_out), "validation_data_loader": {"batch_size": 32},
-        "validation_dataset_reader": {"type": "luke_pretraining", "dynamic_masking": False, "shuffle": False, "seed": 1},
-    }  # fmt: skip
+        "distributed": None,
+        "trainer.num_gradient_accumulation_steps": 1,
+        "data_loader.batch_size": 16,
+        "data_loader.batches_per_epoch": args.steps_per_epoch,
+        "data_loader.num_workers": 0,
+        "trainer.num_epochs": args.epochs,
+        "trainer.optimizer.lr": 2e-3,
+        "trainer.learning_rate_scheduler.warmup_steps": 40,
+        "validation_data_path": str(held_out),
+        "validation_data_loader": {"batch_size": 32},
+        "validation_dataset_reader": {
+            "type": "luke_pretraining",
+            "dynamic_masking": False,
+            "shuffle": False,
+            "seed": 1,
+        },
+    }
     run = out / "run"
-    allennlp("train", "configs/pretraining/luke_base.jsonnet", "-s", str(run), "-o", json.dumps(overrides),
-             env={**env, "MODEL_NAME": str(out / "small-roberta"), "CORPUS": str(train)})  # fmt: skip
+    allennlp(
+        "train",
+        "configs/pretraining/luke_base.jsonnet",
+        "-s",
+        str(run),
+        "-o",
+        json.dumps(overrides),
+        env={**env, "MODEL_NAME": str(out / "small-roberta"), "CORPUS": str(train)},
+    )
 
     lines = [json.loads(line) for line in vocab.read_text().splitlines()]
     print("\ntop entities:", ", ".join(f"{e['entities'][0][0]} ({e['count']})" for e in lines[3:13]))
@@ -122,16 +150,20 @@ def main() -> None:
     )
     counts, held_counts = entity_counts(train), entity_counts(held_out)
     top, top_count = counts.most_common(1)[0]
-    print(f"held-out pages: {len(set(__import__('datasets').load_from_disk(str(held_out))['page_id']))}, "
-          f"entities {sum(held_counts.values())}; chance 1/{metadata['entity_vocab_size']} = {1 / metadata['entity_vocab_size']:.4f}; "
-          f"most frequent training entity ({lines[top]['entities'][0][0]}): {top_count / sum(counts.values()):.4f} of training "
-          f"and {held_counts[top] / sum(held_counts.values()):.4f} of held-out entities")  # fmt: skip
+    print(
+        f"held-out pages: {len(set(__import__('datasets').load_from_disk(str(held_out))['page_id']))}, "
+        f"entities {sum(held_counts.values())}; chance 1/{metadata['entity_vocab_size']} = {1 / metadata['entity_vocab_size']:.4f}; "
+        f"most frequent training entity ({lines[top]['entities'][0][0]}): {top_count / sum(counts.values()):.4f} of training "
+        f"and {held_counts[top] / sum(held_counts.values()):.4f} of held-out entities"
+    )
     print("\nepoch  train_entity_acc  held_out_entity_acc  train_word_acc  held_out_word_acc  held_out_entity_ppl")
     for epoch in range(args.epochs):
         m = json.loads((run / f"metrics_epoch_{epoch}.json").read_text())
-        print(f"{epoch + 1:5d}  {m['training_masked_entity_accuracy']:16.3f}  {m['validation_masked_entity_accuracy']:19.3f}  "
-              f"{m['training_masked_lm_accuracy']:14.3f}  {m['validation_masked_lm_accuracy']:17.3f}  "
-              f"{m['validation_masked_entity_perplexity']:19.1f}")  # fmt: skip
+        print(
+            f"{epoch + 1:5d}  {m['training_masked_entity_accuracy']:16.3f}  {m['validation_masked_entity_accuracy']:19.3f}  "
+            f"{m['training_masked_lm_accuracy']:14.3f}  {m['validation_masked_lm_accuracy']:17.3f}  "
+            f"{m['validation_masked_entity_perplexity']:19.1f}"
+        )
     print(f"training took {json.loads((run / 'metrics.json').read_text())['training_duration']}")
 
 

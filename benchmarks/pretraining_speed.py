@@ -31,20 +31,31 @@ from wording import progress, speed  # noqa: E402
 
 VOCAB_SIZE, MASK_ID, ENTITY_MASK_ID = 50265, 50264, 2
 # Dense peaks in TFLOP/s by GPU name and precision (fp32 = no TF32).
-PEAKS = {"H100": {"bf16": 989.0, "fp32": 67.0}, "H200": {"bf16": 989.0, "fp32": 67.0},
-         "A100": {"bf16": 312.0, "fp32": 19.5}}  # fmt: skip
+PEAKS = {
+    "H100": {"bf16": 989.0, "fp32": 67.0},
+    "H200": {"bf16": 989.0, "fp32": 67.0},
+    "A100": {"bf16": 312.0, "fp32": 19.5},
+}
 
 
 def build_models(args, device):
     import transformers
 
     config = transformers.LukeConfig(
-        vocab_size=VOCAB_SIZE, entity_vocab_size=args.entity_vocab_size, hidden_size=args.hidden,
-        entity_emb_size=args.entity_emb_size, num_hidden_layers=args.layers, num_attention_heads=args.heads,
-        intermediate_size=4 * args.hidden, max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5,
-        use_entity_aware_attention=not args.original_attention, hidden_dropout_prob=args.dropout,
+        vocab_size=VOCAB_SIZE,
+        entity_vocab_size=args.entity_vocab_size,
+        hidden_size=args.hidden,
+        entity_emb_size=args.entity_emb_size,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        intermediate_size=4 * args.hidden,
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        layer_norm_eps=1e-5,
+        use_entity_aware_attention=not args.original_attention,
+        hidden_dropout_prob=args.dropout,
         attention_probs_dropout_prob=args.dropout,
-    )  # fmt: skip
+    )
     torch.manual_seed(0)
     reference = transformers.LukeForMaskedLM(config)
     # The word decoder is the word embedding matrix (transformers 4 ties them; transformers 5 does not).
@@ -194,23 +205,31 @@ def main():
 
     import transformers
 
-    print(f"torch {torch.__version__}, transformers {transformers.__version__}, device {device}"
-          + (f" ({torch.cuda.get_device_name(device)})" if on_gpu else f" ({torch.get_num_threads()} threads)"))  # fmt: skip
+    print(
+        f"torch {torch.__version__}, transformers {transformers.__version__}, device {device}"
+        + (f" ({torch.cuda.get_device_name(device)})" if on_gpu else f" ({torch.get_num_threads()} threads)")
+    )
     attention = "original" if args.original_attention else "entity-aware"
-    print(f"{args.layers} layers, hidden {args.hidden}, {attention} attention, entity vocab {args.entity_vocab_size} x "
-          f"{args.entity_emb_size}, dropout {args.dropout}; batch {args.batch} x ({args.words} words + {args.entities} "
-          f"entities); step = forward + backward{' + AdamW' if args.optimizer else ''}; median of {args.repeats} "
-          f"after {args.warmup} warm-up")  # fmt: skip
+    print(
+        f"{args.layers} layers, hidden {args.hidden}, {attention} attention, entity vocab {args.entity_vocab_size} x "
+        f"{args.entity_emb_size}, dropout {args.dropout}; batch {args.batch} x ({args.words} words + {args.entities} "
+        f"entities); step = forward + backward{' + AdamW' if args.optimizer else ''}; median of {args.repeats} "
+        f"after {args.warmup} warm-up"
+    )
     reference, ours = build_models(args, device)
     inputs = make_inputs(args, device)
     masked_words, masked_entities = int(inputs["labels"].ne(-100).sum()), int(inputs["entity_labels"].ne(-100).sum())
     loss_diff, logit_diff = check_equal(reference, ours, inputs)
-    print(f"masked: {masked_words} words, {masked_entities} entities; ours - transformers (fp32, eval): "
-          f"|loss| {loss_diff:.1e}, max |logit| {logit_diff:.1e}")  # fmt: skip
+    print(
+        f"masked: {masked_words} words, {masked_entities} entities; ours - transformers (fp32, eval): "
+        f"|loss| {loss_diff:.1e}, max |logit| {logit_diff:.1e}"
+    )
     needed = 3 * forward_flops(args, masked_words, masked_entities)
     executed = 3 * forward_flops(args, masked_words, masked_entities, heads_everywhere=True)
-    print(f"model FLOPs per step (3 x forward): {needed / 1e12:.3f} TFLOP with the heads at the masked positions; "
-          f"transformers computes {executed / 1e12:.3f} TFLOP (heads at every position)")  # fmt: skip
+    print(
+        f"model FLOPs per step (3 x forward): {needed / 1e12:.3f} TFLOP with the heads at the masked positions; "
+        f"transformers computes {executed / 1e12:.3f} TFLOP (heads at every position)"
+    )
 
     variants = [("transformers.LukeForMaskedLM", reference), ("LukeForPretraining (ours)", ours)]
     if args.compile:
@@ -240,8 +259,10 @@ def main():
             f"{mode:<9} | {name:<28} | {median * 1000:8.1f} ms | {tokens / median:9,.0f} | {mfu} | {speed(base, median)}"
         )
     if on_gpu:
-        print(f"MFU: {needed / 1e12:.3f} TFLOP per step / time / peak "
-              + ", ".join(f"{m}: {peak_tflops(args, device, m) or 'unknown'} TFLOP/s" for m, _ in modes))  # fmt: skip
+        print(
+            f"MFU: {needed / 1e12:.3f} TFLOP per step / time / peak "
+            + ", ".join(f"{m}: {peak_tflops(args, device, m) or 'unknown'} TFLOP/s" for m, _ in modes)
+        )
 
 
 if __name__ == "__main__":

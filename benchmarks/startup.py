@@ -9,13 +9,13 @@ Variants:
 - `bare`: the same allennlp and compatibility layer without this project's plugins (plugin discovery finds none, as
   outside the repository without the package installed; allennlp's `import_plugins` still imports all of allennlp),
   the deferral on;
-- `eager`: the plugins, the deferral off (LUKE_ALLENNLP_EAGER_IMPORTS=1): what every command cost before it.
+- `eager`: the plugins, the deferral off (LUKE_ALLENNLP_EAGER_IMPORTS=1): what the deferral saves.
 
 The children write and use bytecode caches as a user's Python does (PYTHONDONTWRITEBYTECODE is unset for them; one
 unmeasured warm-up run first), so that the plugins are not compiled from source on every start.
 
 Printed: each variant's median CPU and wall seconds, and the ratios plugins / bare (the plugins' share; target at most
-1.1) and plugins / eager (after / before the deferral; target at most 0.5, in CPU time).
+1.1) and plugins / eager (with / without the deferral; target at most 0.5, in CPU time).
 
     python benchmarks/startup.py              # 5 repetitions
     python benchmarks/startup.py --repeat 1   # one quick pass
@@ -57,8 +57,9 @@ def measure(args, bare: bool, eager: bool):
     if eager:
         env["LUKE_ALLENNLP_EAGER_IMPORTS"] = "1"
     before, started = os.times(), time.perf_counter()
-    child = subprocess.run([sys.executable, "-c", RUNNER.format(bare=bare, args=args)], cwd=REPO, env=env,
-                           capture_output=True)  # fmt: skip
+    child = subprocess.run(
+        [sys.executable, "-c", RUNNER.format(bare=bare, args=args)], cwd=REPO, env=env, capture_output=True
+    )
     wall, after = time.perf_counter() - started, os.times()
     if child.returncode != 0 or b"usage: allennlp" not in child.stdout:
         raise SystemExit(f"allennlp {' '.join(args)} failed:\n{child.stderr.decode()[-3000:]}")
@@ -81,8 +82,10 @@ def main() -> None:
                 results[command, variant].append(measure(COMMANDS[command], *VARIANTS[variant]))
         print(f"repetition {repetition + 1}/{args.repeat} done", file=sys.stderr)
 
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
-          f"{args.repeat} repetition(s), medians")  # fmt: skip
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
+        f"{args.repeat} repetition(s), medians"
+    )
     print("| command | variant | CPU s (user+sys) | wall s |")
     print("|---|---|---:|---:|")
     medians = {}
@@ -94,8 +97,10 @@ def main() -> None:
     print()
     for command in args.commands:
         (p_cpu, p_wall), (b_cpu, b_wall), (e_cpu, e_wall) = (medians[command, v] for v in ("plugins", "bare", "eager"))
-        print(f"allennlp {command}: plugins / bare = {p_cpu / b_cpu:.2f} CPU, {p_wall / b_wall:.2f} wall (target <= 1.1); "
-              f"after / before the deferral = {p_cpu / e_cpu:.2f} CPU, {p_wall / e_wall:.2f} wall (target <= 0.5 CPU)")  # fmt: skip
+        print(
+            f"allennlp {command}: plugins / bare = {p_cpu / b_cpu:.2f} CPU, {p_wall / b_wall:.2f} wall (target <= 1.1); "
+            f"with / without the deferral = {p_cpu / e_cpu:.2f} CPU, {p_wall / e_wall:.2f} wall (target <= 0.5 CPU)"
+        )
 
 
 if __name__ == "__main__":

@@ -78,12 +78,20 @@ def prepare(work: Path, args, corpus: Optional[Path] = None) -> Dict[str, Path]:
         if path != corpus:
             shutil.rmtree(path, ignore_errors=True)  # what an earlier run left in --work-dir
     torch.manual_seed(0)
-    config = transformers.RobertaConfig(vocab_size=ROBERTA_VOCAB_SIZE, max_position_embeddings=514, type_vocab_size=1,
-                                        layer_norm_eps=1e-5, **sizes)  # fmt: skip
+    config = transformers.RobertaConfig(
+        vocab_size=ROBERTA_VOCAB_SIZE, max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, **sizes
+    )
     transformers.RobertaForMaskedLM(config).save_pretrained(paths["roberta"])
     save_roberta_tokenizer(paths["roberta"])
-    luke = LukeConfig(vocab_size=ROBERTA_VOCAB_SIZE, entity_vocab_size=4, entity_emb_size=256, max_position_embeddings=514,
-                      type_vocab_size=1, layer_norm_eps=1e-5, **sizes)  # fmt: skip
+    luke = LukeConfig(
+        vocab_size=ROBERTA_VOCAB_SIZE,
+        entity_vocab_size=4,
+        entity_emb_size=256,
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        layer_norm_eps=1e-5,
+        **sizes,
+    )
     LukeEncoder(luke).save_pretrained(str(paths["luke"]))
     save_roberta_tokenizer(paths["luke"])
     if corpus is not None:
@@ -93,20 +101,32 @@ def prepare(work: Path, args, corpus: Optional[Path] = None) -> Dict[str, Path]:
     # to the size of a real LUKE vocabulary: the entity table and prediction head are a large part of a step.
     dump = shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2"
     max_pages = getattr(args, "max_pages", None)
-    linked, _ = build_entity_vocab(dump, vocab_size=args.entity_vocab_size, include_missing_pages=True,
-                                   max_pages=max_pages)  # fmt: skip
+    linked, _ = build_entity_vocab(
+        dump, vocab_size=args.entity_vocab_size, include_missing_pages=True, max_pages=max_pages
+    )
     titles = list(linked)
     titles += [f"Made-up entity {i}" for i in range(args.entity_vocab_size - len(titles))]
     EntityVocab(titles).save_jsonl(work / "entity_vocab.jsonl")
-    build_pretraining_corpus(dump, str(paths["roberta"]), work / "entity_vocab.jsonl", paths["corpus"],
-                             CorpusOptions(max_seq_length=args.words), max_pages=max_pages)  # fmt: skip
+    build_pretraining_corpus(
+        dump,
+        str(paths["roberta"]),
+        work / "entity_vocab.jsonl",
+        paths["corpus"],
+        CorpusOptions(max_seq_length=args.words),
+        max_pages=max_pages,
+    )
     return paths
 
 
 def task_setup(task: str, paths: Dict[str, Path], args) -> Dict[str, Any]:
     """The config, its extVars and the overrides that size the run."""
-    steps = {"data_loader.batches_per_epoch": args.steps, "trainer.num_epochs": 2, "trainer.checkpointer": None,
-             "trainer.cuda_device": 0 if args.device == "cuda" else -1, "trainer.precision": args.precision}  # fmt: skip
+    steps = {
+        "data_loader.batches_per_epoch": args.steps,
+        "trainer.num_epochs": 2,
+        "trainer.checkpointer": None,
+        "trainer.cuda_device": 0 if args.device == "cuda" else -1,
+        "trainer.precision": args.precision,
+    }
     if task == "pretraining":
         return {
             "config": REPO / "configs" / "pretraining" / "luke_base.jsonnet",
@@ -221,10 +241,12 @@ def transformers_ner_steps(model, batches: List[Dict], device: torch.device, pre
     import transformers
 
     config = model.embedder.luke.config
-    reference = transformers.LukeForEntitySpanClassification(transformers.LukeConfig(
-        **{k: v for k, v in config.to_dict().items() if k not in ("architectures", "model_type")},
-        num_labels=model.classifier.out_features,
-    )).to(device)  # fmt: skip
+    reference = transformers.LukeForEntitySpanClassification(
+        transformers.LukeConfig(
+            **{k: v for k, v in config.to_dict().items() if k not in ("architectures", "model_type")},
+            num_labels=model.classifier.out_features,
+        )
+    ).to(device)
     optimizer = torch.optim.AdamW(reference.parameters(), lr=1e-5, fused=device.type == "cuda")
     dtype = {"bf16": torch.bfloat16, "fp32": None}[precision]
     passes = []
@@ -233,12 +255,18 @@ def transformers_ner_steps(model, batches: List[Dict], device: torch.device, pre
         rows = batch["entity_attention_mask"].any(-1).nonzero()
         sentence, chunk = rows[:, 0], rows[:, 1]
         starts, ends = batch["entity_start_positions"][sentence, chunk], batch["entity_end_positions"][sentence, chunk]
-        passes.append(dict(
-            input_ids=batch["word_ids"][sentence], attention_mask=batch["word_attention_mask"][sentence].long(),
-            entity_ids=batch["entity_ids"][sentence, chunk], entity_attention_mask=batch["entity_attention_mask"][sentence, chunk].long(),
-            entity_position_ids=span_position_ids(starts, ends), entity_start_positions=starts, entity_end_positions=ends,
-            labels=batch["labels"][sentence, chunk].clamp(min=0),
-        ))  # fmt: skip
+        passes.append(
+            dict(
+                input_ids=batch["word_ids"][sentence],
+                attention_mask=batch["word_attention_mask"][sentence].long(),
+                entity_ids=batch["entity_ids"][sentence, chunk],
+                entity_attention_mask=batch["entity_attention_mask"][sentence, chunk].long(),
+                entity_position_ids=span_position_ids(starts, ends),
+                entity_start_positions=starts,
+                entity_end_positions=ends,
+                labels=batch["labels"][sentence, chunk].clamp(min=0),
+            )
+        )
     reference.train()
     tokens, start = sum(int(count_tokens(b)[0]) for b in batches[warmup:]), None  # counted beforehand, as above
     for i, inputs in enumerate(passes):
@@ -299,8 +327,10 @@ def mfu(tokens_per_second: float, flops: float, device: torch.device) -> Optiona
 # --- main ----------------------------------------------------------------------------------------------------------
 
 
-HEADER = (f"{'task':<11} | {'trainer loop':>12} | {'bare step':>10} | {'loop/bare':>9} | {'pipeline':>10} | "
-          f"{'pipeline/model':>14} | {'padding':>7} | other")  # fmt: skip
+HEADER = (
+    f"{'task':<11} | {'trainer loop':>12} | {'bare step':>10} | {'loop/bare':>9} | {'pipeline':>10} | "
+    f"{'pipeline/model':>14} | {'padding':>7} | other"
+)
 
 
 def table_row(task: str, row: Dict[str, Any]) -> str:
@@ -309,9 +339,11 @@ def table_row(task: str, row: Dict[str, Any]) -> str:
         other = f"MFU {row['mfu']:.1%} (trainer loop, bf16 peak)"
     if "transformers" in row:
         other = f"bare step {row['bare'] / row['transformers']:.2f}x transformers.LukeForEntitySpanClassification ({row['transformers']:,.0f} tokens/s)"
-    return (f"{task:<11} | {row['loop']:12,.0f} | {row['bare']:10,.0f} | {row['loop'] / row['bare']:9.2f} | "
-            f"{row['pipeline']['tokens_per_second']:10,.0f} | {row['pipeline']['tokens_per_second'] / row['bare']:14.1f} | "
-            f"{row['padding'] if row['padding'] is not None else float('nan'):7.1%} | {other}")  # fmt: skip
+    return (
+        f"{task:<11} | {row['loop']:12,.0f} | {row['bare']:10,.0f} | {row['loop'] / row['bare']:9.2f} | "
+        f"{row['pipeline']['tokens_per_second']:10,.0f} | {row['pipeline']['tokens_per_second'] / row['bare']:14.1f} | "
+        f"{row['padding'] if row['padding'] is not None else float('nan'):7.1%} | {other}"
+    )
 
 
 def main() -> None:
@@ -335,18 +367,27 @@ def main() -> None:
     args = parser.parse_args()
     device = torch.device(args.device)
     on_gpu = device.type == "cuda"
-    for name, cpu, gpu in (("size", "small", "base"), ("steps", 12, 100), ("batch", 8, 32), ("words", 128, 512),
-                           ("entity_vocab_size", 20_000, 500_000)):  # fmt: skip
+    for name, cpu, gpu in (
+        ("size", "small", "base"),
+        ("steps", 12, 100),
+        ("batch", 8, 32),
+        ("words", 128, 512),
+        ("entity_vocab_size", 20_000, 500_000),
+    ):
         if getattr(args, name) is None:
             setattr(args, name, gpu if on_gpu else cpu)
     precision = resolve_precision(args.precision, False, device)  # as the trainer resolves "auto"
     prepare_environment(Params({}))
     import transformers
 
-    print(f"torch {torch.__version__}, transformers {transformers.__version__}, device {device}"
-          + (f" ({torch.cuda.get_device_name(device)})" if on_gpu else f" ({torch.get_num_threads()} threads)"))  # fmt: skip
-    print(f"LUKE {args.size} ({SIZES[args.size]}), {args.entity_vocab_size:,} entities, precision {precision}, "
-          f"compile {args.compile}, {args.steps} steps an epoch")  # fmt: skip
+    print(
+        f"torch {torch.__version__}, transformers {transformers.__version__}, device {device}"
+        + (f" ({torch.cuda.get_device_name(device)})" if on_gpu else f" ({torch.get_num_threads()} threads)")
+    )
+    print(
+        f"LUKE {args.size} ({SIZES[args.size]}), {args.entity_vocab_size:,} entities, precision {precision}, "
+        f"compile {args.compile}, {args.steps} steps an epoch"
+    )
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(args.work_dir or temporary)
         work.mkdir(parents=True, exist_ok=True)
@@ -362,8 +403,12 @@ def main() -> None:
             vocab = Vocabulary.from_files(str(work / f"run-{task}" / "vocabulary"))
             batches, pipeline = collect_batches(config_params(setup), vocab, args.steps)
             bare, model = bare_steps(config_params(setup), vocab, batches, device, precision, warmup=2)
-            row = {"loop": loop["training_tokens_per_second"], "bare": bare, "pipeline": pipeline,
-                   "padding": loop.get("training_padding_fraction")}  # fmt: skip
+            row = {
+                "loop": loop["training_tokens_per_second"],
+                "bare": bare,
+                "pipeline": pipeline,
+                "padding": loop.get("training_padding_fraction"),
+            }
             if task == "pretraining" and on_gpu:
                 row["mfu"] = mfu(loop["training_tokens_per_second"], flops_per_token(model, batches, task), device)
             if task == "ner":

@@ -10,7 +10,7 @@ the imports):
 and `build-pretraining-corpus` (RoBERTa's tokenizer, the vocabulary of the same dump). The reader check opens the
 store in a fresh process, reads the names of 50 pages and the candidates of 2,000 names, and reports the memory
 it holds (`VmRSS`) and its growth over the interpreter's; the same for the JSON file of the same dictionary
-(`MentionDictionary.from_file`, what every reader and worker did before). Results go to a JSON file as they come.
+(`MentionDictionary.from_file`, which loads the whole dictionary into each process). Results go to a JSON file as they come.
 
     nice python benchmarks/wikipedia_scale.py [--sizes 10 40 100] [--builders vocab mentions corpus reader] [--no-json]
 """
@@ -98,8 +98,12 @@ def child(code: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 40, 100])
-    parser.add_argument("--builders", nargs="+", default=["mentions", "reader", "vocab", "corpus"],
-                        choices=["vocab", "mentions", "reader", "corpus"])  # fmt: skip
+    parser.add_argument(
+        "--builders",
+        nargs="+",
+        default=["mentions", "reader", "vocab", "corpus"],
+        choices=["vocab", "mentions", "reader", "corpus"],
+    )
     parser.add_argument("--out", type=Path, default=Path("wikipedia_scale.json"))
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--no-json", action="store_true", help="the reader of the store only, not of the JSON file")
@@ -141,9 +145,11 @@ def _readers(work: Path, formats: tuple) -> dict:
     from luke_allennlp.wikipedia.mention_store import MentionStore
 
     store = MentionStore(work / "mentions.sqlite")
-    titles = [t for (t,) in store.connection.execute(
+    query = (
         "SELECT DISTINCT page.title FROM page_names p JOIN titles page ON page.id = p.page_id ORDER BY page.title "
-        "LIMIT 50")]  # fmt: skip
+        "LIMIT 50"
+    )
+    titles = [t for (t,) in store.connection.execute(query)]
     if "json" in formats and not (work / "mentions.json").exists():
         MentionDictionary.from_store(store).save(work / "mentions.json")
     return {fmt: child(READER.format(path=str(work / f"mentions.{fmt}"), pages=titles)) for fmt in formats}
@@ -155,12 +161,16 @@ def _report(results: dict) -> None:
             if builder == "reader":
                 store, raw = result["sqlite"], result.get("json")
                 json_figures = f"; JSON {raw['file_mb']:.0f} MB, +{raw['growth_mb']:.0f} MB" if raw else ""
-                print(f"reader {size:>4}x: store {store['file_mb']:.0f} MB file, +{store['growth_mb']:.0f} MB "
-                      f"(RSS {store['rss_mb']:.0f} MB){json_figures}")  # fmt: skip
+                print(
+                    f"reader {size:>4}x: store {store['file_mb']:.0f} MB file, +{store['growth_mb']:.0f} MB "
+                    f"(RSS {store['rss_mb']:.0f} MB){json_figures}"
+                )
             else:
-                print(f"{builder:>8} {size:>4}x: {result['pages']:>6,} pages {result['seconds']:7.1f} s "
-                      f"{result['ms_per_page']:6.1f} ms/page ({1000 * result['cpu_seconds'] / result['pages']:5.1f} ms "
-                      f"CPU)  peak {result['peak_mb']:6.0f} MB (anonymous {result.get('peak_anon_mb', 0):6.0f} MB)")  # fmt: skip
+                print(
+                    f"{builder:>8} {size:>4}x: {result['pages']:>6,} pages {result['seconds']:7.1f} s "
+                    f"{result['ms_per_page']:6.1f} ms/page ({1000 * result['cpu_seconds'] / result['pages']:5.1f} ms "
+                    f"CPU)  peak {result['peak_mb']:6.0f} MB (anonymous {result.get('peak_anon_mb', 0):6.0f} MB)"
+                )
 
 
 if __name__ == "__main__":
