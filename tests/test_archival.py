@@ -25,8 +25,14 @@ TINY_FINE_TUNING = {
 def run_allennlp(*args, cwd):
     # From a directory without .allennlp_plugins: the archive must not need the repository either.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([str(ALLENNLP), *args, "--include-package", "data_readers"], capture_output=True,
-                            text=True, cwd=cwd, env=env, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        [str(ALLENNLP), *args, "--include-package", "data_readers"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+    )
     assert result.returncode == 0, f"allennlp {args[0]} failed:\n{result.stderr[-4000:]}"
     return result
 
@@ -40,8 +46,9 @@ def test_fine_tuned_archive_predicts_without_its_base_checkpoint(tiny_luke_dir, 
     monkeypatch.setenv("MODEL_NAME", "base")
     monkeypatch.setenv("TRAIN_DATA_PATH", "train.txt")
     monkeypatch.setenv("VALIDATION_DATA_PATH", "train.txt")
-    train_model_from_file(str(CONFIGS / "relation_classification" / "semeval.jsonnet"), "run",
-                          overrides=json.dumps(TINY_FINE_TUNING))  # fmt: skip
+    train_model_from_file(
+        str(CONFIGS / "relation_classification" / "semeval.jsonnet"), "run", overrides=json.dumps(TINY_FINE_TUNING)
+    )
     with tarfile.open("run/model.tar.gz") as archive:
         names = set(archive.getnames())
         config = json.load(archive.extractfile("config.json"))
@@ -62,8 +69,9 @@ def test_fine_tuned_archive_predicts_without_its_base_checkpoint(tiny_luke_dir, 
     monkeypatch.chdir(tmp_path)
     shutil.rmtree(work)  # the base checkpoint, the data and the serialization directory
     after = tmp_path / "after.jsonl"
-    run_allennlp("predict", str(elsewhere / "model.tar.gz"), str(inputs), "--output-file", str(after), "--silent",
-                 cwd=elsewhere)  # fmt: skip
+    run_allennlp(
+        "predict", str(elsewhere / "model.tar.gz"), str(inputs), "--output-file", str(after), "--silent", cwd=elsewhere
+    )
     prediction = json.loads(after.read_text())
     assert prediction == json.loads(before.read_text())  # the same model, the same answer
     assert abs(sum(prediction["probabilities"].values()) - 1.0) < 1e-5

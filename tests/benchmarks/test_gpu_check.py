@@ -18,8 +18,22 @@ CONFIG = "configs/ner/conll2003.jsonnet"
 def test_quick_cpu_check(tmp_path):
     environment = dict(os.environ)
     try:
-        returned = gpu_check.main(["--device", "cpu", "--quick", "--out", str(tmp_path / "out"), "--configs", CONFIG,
-                                   "--skip", "variants", "compiled", "--work-dir", str(tmp_path / "work")])  # fmt: skip
+        returned = gpu_check.main(
+            [
+                "--device",
+                "cpu",
+                "--quick",
+                "--out",
+                str(tmp_path / "out"),
+                "--configs",
+                CONFIG,
+                "--skip",
+                "variants",
+                "compiled",
+                "--work-dir",
+                str(tmp_path / "work"),
+            ]
+        )
     finally:
         os.environ.clear()
         os.environ.update(environment)

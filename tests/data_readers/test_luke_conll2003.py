@@ -17,8 +17,11 @@ def reader(tiny_luke_dir):
 def test_tags_to_spans_iob1_and_iob2():
     # IOB1 as shipped: I- starts an entity, B- separates two adjacent entities of one type.
     assert tags_to_spans(["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "I-ORG"]) == {
-        (0, 2): "PER", (3, 4): "LOC", (4, 5): "LOC", (5, 6): "ORG"
-    }  # fmt: skip
+        (0, 2): "PER",
+        (3, 4): "LOC",
+        (4, 5): "LOC",
+        (5, 6): "ORG",
+    }
     assert tags_to_spans(["B-PER", "I-PER", "B-PER", "O", "B-MISC"], "iob2") == {
         (0, 2): "PER",
         (2, 3): "PER",

@@ -86,13 +86,24 @@ def test_benchmark_file_counts_what_cannot_be_right(tmp_path):
     stats = ed_reader.stats
     # JAPAN (gold: the national team, outside the vocabulary, a candidate outside it too), CHINA (gold outside the
     # vocabulary), DEFEAT (no candidates; gold outside), AT&T (right); SURPRISE is NIL.
-    assert (stats["mentions"], stats["nil_mentions"], stats["gold_outside_vocabulary"], stats["mentions_without_candidates"],
-            stats["candidates_outside_vocabulary"], stats["gold_outside_candidates"]) == (4, 1, 3, 1, 1, 0)  # fmt: skip
+    assert (
+        stats["mentions"],
+        stats["nil_mentions"],
+        stats["gold_outside_vocabulary"],
+        stats["mentions_without_candidates"],
+        stats["candidates_outside_vocabulary"],
+        stats["gold_outside_candidates"],
+    ) == (4, 1, 3, 1, 1, 0)
     assert soccer["gold_entity_ids"].tensor.tolist() == [-1, -1, -1] and att["gold_entity_ids"].tensor.tolist() == [5]
     assert soccer["candidate_ids"].tensor.tolist() == [[3], [4], [-1]]
     assert [text for text, _ in mentions_of(soccer)] == ["JAPAN", "CHINA", "DEFEAT"]
-    assert soccer["metadata"]["mentions"][0] == {"start": 9, "end": 14, "text": "JAPAN", "gold": "Japan national football team",
-                                                 "candidates": ["Japan"]}  # fmt: skip
+    assert soccer["metadata"]["mentions"][0] == {
+        "start": 9,
+        "end": 14,
+        "text": "JAPAN",
+        "gold": "Japan national football team",
+        "candidates": ["Japan"],
+    }
 
 
 def test_long_documents_are_windowed_without_losing_mentions(ed_wikipedia):
@@ -136,9 +147,12 @@ def test_raw_text(ed_wikipedia):
     text = "Proudhon wrote on the Free Territory and on syndicalism, far from Oranienburg."
     (instance,) = READER.text_to_instances(text)
     found = [(text[m["start"] : m["end"]], m["candidates"]) for m in instance["metadata"]["mentions"]]
-    assert found == [("Proudhon", ["Pierre-Joseph Proudhon"]), ("Free Territory", ["Free Territory", "Free Territory (Ukraine)"]),
-                     ("syndicalism", ["Anarcho-syndicalism", "Syndicalism"]),
-                     ("Oranienburg", ["Oranienburg", "Oranienburg concentration camp"])]  # fmt: skip
+    assert found == [
+        ("Proudhon", ["Pierre-Joseph Proudhon"]),
+        ("Free Territory", ["Free Territory", "Free Territory (Ukraine)"]),
+        ("syndicalism", ["Anarcho-syndicalism", "Syndicalism"]),
+        ("Oranienburg", ["Oranienburg", "Oranienburg concentration camp"]),
+    ]
     # Given spans get the dictionary's candidates for their text.
     from luke_allennlp.data.entity_disambiguation import EdMention
 
@@ -183,14 +197,21 @@ def test_benchmark_with_an_mluke_checkpoint(ed_conll, xlmr_tokenizer_dir, tmp_pa
     titles = json.loads((ed_conll["model"] / "entity_vocab.json").read_text())
     lines = [{"id": i, "entities": [[title, "en"]], "count": 0} for title, i in titles.items()]
     (tmp_path / "entity_vocab.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    model = write_tiny_checkpoint(tmp_path / "mluke", "mluke", tokenizer=xlmr_tokenizer_dir,
-                                  entity_vocab=tmp_path / "entity_vocab.jsonl")  # fmt: skip
+    model = write_tiny_checkpoint(
+        tmp_path / "mluke", "mluke", tokenizer=xlmr_tokenizer_dir, entity_vocab=tmp_path / "entity_vocab.jsonl"
+    )
     written = json.loads((model / "entity_vocab.json").read_text())
     assert all(key.startswith("en:") or key.startswith("[") for key in written)
     mluke, luke = LukeEntityDisambiguationReader(str(model)), LukeEntityDisambiguationReader(str(ed_conll["model"]))
     ours, theirs = list(mluke.read(str(ed_conll["benchmark"]))), list(luke.read(str(ed_conll["benchmark"])))
-    counts = ("documents", "mentions", "mentions_without_candidates", "gold_outside_vocabulary",
-              "gold_outside_candidates", "candidates_outside_vocabulary")  # fmt: skip
+    counts = (
+        "documents",
+        "mentions",
+        "mentions_without_candidates",
+        "gold_outside_vocabulary",
+        "gold_outside_candidates",
+        "candidates_outside_vocabulary",
+    )
     assert {k: mluke.stats[k] for k in counts} == {k: luke.stats[k] for k in counts} and mluke.stats["mentions"] > 50
     # (the windows differ: the same text is another number of subwords)
     assert sorted(json.dumps(m, sort_keys=True) for i in ours for m in i["metadata"]["mentions"]) == sorted(

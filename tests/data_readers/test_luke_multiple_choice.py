@@ -33,8 +33,8 @@ def test_jcommonsenseqa_as_distributed(model_dir):
 
 def test_choices_in_one_field_and_cut_inputs(model_dir, tmp_path):
     path = tmp_path / "mc.jsonl"
-    path.write_text(json.dumps({"question": "日本の首都はどこ？" * 10, "choices": ["東京", "大阪", "京都"], "answer": 0},
-                               ensure_ascii=False) + "\n", encoding="utf-8")  # fmt: skip
+    record = {"question": "日本の首都はどこ？" * 10, "choices": ["東京", "大阪", "京都"], "answer": 0}
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
     reader = LukeMultipleChoiceReader(str(model_dir), max_seq_length=16, choices_field="choices", label_field="answer")
     (instance,) = reader.read(str(path))
     assert tuple(instance["word_ids"].tensor.shape) == (3, 16) and reader.stats["truncated_inputs"] == 3
@@ -53,8 +53,16 @@ def test_choices_in_one_field_and_cut_inputs(model_dir, tmp_path):
     ],
 )  # fmt: skip
 def test_bad_lines_name_the_file_and_line(model_dir, tmp_path, record, message):
-    good = {"q_id": 0, "question": "猫は何を飲む？", "choice0": "牛乳", "choice1": "石", "choice2": "砂", "choice3": "鉄",
-            "choice4": "紙", "label": 0}  # fmt: skip
+    good = {
+        "q_id": 0,
+        "question": "猫は何を飲む？",
+        "choice0": "牛乳",
+        "choice1": "石",
+        "choice2": "砂",
+        "choice3": "鉄",
+        "choice4": "紙",
+        "label": 0,
+    }
     path = tmp_path / "mc.json"
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in (good, record)) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=message):

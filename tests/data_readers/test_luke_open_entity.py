@@ -169,8 +169,11 @@ def test_japanese_mentions_take_the_pieces_that_cover_them(tiny_luke_japanese_di
     "男性") is kept whole and counted."""
     from tests.data_readers.japanese import japanese_mentions
 
-    examples = [{"sent": text, "start": start, "end": end, "labels": [kind]}
-                for text, mentions in japanese_mentions(shared_data / "jglue") for _, (start, end), kind in mentions]  # fmt: skip
+    examples = [
+        {"sent": text, "start": start, "end": end, "labels": [kind]}
+        for text, mentions in japanese_mentions(shared_data / "jglue")
+        for _, (start, end), kind in mentions
+    ]
     (tmp_path / "ja.json").write_text(json.dumps(examples, ensure_ascii=False), encoding="utf-8")
     reader = LukeOpenEntityReader(str(tiny_luke_japanese_dir))
     instances = list(reader.read(str(tmp_path / "ja.json")))

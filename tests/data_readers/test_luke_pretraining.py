@@ -167,8 +167,12 @@ def test_rows_without_entities(pretraining_corpus):
 
 def test_bad_rows_name_the_row(pretraining_corpus, tmp_path):
     corpus = tmp_path / "bad"
-    rows = {"word_ids": [[100, 200, 300], [100, 200]], "entity_ids": [[3], [4]], "entity_position_ids": [[[0]], [[5]]],
-            "page_id": [0, 0]}  # fmt: skip
+    rows = {
+        "word_ids": [[100, 200, 300], [100, 200]],
+        "entity_ids": [[3], [4]],
+        "entity_position_ids": [[[0]], [[5]]],
+        "page_id": [0, 0],
+    }
     datasets.Dataset.from_dict(rows).save_to_disk(str(corpus))
     metadata = json.loads((pretraining_corpus / "metadata.json").read_text())
     metadata.update(
@@ -231,8 +235,9 @@ def test_a_piece_that_begins_with_a_combining_mark_continues_its_word():
 
     pieces = {"<s>": 0, "か": 1, "\u3099": 2, "\u3099た": 3, "▁東": 4}
     Unigram = type("Unigram", (), {})
-    tokenizer = SimpleNamespace(backend_tokenizer=SimpleNamespace(model=Unigram()), get_vocab=lambda: pieces,
-                                all_special_ids=[0])  # fmt: skip
+    tokenizer = SimpleNamespace(
+        backend_tokenizer=SimpleNamespace(model=Unigram()), get_vocab=lambda: pieces, all_special_ids=[0]
+    )
     assert word_start_table(tokenizer).tolist() == [True, True, False, False, True]
 
 
@@ -244,9 +249,13 @@ def test_sentencepiece_corpus_word_starts_and_special_tokens(tmp_path):
     from tests.wikipedia.crafted_mluke import write_japanese_dump, write_multilingual_vocab
 
     save_xlmr_tokenizer(tmp_path / "xlmr")
-    build_pretraining_corpus(write_japanese_dump(tmp_path / "ja.xml"), str(tmp_path / "xlmr"),
-                             write_multilingual_vocab(tmp_path / "vocab.jsonl"), tmp_path / "corpus",
-                             CorpusOptions(language="ja"))  # fmt: skip
+    build_pretraining_corpus(
+        write_japanese_dump(tmp_path / "ja.xml"),
+        str(tmp_path / "xlmr"),
+        write_multilingual_vocab(tmp_path / "vocab.jsonl"),
+        tmp_path / "corpus",
+        CorpusOptions(language="ja"),
+    )
     tokenizer = load_fast_tokenizer(str(tmp_path / "corpus" / "tokenizer"))
     ids = tokenizer("Berlin 東京都は", add_special_tokens=False)["input_ids"]
     assert tokenizer.convert_ids_to_tokens(ids) == ["▁B", "er", "lin", "▁", "東", "京", "都", "は"]
@@ -281,8 +290,13 @@ def test_corpora_read_as_one_must_share_their_tokenizer(pretraining_corpus, tmp_
     from tests.wikipedia.crafted_mluke import write_german_dump, write_multilingual_vocab
 
     save_xlmr_tokenizer(tmp_path / "xlmr")
-    build_pretraining_corpus(write_german_dump(tmp_path / "de.xml"), str(tmp_path / "xlmr"),
-                             write_multilingual_vocab(tmp_path / "vocab.jsonl"), tmp_path / "de", CorpusOptions(language="de"))  # fmt: skip
+    build_pretraining_corpus(
+        write_german_dump(tmp_path / "de.xml"),
+        str(tmp_path / "xlmr"),
+        write_multilingual_vocab(tmp_path / "vocab.jsonl"),
+        tmp_path / "de",
+        CorpusOptions(language="de"),
+    )
     with pytest.raises(
         ValueError, match=f"{tmp_path / 'de'} and {pretraining_corpus} were built with different tokenizers"
     ):
@@ -291,8 +305,9 @@ def test_corpora_read_as_one_must_share_their_tokenizer(pretraining_corpus, tmp_
 
 def batch_digest(reader: LukePretrainingReader, corpus, batches: int, batch_size: int = 8) -> str:
     """What the model receives: the first `batches` batches of a lazy data loader (masks drawn anew on each pass)."""
-    loader = MultiProcessDataLoader(reader, str(corpus), batch_size=batch_size, max_instances_in_memory=4 * batch_size,
-                                    batches_per_epoch=batches)  # fmt: skip
+    loader = MultiProcessDataLoader(
+        reader, str(corpus), batch_size=batch_size, max_instances_in_memory=4 * batch_size, batches_per_epoch=batches
+    )
     loader.index_with(Vocabulary.empty())
     digest = hashlib.sha256()
     for batch in loader:
@@ -307,8 +322,14 @@ def test_batches_are_those_of_the_reference_implementation(pretraining_corpus):
     rows as Python lists, the whole entity vocabulary parsed): 30 batches span three passes of the 95 rows, and the
     second reader truncates rows and entities, masks single subwords and replaces many with random ones."""
     assert batch_digest(LukePretrainingReader(seed=7), pretraining_corpus, 30) == "4ee8e667db9276cc"
-    reader = LukePretrainingReader(max_seq_length=32, max_entities=2, whole_word_masking=False, shuffle=False,
-                                   masked_lm_prob=0.3, random_word_prob=0.3)  # fmt: skip
+    reader = LukePretrainingReader(
+        max_seq_length=32,
+        max_entities=2,
+        whole_word_masking=False,
+        shuffle=False,
+        masked_lm_prob=0.3,
+        random_word_prob=0.3,
+    )
     assert batch_digest(reader, pretraining_corpus, 12) == "a3d8f34bb9f1635d"
 
 
@@ -321,9 +342,14 @@ def test_entity_vocab_summary_parses_only_the_special_entries(pretraining_corpus
     # Special entities anywhere, a title that quotes one, a title of two ids (the lower wins, as in EntityVocab).
     directory = tmp_path / "corpus"
     shutil.copytree(pretraining_corpus, directory)
-    lines = [{"id": 0, "entities": [["Paris", "en"]]}, {"id": 1, "entities": [['say "[PAD]"', "en"]]},
-             {"id": 2, "entities": [["[MASK]", "en"]]}, {"id": 3, "entities": [["[PAD]", "en"], ["[PAD]", "ja"]]},
-             {"id": 4, "entities": [["[UNK]", "ja"]]}, {"id": 5, "entities": [["[MASK]", "ja"]]}]  # fmt: skip
+    lines = [
+        {"id": 0, "entities": [["Paris", "en"]]},
+        {"id": 1, "entities": [['say "[PAD]"', "en"]]},
+        {"id": 2, "entities": [["[MASK]", "en"]]},
+        {"id": 3, "entities": [["[PAD]", "en"], ["[PAD]", "ja"]]},
+        {"id": 4, "entities": [["[UNK]", "ja"]]},
+        {"id": 5, "entities": [["[MASK]", "ja"]]},
+    ]
     (directory / "entity_vocab.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     metadata = json.loads((directory / "metadata.json").read_text())
     (directory / "metadata.json").write_text(json.dumps({**metadata, "entity_vocab_size": 6}))
@@ -352,8 +378,14 @@ def test_an_endless_reader_keeps_its_data_loader_workers_across_passes(pretraini
     assert [field(i, "word_ids").tolist() for i in endless] == [field(i, "word_ids").tolist() for i in separate]
 
     def batches(reader):
-        loader = MultiProcessDataLoader(reader, str(pretraining_corpus), batch_size=8, batches_per_epoch=rows // 8,
-                                        max_instances_in_memory=16, num_workers=1)  # fmt: skip
+        loader = MultiProcessDataLoader(
+            reader,
+            str(pretraining_corpus),
+            batch_size=8,
+            batches_per_epoch=rows // 8,
+            max_instances_in_memory=16,
+            num_workers=1,
+        )
         loader.index_with(Vocabulary.empty())
         try:
             return [len(batch["word_ids"]) for _ in range(2) for batch in loader]  # 2 epochs, 2 passes or more
@@ -377,8 +409,10 @@ def test_masked_positions_are_the_labelled_positions_at_one_static_size(pretrain
     entity_size = max(1, round(corpus.metadata["max_entities"] * 0.15))
     assert reader.masked_sizes == (19, entity_size)
     for with_positions, without in zip(instances, plain):
-        for name, labels_name, size in (("masked_lm_positions", "masked_lm_labels", 19),
-                                        ("masked_entity_positions", "masked_entity_labels", entity_size)):  # fmt: skip
+        for name, labels_name, size in (
+            ("masked_lm_positions", "masked_lm_labels", 19),
+            ("masked_entity_positions", "masked_entity_labels", entity_size),
+        ):
             positions, labels = field(with_positions, name), field(with_positions, labels_name)
             chosen = np.flatnonzero(labels != -100)
             assert positions.shape == (size,) and (positions[len(chosen) :] == -1).all()

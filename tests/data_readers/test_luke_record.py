@@ -21,9 +21,13 @@ def window_entities(reader, instance):
     starts, ends = instance["entity_start_positions"].tensor, instance["entity_end_positions"].tensor
     candidates, entity_ids = instance["entity_candidates"].tensor, instance["entity_ids"].tensor
     return [
-        [(reader.tokenizer.decode(ids[w, s : e + 1]).strip(), int(c)) for s, e, c, i in zip(starts[w], ends[w], candidates[w], entity_ids[w]) if i]
+        [
+            (reader.tokenizer.decode(ids[w, s : e + 1]).strip(), int(c))
+            for s, e, c, i in zip(starts[w], ends[w], candidates[w], entity_ids[w])
+            if i
+        ]
         for w in range(ids.size(0))
-    ]  # fmt: skip
+    ]
 
 
 def write(tmp_path, data, name="record.json"):
@@ -45,9 +49,22 @@ def test_reads_the_real_sample(reader, record_sample):
     meta = first["metadata"].metadata
     assert meta["id"] == "483577c837cdd4df5bbbbd5cfa3a77f6fea3519e-18db09b9e470ab13e21de901d213aff3db85d1e5-132"
     # The 21 entity mentions of the passage, as 14 distinct candidates in order of first appearance.
-    assert meta["candidates"] == ["Tracy Morgan", "New Jersey", "Night Live", "NBC", "Twitter", "Morgan", "SNL",
-                                  "Season 41", "New Jersey Turnpike", "James", "Jimmy Mack", "McNair", "Miley Cyrus",
-                                  "Amy Schumer"]  # fmt: skip
+    assert meta["candidates"] == [
+        "Tracy Morgan",
+        "New Jersey",
+        "Night Live",
+        "NBC",
+        "Twitter",
+        "Morgan",
+        "SNL",
+        "Season 41",
+        "New Jersey Turnpike",
+        "James",
+        "Jimmy Mack",
+        "McNair",
+        "Miley Cyrus",
+        "Amy Schumer",
+    ]
     assert meta["candidate_spans"][5] == [[234, 239], [374, 379], [586, 591], [851, 856]]  # "Morgan", inclusive ends
     # Gold: "Tracy Morgan" and "Morgan" (the answers list the five mentions of Tracy Morgan).
     assert first["labels"].tensor.tolist() == [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]
@@ -119,8 +136,19 @@ def test_max_entities_cuts_and_counts(tiny_luke_dir, caplog):
 
 def test_unlabelled_and_gold_not_a_candidate(reader, tmp_path):
     text = "Ann met Bob."
-    path = write(tmp_path, [passage(text, [(0, 2), (8, 10)], [{"id": "q1", "query": "@placeholder met Bob.", "answers": [{"start": 0, "end": 2, "text": "Ann"}]},
-                                                             {"id": "q2", "query": "Ann met @placeholder.", "answers": [{"start": 8, "end": 9, "text": "Bo"}]}])])  # fmt: skip
+    path = write(
+        tmp_path,
+        [
+            passage(
+                text,
+                [(0, 2), (8, 10)],
+                [
+                    {"id": "q1", "query": "@placeholder met Bob.", "answers": [{"start": 0, "end": 2, "text": "Ann"}]},
+                    {"id": "q2", "query": "Ann met @placeholder.", "answers": [{"start": 8, "end": 9, "text": "Bo"}]},
+                ],
+            )
+        ],
+    )
     first, second = list(reader.read(str(path)))
     assert first["labels"].tensor.tolist() == [1, 0] and second["labels"].tensor.tolist() == [0, 0]
     assert reader.stats["queries_without_gold_candidate"] == 1
@@ -134,11 +162,23 @@ def test_bad_input_is_named(reader, tmp_path, caplog):
     cases = [
         ([passage(text, [(0, 2)], [{"id": "q1", "answers": []}])], "bad.json: query q1: missing field 'query'"),
         ([{"id": "p9", "qas": []}], "bad.json: passage p9: missing field 'passage'"),
-        ([passage(text, [(0, 2), (8, 12)], [good])], r"bad.json: passage p1: entity 1 \[8, 12\] \(inclusive\) is out of range for a passage of 12 characters"),
-        ([passage(text, [(0, 2)], [good]), passage(text, [(0, 2)], [good], "p2")], "bad.json: query q1: the query id is repeated \\(first in passage p1\\)"),
-        ([passage(text, [(0, 2)], [{**good, "query": "Who met Bob?"}])], "bad.json: query q1: the query must contain @placeholder exactly once"),
-        ([passage(text, [(0, 2)], [good, {"id": "q2", "query": "@placeholder met."}])], "bad.json: query q2: has no answers, unlike the queries before it"),
-    ]  # fmt: skip
+        (
+            [passage(text, [(0, 2), (8, 12)], [good])],
+            r"bad.json: passage p1: entity 1 \[8, 12\] \(inclusive\) is out of range for a passage of 12 characters",
+        ),
+        (
+            [passage(text, [(0, 2)], [good]), passage(text, [(0, 2)], [good], "p2")],
+            "bad.json: query q1: the query id is repeated \\(first in passage p1\\)",
+        ),
+        (
+            [passage(text, [(0, 2)], [{**good, "query": "Who met Bob?"}])],
+            "bad.json: query q1: the query must contain @placeholder exactly once",
+        ),
+        (
+            [passage(text, [(0, 2)], [good, {"id": "q2", "query": "@placeholder met."}])],
+            "bad.json: query q2: has no answers, unlike the queries before it",
+        ),
+    ]
     for data, message in cases:
         with pytest.raises(ValueError, match=message):
             list(reader.read(str(write(tmp_path, data, "bad.json"))))

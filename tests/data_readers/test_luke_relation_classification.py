@@ -63,8 +63,9 @@ def test_reads_kbp37_format(reader, tmp_path):
     )
     examples = list(reader.read_examples(str(path)))
     assert [(t[h[0] : h[1]], t[s[0] : s[1]], label) for _, t, h, s, label in examples] == [
-        ("Tom Hanks", "Hanks", "per:alternate_names(e1,e2)"), ("A", "B", "no_relation")
-    ]  # fmt: skip
+        ("Tom Hanks", "Hanks", "per:alternate_names(e1,e2)"),
+        ("A", "B", "no_relation"),
+    ]
 
 
 def test_entity_markers(tiny_luke_dir):
@@ -259,8 +260,10 @@ def test_japanese_pairs_in_kbp37_format(tiny_luke_japanese_dir, shared_data, tmp
     texts = japanese_mentions(shared_data / "jglue")
     for number, ((text, mentions), (h, t)) in enumerate(zip(texts[:3] + texts[4:5], [(1, 2)] * 3 + [(1, 0)]), start=1):
         (_, head, _), (_, tail, _) = mentions[h], mentions[t]  # disjoint names, the head first
-        tagged = (text[: head[0]] + "<e1>" + text[head[0] : head[1]] + "</e1>" + text[head[1] : tail[0]] + "<e2>"
-                  + text[tail[0] : tail[1]] + "</e2>" + text[tail[1] :])  # fmt: skip
+        tagged = (
+            f"{text[: head[0]]}<e1>{text[head[0] : head[1]]}</e1>"
+            f"{text[head[1] : tail[0]]}<e2>{text[tail[0] : tail[1]]}</e2>{text[tail[1] :]}"
+        )
         blocks.append(f'{number}\t"{tagged}"\nno_relation\n')
         pairs.append((text[head[0] : head[1]], text[tail[0] : tail[1]]))
     (tmp_path / "ja.txt").write_text("\n".join(blocks), encoding="utf-8")

@@ -40,8 +40,13 @@ def test_jsts_and_jnli_as_distributed(model_dir):
 
 
 def test_marc_ja_single_sentences_and_a_test_split(model_dir, tmp_path):
-    reader = LukeSentenceClassificationReader(str(model_dir), max_seq_length=512, sentence_fields=["sentence"],
-                                              labels=["positive", "negative"], id_field="review_id")  # fmt: skip
+    reader = LukeSentenceClassificationReader(
+        str(model_dir),
+        max_seq_length=512,
+        sentence_fields=["sentence"],
+        labels=["positive", "negative"],
+        id_field="review_id",
+    )
     instances = list(reader.read(str(write_marc_ja(tmp_path))))
     assert [i["metadata"]["id"] for i in instances][:2] == ["R0000000000001", "R0000000000002"]
     assert [i["label"].label for i in instances][:2] == ["positive", "negative"]
@@ -55,8 +60,10 @@ def test_glue_style_english_through_the_same_reader(tiny_luke_dir, tmp_path):
     """SST-2 (integer labels, field "sentence") and STS-B (float scores) exported as JSON lines, with a RoBERTa-BPE
     LUKE: other field names, same reader."""
     sst2 = tmp_path / "sst2.jsonl"
-    sst2.write_text('{"idx": 0, "sentence": "it \'s a charming and often affecting journey . ", "label": 1}\n'
-                    '{"idx": 1, "sentence": "unflinchingly bleak and desperate ", "label": 0}\n')  # fmt: skip
+    sst2.write_text(
+        '{"idx": 0, "sentence": "it \'s a charming and often affecting journey . ", "label": 1}\n'
+        '{"idx": 1, "sentence": "unflinchingly bleak and desperate ", "label": 0}\n'
+    )
     reader = LukeSentenceClassificationReader(str(tiny_luke_dir), sentence_fields=["sentence"], id_field="idx")
     instances = list(reader.read(str(sst2)))
     assert [i["label"].label for i in instances] == ["1", "0"] and instances[0]["metadata"]["id"] == "0"
@@ -89,16 +96,30 @@ def test_long_pairs_are_cut_longest_first_and_counted(model_dir, caplog):
         ("{not json", r"bad\.json:2: not valid JSON"),
         ('["a list"]', r"bad\.json:2: expected a JSON object"),
         ('{"sentence_pair_id": "9", "sentence1": "犬", "label": 1.0}', r"bad\.json:2: missing field 'sentence2'"),
-        ('{"sentence_pair_id": "9", "sentence1": "犬", "sentence2": " ", "label": 1.0}', r"bad\.json:2: field 'sentence2' is empty"),
-        ('{"sentence_pair_id": "9", "sentence1": "犬", "sentence2": "猫", "label": "high"}', r"bad\.json:2: the label should be a number"),
-        ('{"sentence_pair_id": "0", "sentence1": "犬", "sentence2": "猫", "label": 1.0}', r"bad\.json:2: example 0: the example id is repeated \(first in line 1\)"),
-        ('{"sentence_pair_id": "9", "sentence1": "犬", "sentence2": "猫"}', r"bad\.json:2: has no 'label' field, unlike the lines before it"),
+        (
+            '{"sentence_pair_id": "9", "sentence1": "犬", "sentence2": " ", "label": 1.0}',
+            r"bad\.json:2: field 'sentence2' is empty",
+        ),
+        (
+            '{"sentence_pair_id": "9", "sentence1": "犬", "sentence2": "猫", "label": "high"}',
+            r"bad\.json:2: the label should be a number",
+        ),
+        (
+            '{"sentence_pair_id": "0", "sentence1": "犬", "sentence2": "猫", "label": 1.0}',
+            r"bad\.json:2: example 0: the example id is repeated \(first in line 1\)",
+        ),
+        (
+            '{"sentence_pair_id": "9", "sentence1": "犬", "sentence2": "猫"}',
+            r"bad\.json:2: has no 'label' field, unlike the lines before it",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_lines_name_the_file_and_line(model_dir, tmp_path, line, message):
     path = tmp_path / "bad.json"
-    path.write_text('{"sentence_pair_id": "0", "sentence1": "犬が走る。", "sentence2": "猫が寝る。", "label": 0.4}\n'
-                    + line + "\n", encoding="utf-8")  # fmt: skip
+    path.write_text(
+        '{"sentence_pair_id": "0", "sentence1": "犬が走る。", "sentence2": "猫が寝る。", "label": 0.4}\n' + line + "\n",
+        encoding="utf-8",
+    )
     reader = LukeSentenceClassificationReader(str(model_dir), regression=True, id_field="sentence_pair_id")
     with pytest.raises(ValueError, match=message):
         list(reader.read(str(path)))

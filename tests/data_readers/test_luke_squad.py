@@ -107,8 +107,24 @@ def test_bert_and_xlnet_pair_formats(tiny_xlnet_dir, tmp_path):
     path = write_squad(
         tmp_path / "squad.json", [{"context": context, "qas": [qa("q1", "Who lost?", [(start, "Panthers")])]}]
     )
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "broncos", "defeated", "panthers", "in", "santa",
-             "clara", ".", "who", "lost", "?"]  # fmt: skip
+    vocab = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "the",
+        "broncos",
+        "defeated",
+        "panthers",
+        "in",
+        "santa",
+        "clara",
+        ".",
+        "who",
+        "lost",
+        "?",
+    ]
     (tmp_path / "vocab.txt").write_text("\n".join(vocab) + "\n")
     BertTokenizerFast(str(tmp_path / "vocab.txt")).save_pretrained(str(tmp_path / "bert"))
     (bert,) = LukeSquadReader(str(tmp_path / "bert")).read(path)
@@ -209,15 +225,26 @@ def test_entity_inputs_from_the_mention_dictionary(tiny_luke_squad_dir, squad_me
     # link probability 0.002) is ignored; "Levi's Stadium" is matched but not in the entity vocabulary; "Super
     # Bowl" is found in "Super Bowl 50" and "Super Bowl L".
     assert entities(instances[0], 0, reader, vocab) == [
-        ("NFL", "National Football League"), ("AFC", "American Football Conference"), ("Super Bowl", "Super Bowl"),
-        ("Super Bowl", "Super Bowl"), ("American football", "American football"),
-        ("National Football League", "National Football League"), ("NFL", "National Football League"),
-        ("American Football Conference", "American Football Conference"), ("AFC", "American Football Conference"),
-        ("Denver Broncos", "Denver Broncos"), ("National Football Conference", "National Football Conference"),
-        ("NFC", "National Football Conference"), ("Carolina Panthers", "Carolina Panthers"), ("Super Bowl", "Super Bowl"),
-        ("San Francisco Bay Area", "San Francisco Bay Area"), ("Santa Clara, California", "Santa Clara, California"),
-        ("Super Bowl", "Super Bowl"), ("Super Bowl", "Super Bowl"), ("Super Bowl", "Super Bowl"),
-    ]  # fmt: skip
+        ("NFL", "National Football League"),
+        ("AFC", "American Football Conference"),
+        ("Super Bowl", "Super Bowl"),
+        ("Super Bowl", "Super Bowl"),
+        ("American football", "American football"),
+        ("National Football League", "National Football League"),
+        ("NFL", "National Football League"),
+        ("American Football Conference", "American Football Conference"),
+        ("AFC", "American Football Conference"),
+        ("Denver Broncos", "Denver Broncos"),
+        ("National Football Conference", "National Football Conference"),
+        ("NFC", "National Football Conference"),
+        ("Carolina Panthers", "Carolina Panthers"),
+        ("Super Bowl", "Super Bowl"),
+        ("San Francisco Bay Area", "San Francisco Bay Area"),
+        ("Santa Clara, California", "Santa Clara, California"),
+        ("Super Bowl", "Super Bowl"),
+        ("Super Bowl", "Super Bowl"),
+        ("Super Bowl", "Super Bowl"),
+    ]
     assert instances[0]["entity_type_ids"].tensor.max() == 0  # RoBERTa's pair format has one segment
     # "Levi's Stadium" once per question of the first paragraph (30 questions).
     assert reader.stats["mentions_not_in_entity_vocab"] == 30 and reader.stats["pages_not_in_dictionary"] == 0
@@ -230,14 +257,18 @@ def test_entity_inputs_from_the_mention_dictionary(tiny_luke_squad_dir, squad_me
 
     # Short windows: the question's entities are in every window, the passage's where they fit whole, at most
     # max_entities per window (the rest counted and logged).
-    small = LukeSquadReader(str(tiny_luke_squad_dir), mention_dictionary=str(squad_mention_dictionary), max_seq_length=64,
-                            max_entities=6)  # fmt: skip
+    small = LukeSquadReader(
+        str(tiny_luke_squad_dir), mention_dictionary=str(squad_mention_dictionary), max_seq_length=64, max_entities=6
+    )
     with caplog.at_level(logging.WARNING):
         instance = small.text_to_instance(*_question(squad_slice, 0))
     windows = instance["word_ids"].tensor.shape[0]
     found = [entities(instance, row, small, vocab) for row in range(windows)]
-    assert windows > 1 and all(row[:3] == [("NFL", "National Football League"), ("AFC", "American Football Conference"),
-                                           ("Super Bowl", "Super Bowl")] for row in found)  # fmt: skip
+    assert windows > 1 and all(
+        row[:3]
+        == [("NFL", "National Football League"), ("AFC", "American Football Conference"), ("Super Bowl", "Super Bowl")]
+        for row in found
+    )
     assert all(len(row) <= 6 for row in found) and small.stats["mentions_cut_by_max_entities"] > 0
     assert "entity mentions cut by max_entities=6" in caplog.text
     passage_mentions = [m for row in found for m in row[3:]]
@@ -331,8 +362,9 @@ def tiny_mluke_squad_dir(tmp_path_factory, xlmr_tokenizer_dir):
             {"id": i, "entities": [[title, "en"]] + ([[german[title], "de"]] if title in german else []), "count": 1}
         )
     (directory / "entity_vocab.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return write_tiny_checkpoint(directory / "model", "mluke", tokenizer=xlmr_tokenizer_dir,
-                                 entity_vocab=directory / "entity_vocab.jsonl")  # fmt: skip
+    return write_tiny_checkpoint(
+        directory / "model", "mluke", tokenizer=xlmr_tokenizer_dir, entity_vocab=directory / "entity_vocab.jsonl"
+    )
 
 
 def test_entity_inputs_with_an_mluke_entity_vocabulary(tiny_mluke_squad_dir, squad_mention_dictionary, squad_slice):
@@ -347,8 +379,11 @@ def test_entity_inputs_with_an_mluke_entity_vocabulary(tiny_mluke_squad_dir, squ
     )
     instances = list(reader.read(str(squad_slice)))
     assert entities(instances[0], 0, reader, vocab)[:4] == [
-        ("NFL", "National Football League"), ("AFC", "American Football Conference"), ("Super Bowl", "Super Bowl"),
-        ("Super Bowl", "Super Bowl")]  # fmt: skip
+        ("NFL", "National Football League"),
+        ("AFC", "American Football Conference"),
+        ("Super Bowl", "Super Bowl"),
+        ("Super Bowl", "Super Bowl"),
+    ]
     # As with LUKE's vocabulary (test_entity_inputs_from_the_mention_dictionary): "Levi's Stadium" once per question
     # of the first paragraph.
     assert reader.stats["mentions_not_in_entity_vocab"] == 30 and reader.stats["mentions"] > 0
@@ -368,8 +403,10 @@ def test_the_whole_jsquad_valid_file_with_the_japanese_tokenizer(tiny_luke_japan
         questions += 1
         meta = instance["metadata"].metadata
         passage = TokenizedText(meta["context"], [], meta["offsets"])
-        found = [LukeSquadReader.subword_text(passage, *LukeSquadReader.answer_subwords(passage, start, text))
-                 for start, text in meta["answer_spans"]]  # fmt: skip
+        found = [
+            LukeSquadReader.subword_text(passage, *LukeSquadReader.answer_subwords(passage, start, text))
+            for start, text in meta["answer_spans"]
+        ]
         assert all(text.strip() in f for (_, text), f in zip(meta["answer_spans"], found)), meta["id"]
         cut += found[0] != meta["answer_spans"][0][1].strip()
         without_exact_gold += not any(f == text.strip() for (_, text), f in zip(meta["answer_spans"], found))

@@ -20,17 +20,34 @@ from tests.wikipedia.japanese_dump import ARTICLES, jsquad_paragraphs, write_jap
 
 @pytest.mark.parametrize(
     "name, language",
-    [("xquad.de.json", "de"), ("/data/xquad/xquad.zh.json", "zh"), ("dev-context-de-question-en.json", "de"),
-     ("test-context-zh-question-ar.json", "zh"), ("dev-v1.1.json", None), ("xquad.json", None)],
-)  # fmt: skip
+    [
+        ("xquad.de.json", "de"),
+        ("/data/xquad/xquad.zh.json", "zh"),
+        ("dev-context-de-question-en.json", "de"),
+        ("test-context-zh-question-ar.json", "zh"),
+        ("dev-v1.1.json", None),
+        ("xquad.json", None),
+    ],
+)
 def test_the_language_of_xquad_and_mlqa_file_names(name, language):
     assert language_of_file(name) == language
 
 
 # Japanese titles of the dump's link targets -> English titles: the sitelinks of a Wikidata dump for the builder.
-SITELINKS = {"日本": "Japan", "北海道": "Hokkaido", "台湾": "Taiwan", "中国": "China", "オーストリア": "Austria",
-             "フランス": "France", "ドイツ": "Germany", "スペイン": "Spain", "日本共産党": "Japanese Communist Party",
-             "ハノーファー": "Hanover", "オランダ": "Netherlands", "ポルトガル": "Portugal"}  # fmt: skip
+SITELINKS = {
+    "日本": "Japan",
+    "北海道": "Hokkaido",
+    "台湾": "Taiwan",
+    "中国": "China",
+    "オーストリア": "Austria",
+    "フランス": "France",
+    "ドイツ": "Germany",
+    "スペイン": "Spain",
+    "日本共産党": "Japanese Communist Party",
+    "ハノーファー": "Hanover",
+    "オランダ": "Netherlands",
+    "ポルトガル": "Portugal",
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,21 +64,31 @@ def japanese(tmp_path_factory, shared_data, tiny_luke_japanese_dir):
     MentionDictionary.from_store(MentionDictionary.from_file(root / "jawiki.sqlite")).save(root / "jawiki.json")
     english = ["[PAD]\t0", "[UNK]\t0", "[MASK]\t0"] + [f"{title}\t5" for title in SITELINKS.values()]
     (root / "enwiki-vocab.tsv").write_text("\n".join(english) + "\n")
-    items = [json.dumps({"id": f"Q{i}", "sitelinks": {"jawiki": {"title": ja}, "enwiki": {"title": en}}})
-             for i, (ja, en) in enumerate(SITELINKS.items(), 1)]  # fmt: skip
+    items = [
+        json.dumps({"id": f"Q{i}", "sitelinks": {"jawiki": {"title": ja}, "enwiki": {"title": en}}})
+        for i, (ja, en) in enumerate(SITELINKS.items(), 1)
+    ]
     (root / "wikidata.json").write_text("[\n" + ",\n".join(items) + "\n]\n")
     vocab, summary = build_multilingual_entity_vocab(
-        [root / "jawiki.xml", root / "enwiki-vocab.tsv"], wikidata=root / "wikidata.json", languages=["ja", "en"],
+        [root / "jawiki.xml", root / "enwiki-vocab.tsv"],
+        wikidata=root / "wikidata.json",
+        languages=["ja", "en"],
         include_missing_pages=True,
-    )  # fmt: skip
+    )
     vocab.save_jsonl(root / "vocab.jsonl")
-    model = write_tiny_checkpoint(root / "mluke", "mluke", tokenizer=tiny_luke_japanese_dir,
-                                  entity_vocab=root / "vocab.jsonl")  # fmt: skip
+    model = write_tiny_checkpoint(
+        root / "mluke", "mluke", tokenizer=tiny_luke_japanese_dir, entity_vocab=root / "vocab.jsonl"
+    )
     squad = json.loads((shared_data / "jglue" / "jsquad-v1.3" / "valid-v1.3.json").read_text(encoding="utf-8"))
     articles = [article for article in squad["data"] if article["title"] in ARTICLES]
     (root / "test-context-ja-question-ja.json").write_text(json.dumps({"version": "v1.3", "data": articles}))
-    return {"root": root, "model": model, "summary": summary, "data": root / "test-context-ja-question-ja.json",
-            "paragraphs": jsquad_paragraphs(shared_data / "jglue")}  # fmt: skip
+    return {
+        "root": root,
+        "model": model,
+        "summary": summary,
+        "data": root / "test-context-ja-question-ja.json",
+        "paragraphs": jsquad_paragraphs(shared_data / "jglue"),
+    }
 
 
 def test_japanese_passages_get_the_japanese_dumps_candidates_as_multilingual_entities(japanese):
@@ -70,8 +97,9 @@ def test_japanese_passages_get_the_japanese_dumps_candidates_as_multilingual_ent
     assert merge["wikidata_links_joined"] >= 8 and merge["conflicts"] == 0
     found = {}
     for dictionary in ("jawiki.sqlite", "jawiki.json"):
-        reader = LukeSquadReader(str(japanese["model"]), max_seq_length=256,
-                                 mention_dictionary={"ja": str(root / dictionary)})  # fmt: skip
+        reader = LukeSquadReader(
+            str(japanese["model"]), max_seq_length=256, mention_dictionary={"ja": str(root / dictionary)}
+        )
         instances = list(reader.read(str(japanese["data"])))  # the language from the file name
         stats = reader.stats
         assert stats["questions"] == len(instances) > 50 and stats["pages_not_in_dictionary"] == 0
@@ -105,25 +133,35 @@ def tiny_mluke_xquad_dir(tmp_path_factory, xlmr_tokenizer_dir):
     """A tiny mLUKE whose vocabulary holds the targets of SUPER_BOWL_50_LINKS as English titles; those with a
     German article (most under the same title, "California" as "Kalifornien") also as German titles of one id."""
     directory = tmp_path_factory.mktemp("tiny-mluke-xquad")
-    german = {"Denver Broncos": "Denver Broncos", "Carolina Panthers": "Carolina Panthers", "Super Bowl": "Super Bowl",
-              "National Football League": "National Football League", "California": "Kalifornien",
-              "New England Patriots": "New England Patriots"}  # fmt: skip
+    german = {
+        "Denver Broncos": "Denver Broncos",
+        "Carolina Panthers": "Carolina Panthers",
+        "Super Bowl": "Super Bowl",
+        "National Football League": "National Football League",
+        "California": "Kalifornien",
+        "New England Patriots": "New England Patriots",
+    }
     lines = [{"id": i, "entities": [[name, None]], "count": 0} for i, name in enumerate(EntityVocab.SPECIAL_TOKENS)]
     for i, title in enumerate(sorted(set(SUPER_BOWL_50_LINKS.values())), start=3):
         pairs = [[title, "en"]] + ([[german[title], "de"]] if title in german else [])
         lines.append({"id": i, "entities": pairs, "count": 1})
     (directory / "entity_vocab.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return write_tiny_checkpoint(directory / "model", "mluke", tokenizer=xlmr_tokenizer_dir,
-                                 entity_vocab=directory / "entity_vocab.jsonl")  # fmt: skip
+    return write_tiny_checkpoint(
+        directory / "model", "mluke", tokenizer=xlmr_tokenizer_dir, entity_vocab=directory / "entity_vocab.jsonl"
+    )
 
 
-def test_english_candidates_translated_into_german_on_xquad(tiny_mluke_xquad_dir, squad_mention_dictionary,
-                                                            shared_data, caplog):  # fmt: skip
+def test_english_candidates_translated_into_german_on_xquad(
+    tiny_mluke_xquad_dir, squad_mention_dictionary, shared_data, caplog
+):
     """XQuAD's German file as distributed (its titles English, as SQuAD's): the passages of "Super_Bowl_50" get the
     English page's candidates that have a German article, found by their German titles and by the English names;
     the other articles' pages are in no dictionary (counted)."""
-    reader = LukeSquadReader(str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)},
-                             translate_candidates_from="en")  # fmt: skip
+    reader = LukeSquadReader(
+        str(tiny_mluke_xquad_dir),
+        mention_dictionary={"en": str(squad_mention_dictionary)},
+        translate_candidates_from="en",
+    )
     vocab = reader.entity_vocab
     with caplog.at_level("INFO"):
         instances = list(reader.read(str(shared_data / "xquad" / "xquad.de.json")))
@@ -136,8 +174,13 @@ def test_english_candidates_translated_into_german_on_xquad(tiny_mluke_xquad_dir
     found = {
         (text, vocab.title(i, language="de")) for instance in super_bowl for text, i in _mentions(instance, reader)
     }
-    assert found >= {("Broncos", "Denver Broncos"), ("Panthers", "Carolina Panthers"), ("SuperBowl", "Super Bowl"),
-                     ("NFL", "National Football League"), ("NewEnglandPatriots", "New England Patriots")}  # fmt: skip
+    assert found >= {
+        ("Broncos", "Denver Broncos"),
+        ("Panthers", "Carolina Panthers"),
+        ("SuperBowl", "Super Bowl"),
+        ("NFL", "National Football League"),
+        ("NewEnglandPatriots", "New England Patriots"),
+    }
     # Entities without a German article are not translated: "AFC" (in "AFC-Championship-Spiel") finds nothing.
     assert all(vocab.get(title, language="de") is not None for _, title in found)
     assert not any(text == "AFC" for text, _ in found)
@@ -153,26 +196,37 @@ def test_per_language_dictionaries_need_a_language(tiny_mluke_xquad_dir, squad_m
     reader = LukeSquadReader(str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)})
     with pytest.raises(ValueError, match="slice.json: which language are its passages in"):
         list(reader.read(str(squad_slice)))
-    reader = LukeSquadReader(str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)},
-                             language="en")  # fmt: skip
+    reader = LukeSquadReader(
+        str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)}, language="en"
+    )
     assert len(list(reader.read(str(squad_slice)))) == 55 and reader.stats["contexts_with_candidates"] == 2
     with pytest.raises(ValueError, match="translate_from='de': no mention dictionary of that language"):
-        LukeSquadReader(str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)},
-                        translate_candidates_from="de")  # fmt: skip
+        LukeSquadReader(
+            str(tiny_mluke_xquad_dir),
+            mention_dictionary={"en": str(squad_mention_dictionary)},
+            translate_candidates_from="de",
+        )
 
 
 def test_a_passage_in_a_language_given_to_text_to_instance(tiny_mluke_xquad_dir, squad_mention_dictionary):
     """As the predictor passes an input's "language": a German passage gets the German titles of the English page's
     targets ("Kalifornien" for California), the same text without a language the English page's names only."""
-    reader = LukeSquadReader(str(tiny_mluke_xquad_dir), mention_dictionary={"en": str(squad_mention_dictionary)},
-                             translate_candidates_from="en")  # fmt: skip
+    reader = LukeSquadReader(
+        str(tiny_mluke_xquad_dir),
+        mention_dictionary={"en": str(squad_mention_dictionary)},
+        translate_candidates_from="en",
+    )
     vocab = reader.entity_vocab
-    german = reader.text_to_instance("Wer gewann?", "Die Broncos gewannen in Kalifornien.", title="Super_Bowl_50",
-                                     language="de")  # fmt: skip
+    german = reader.text_to_instance(
+        "Wer gewann?", "Die Broncos gewannen in Kalifornien.", title="Super_Bowl_50", language="de"
+    )
     assert [(text, vocab.title(i, language="en")) for text, i in _mentions(german, reader)] == [
-        ("Broncos", "Denver Broncos"), ("Kalifornien", "California")]  # fmt: skip
-    english = reader.text_to_instance("Wer gewann?", "Die Broncos gewannen in Kalifornien.", title="Super_Bowl_50",
-                                      language="en")  # fmt: skip
+        ("Broncos", "Denver Broncos"),
+        ("Kalifornien", "California"),
+    ]
+    english = reader.text_to_instance(
+        "Wer gewann?", "Die Broncos gewannen in Kalifornien.", title="Super_Bowl_50", language="en"
+    )
     assert [text for text, _ in _mentions(english, reader)] == ["Broncos"]
     with pytest.raises(ValueError, match="q7: which language is the passage in"):
         reader.text_to_instance("Wer gewann?", "Die Broncos gewannen.", title="Super_Bowl_50", question_id="q7")

@@ -50,8 +50,13 @@ def entity_disambiguation(get):
 
     ed = get("ed_wikipedia")
     corpus = LukeEntityDisambiguationReader(str(ed["model"]), mention_dictionary=str(ed["dictionary"]))
-    detection = LukeEntityDisambiguationReader(str(ed["model"]), mention_dictionary=str(ed["dictionary"]),
-                                               mention_detection=True, max_seq_length=128, max_entities=8)  # fmt: skip
+    detection = LukeEntityDisambiguationReader(
+        str(ed["model"]),
+        mention_dictionary=str(ed["dictionary"]),
+        mention_detection=True,
+        max_seq_length=128,
+        max_entities=8,
+    )
     benchmark = get("ed_conll")
     return {
         "corpus": (corpus, ed["corpus"]),
@@ -89,8 +94,11 @@ def relation_classification(get):
     from data_readers.luke_relation_classification import LukeRelationClassificationReader
 
     reader = LukeRelationClassificationReader(str(get("tiny_luke_dir")))
-    return {"semeval": (reader, get("semeval_slice")), "tacred": (reader, get("tacred_train")),
-            "kbp37": (reader, get("kbp37_sample"))}  # fmt: skip
+    return {
+        "semeval": (reader, get("semeval_slice")),
+        "tacred": (reader, get("tacred_train")),
+        "kbp37": (reader, get("kbp37_sample")),
+    }
 
 
 def sentence_classification(get):
@@ -106,8 +114,10 @@ def squad(get):
     from data_readers.luke_squad import LukeSquadReader
 
     entities = LukeSquadReader(str(get("tiny_luke_squad_dir")), mention_dictionary=str(get("squad_mention_dictionary")))
-    return {"words": (LukeSquadReader(str(get("tiny_roberta_dir"))), get("squad_slice")),
-            "entities": (entities, get("squad_slice"))}  # fmt: skip
+    return {
+        "words": (LukeSquadReader(str(get("tiny_roberta_dir"))), get("squad_slice")),
+        "entities": (entities, get("squad_slice")),
+    }
 
 
 READERS = {
@@ -125,8 +135,11 @@ READERS = {
 
 def test_every_reader_of_the_project_is_checked():
     assert set(READERS) == set(data_readers.MODULES)
-    ours = {name for name in DatasetReader.list_available()
-            if DatasetReader.resolve_class_name(name)[0].__module__.split(".")[0] in data_readers.NAMES}  # fmt: skip
+    ours = {
+        name
+        for name in DatasetReader.list_available()
+        if DatasetReader.resolve_class_name(name)[0].__module__.split(".")[0] in data_readers.NAMES
+    }
     assert ours == set(READERS)
 
 

@@ -43,8 +43,13 @@ def test_installed_name_and_repository_name_are_one_package(tmp_path):
     process that sees both names (the installed package run from the repository root) gets one package."""
     (tmp_path / "luke_allennlp_readers").symlink_to(REPO_ROOT / "data_readers")
     for order in (["data_readers", "luke_allennlp_readers"], ["luke_allennlp_readers", "data_readers"]):
-        result = subprocess.run([sys.executable, "-c", ALIAS, str(tmp_path), *order], capture_output=True, text=True,
-                                cwd=REPO_ROOT, timeout=300)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-c", ALIAS, str(tmp_path), *order],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+            timeout=300,
+        )
         assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
     setup = (REPO_ROOT / "setup.py").read_text()
     assert 'package_dir={READERS: "data_readers"}' in setup and 'READERS = "luke_allennlp_readers"' in setup

@@ -9,8 +9,13 @@ from data_readers import LukeMultipleChoiceReader, LukeSentenceClassificationRea
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 from tests.jglue import JAPANESE_CHECKPOINT, MENTION_NAMES, write_mention_dictionary, write_slice
 
-ENTITY_FIELDS = {"entity_ids", "entity_attention_mask", "entity_type_ids", "entity_start_positions",
-                 "entity_end_positions"}  # fmt: skip
+ENTITY_FIELDS = {
+    "entity_ids",
+    "entity_attention_mask",
+    "entity_type_ids",
+    "entity_start_positions",
+    "entity_end_positions",
+}
 
 
 @pytest.fixture
@@ -23,8 +28,8 @@ def entities_of(instance, tokenizer, titles, row=None):
     get = lambda name: instance[name].tensor if row is None else instance[name].tensor[row]  # noqa: E731
     words, types = get("word_ids").tolist(), get("word_type_ids").tolist()
     found = []
-    for entity, start, end, real, kind in zip(*(get(n).tolist() for n in ("entity_ids", "entity_start_positions",
-                                              "entity_end_positions", "entity_attention_mask", "entity_type_ids"))):  # fmt: skip
+    names = ("entity_ids", "entity_start_positions", "entity_end_positions", "entity_attention_mask", "entity_type_ids")
+    for entity, start, end, real, kind in zip(*(get(n).tolist() for n in names)):
         if real:
             assert kind == types[start] == types[end]
             found.append((titles[entity], tokenizer.decode(words[start : end + 1]).replace(" ", "")))
@@ -33,8 +38,9 @@ def entities_of(instance, tokenizer, titles, row=None):
 
 def expected_names(text, kept_text):
     """The dictionary's names in `text`, in order (longest first at a position, no overlaps; none are nested here)."""
-    hits = sorted((text.index(name, i), name) for name in MENTION_NAMES for i in range(len(text))
-                  if text.find(name, i) == i)  # fmt: skip
+    hits = sorted(
+        (text.index(name, i), name) for name in MENTION_NAMES for i in range(len(text)) if text.find(name, i) == i
+    )
     return [name for _, name in hits if name != "トイレ"]
 
 
@@ -44,8 +50,13 @@ def test_sentence_pairs_get_the_entities_of_the_names_they_contain(model_dir, tm
     data = write_slice("jsts_train", tmp_path, 16)
     tokenizer = load_fast_tokenizer(str(model_dir))
     plain = LukeSentenceClassificationReader(str(model_dir), regression=True, id_field="sentence_pair_id")
-    reader = LukeSentenceClassificationReader(str(model_dir), regression=True, id_field="sentence_pair_id",
-                                              mention_dictionary=str(mentions), entity_vocab=str(vocab))  # fmt: skip
+    reader = LukeSentenceClassificationReader(
+        str(model_dir),
+        regression=True,
+        id_field="sentence_pair_id",
+        mention_dictionary=str(mentions),
+        entity_vocab=str(vocab),
+    )
     without, with_entities = list(plain.read(str(data))), list(reader.read(str(data)))
     total = 0
     for a, b in zip(without, with_entities):
@@ -88,13 +99,19 @@ def test_multiple_choice_entities_per_choice(model_dir, tmp_path):
     data = write_slice("jcommonsenseqa_train", tmp_path, 4)
     tokenizer = load_fast_tokenizer(str(model_dir))
     plain = list(LukeMultipleChoiceReader(str(model_dir), id_field="q_id").read(str(data)))
-    reader = LukeMultipleChoiceReader(str(model_dir), id_field="q_id", mention_dictionary=str(mentions),
-                                      entity_vocab=str(vocab))  # fmt: skip
+    reader = LukeMultipleChoiceReader(
+        str(model_dir), id_field="q_id", mention_dictionary=str(mentions), entity_vocab=str(vocab)
+    )
     instances = list(reader.read(str(data)))
     first = instances[0]  # choices: 世界, 写真集, 絵本, 論文, 図鑑
     assert first["entity_ids"].tensor.shape == (5, 1)
     assert [entities_of(first, tokenizer, titles, row) for row in range(5)] == [
-        [], [("写真集", "写真集")], [("絵本", "絵本")], [], []]  # fmt: skip
+        [],
+        [("写真集", "写真集")],
+        [("絵本", "絵本")],
+        [],
+        [],
+    ]
     assert plain[0]["word_ids"].tensor.tolist() == first["word_ids"].tensor.tolist()
     assert not ENTITY_FIELDS & set(plain[0].fields) and reader.stats["mentions"] == 2
 
@@ -109,8 +126,13 @@ def test_a_sqlite_mention_dictionary_gives_the_same_entities(model_dir, tmp_path
     data = write_slice("jsts_valid", tmp_path, 300)
     read = []
     for dictionary in (mentions, tmp_path / "mentions.sqlite"):
-        reader = LukeSentenceClassificationReader(str(model_dir), regression=True, id_field="sentence_pair_id",
-                                                  mention_dictionary=str(dictionary), entity_vocab=str(vocab))  # fmt: skip
+        reader = LukeSentenceClassificationReader(
+            str(model_dir),
+            regression=True,
+            id_field="sentence_pair_id",
+            mention_dictionary=str(dictionary),
+            entity_vocab=str(vocab),
+        )
         instances = [
             {n: f.tensor.tolist() for n, f in i.fields.items() if n in ENTITY_FIELDS} for i in reader.read(str(data))
         ]

@@ -24,8 +24,16 @@ def test_evaluate_writes_one_line_per_sentence(tiny_luke_dir, conll_slice, tmp_p
         str(REPO_ROOT / "configs/ner/conll2003.jsonnet"), str(tmp_path / "run"), overrides=json.dumps(overrides)
     )
     predictions = tmp_path / "predictions.jsonl"
-    command = [str(Path(sys.executable).with_name("allennlp")), "evaluate", str(tmp_path / "run" / "model.tar.gz"),
-               str(conll_slice), "--predictions-output-file", str(predictions), "--batch-size", "3"]  # fmt: skip
+    command = [
+        str(Path(sys.executable).with_name("allennlp")),
+        "evaluate",
+        str(tmp_path / "run" / "model.tar.gz"),
+        str(conll_slice),
+        "--predictions-output-file",
+        str(predictions),
+        "--batch-size",
+        "3",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env={**os.environ, **env})
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [json.loads(line) for line in predictions.read_text().splitlines()]

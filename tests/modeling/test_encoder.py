@@ -17,11 +17,20 @@ def reference_pair(aware: bool, dropout: float = 0.0, **sizes):
     """A random transformers.LukeModel and a LukeEncoder holding its weights."""
     torch.manual_seed(0)
     config = transformers.LukeConfig(
-        vocab_size=120, entity_vocab_size=30, hidden_size=32, entity_emb_size=16, num_hidden_layers=3,
-        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, type_vocab_size=2,
-        use_entity_aware_attention=aware, hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
+        vocab_size=120,
+        entity_vocab_size=30,
+        hidden_size=32,
+        entity_emb_size=16,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=40,
+        type_vocab_size=2,
+        use_entity_aware_attention=aware,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
         **sizes,
-    )  # fmt: skip
+    )
     reference = transformers.LukeModel(config)
     # Distinct entity-aware query matrices, so that picking the wrong one cannot go unnoticed.
     with torch.no_grad():
@@ -53,10 +62,14 @@ def batch_inputs():
     entity_position_ids[:, 3, :1] = 6
     entity_token_type_ids = torch.tensor([[0, 0, 1, 1], [0, 1, 0, 1], [1, 0, 0, 0]])
     return dict(
-        input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids, entity_ids=entity_ids,
-        entity_position_ids=entity_position_ids, entity_attention_mask=entity_attention_mask,
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        token_type_ids=token_type_ids,
+        entity_ids=entity_ids,
+        entity_position_ids=entity_position_ids,
+        entity_attention_mask=entity_attention_mask,
         entity_token_type_ids=entity_token_type_ids,
-    )  # fmt: skip
+    )
 
 
 def max_diff(a, b):
@@ -239,8 +252,20 @@ def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
     counters.clear()
     g = torch.Generator().manual_seed(0)
     # (batch, words, entities (None: no entity inputs), mention length): buckets 16/32 words x none/8/16 entities
-    shapes = [(1, 5, 1, 1), (3, 9, 3, 2), (2, 16, 8, 1), (5, 12, 10, 3), (1, 7, None, 0), (4, 3, None, 0),
-              (1, 20, 0, 1), (2, 31, 9, 1), (1, 17, 16, 2), (6, 30, 12, 4), (2, 25, None, 0), (1, 32, None, 0)]  # fmt: skip
+    shapes = [
+        (1, 5, 1, 1),
+        (3, 9, 3, 2),
+        (2, 16, 8, 1),
+        (5, 12, 10, 3),
+        (1, 7, None, 0),
+        (4, 3, None, 0),
+        (1, 20, 0, 1),
+        (2, 31, 9, 1),
+        (1, 17, 16, 2),
+        (6, 30, 12, 4),
+        (2, 25, None, 0),
+        (1, 32, None, 0),
+    ]
     buckets = set()
     caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.encoder")
     for batch, words, entities, mention in shapes:

@@ -15,9 +15,15 @@ TOL = 1e-5
 
 def tiny_luke_config(**kwargs):
     defaults = dict(
-        vocab_size=100, entity_vocab_size=20, hidden_size=32, entity_emb_size=16, num_hidden_layers=2,
-        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40,
-    )  # fmt: skip
+        vocab_size=100,
+        entity_vocab_size=20,
+        hidden_size=32,
+        entity_emb_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=40,
+    )
     return transformers.LukeConfig(**{**defaults, **kwargs})
 
 
@@ -180,10 +186,13 @@ def test_mluke_checkpoint_loads_here_and_in_transformers_with_the_same_outputs(t
     reference = transformers.LukeModel.from_pretrained(str(tiny_mluke_dir)).eval()
     text = "Angela Merkel besuchte Berlin."
     ids = [0, 2002] + words(text, add_special_tokens=False)["input_ids"] + [2002, 2]
-    batch = dict(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                 entity_ids=torch.tensor([[vocab["Angela Merkel"], vocab.mask_id]]),
-                 entity_attention_mask=torch.ones(1, 2, dtype=torch.long),
-                 entity_position_ids=torch.tensor([[[2, 3, 4, 5, 6, 7, 8, 9], [-1] * 8]]))  # fmt: skip
+    batch = dict(
+        input_ids=torch.tensor([ids]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        entity_ids=torch.tensor([[vocab["Angela Merkel"], vocab.mask_id]]),
+        entity_attention_mask=torch.ones(1, 2, dtype=torch.long),
+        entity_position_ids=torch.tensor([[[2, 3, 4, 5, 6, 7, 8, 9], [-1] * 8]]),
+    )
     batch["entity_position_ids"][0, 1, :3] = torch.tensor([12, 13, 14])
     with torch.no_grad():
         actual, expected = ours(**batch), reference(**batch)
@@ -225,8 +234,9 @@ def test_luke_embedder_keeps_the_special_entities_of_an_mluke_vocabulary(tmp_pat
 
     mapping = {"en:Tokyo": 0, "ja:東京都": 0, "[UNK]": 1, "en:Berlin": 2, "[PAD]": 3, "[MASK]": 4, "[MASK2]": 5}
     (tmp_path / "entity_vocab.json").write_text(json.dumps(mapping, ensure_ascii=False))
-    model = write_tiny_checkpoint(tmp_path / "mluke", "mluke", tokenizer=xlmr_tokenizer_dir,
-                                  entity_vocab=tmp_path / "entity_vocab.json")  # fmt: skip
+    model = write_tiny_checkpoint(
+        tmp_path / "mluke", "mluke", tokenizer=xlmr_tokenizer_dir, entity_vocab=tmp_path / "entity_vocab.json"
+    )
     assert json.loads((model / "entity_vocab.json").read_text()) == mapping
     table = LukeEncoder.from_pretrained(str(model)).entity_embeddings.entity_embeddings.weight
     embedder = LukeEmbedder(str(model), entity_vocab="task")
@@ -241,8 +251,16 @@ def test_saved_weights_have_the_mode_of_the_files_beside_them(tmp_path, umask):
 
     from luke_allennlp.modeling import LukeConfig, LukeForPretraining
 
-    config = LukeConfig(vocab_size=100, entity_vocab_size=20, hidden_size=32, entity_emb_size=16, num_hidden_layers=1,
-                        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40)  # fmt: skip
+    config = LukeConfig(
+        vocab_size=100,
+        entity_vocab_size=20,
+        hidden_size=32,
+        entity_emb_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=40,
+    )
     previous = os.umask(umask)
     try:
         LukeEncoder(config).save_pretrained(str(tmp_path / "encoder"))

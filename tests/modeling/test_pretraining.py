@@ -17,10 +17,19 @@ def reference_pair(aware: bool = True):
     """A random transformers.LukeForMaskedLM and a LukeForPretraining holding its weights."""
     torch.manual_seed(0)
     config = transformers.LukeConfig(
-        vocab_size=120, entity_vocab_size=30, hidden_size=32, entity_emb_size=16, num_hidden_layers=2,
-        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, type_vocab_size=2,
-        use_entity_aware_attention=aware, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-    )  # fmt: skip
+        vocab_size=120,
+        entity_vocab_size=30,
+        hidden_size=32,
+        entity_emb_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=40,
+        type_vocab_size=2,
+        use_entity_aware_attention=aware,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     reference = transformers.LukeForMaskedLM(config)
     reference.lm_head.decoder.weight = reference.luke.embeddings.word_embeddings.weight  # transformers 5 unties it
     with torch.no_grad():  # non-zero head biases and distinct queries, so that a mix-up shows
@@ -135,8 +144,14 @@ def test_save_pretrained_loads_in_transformers(tmp_path):
 def test_from_a_word_encoder_keeps_its_mlm_head(kind, tmp_path):
     """RobertaForMaskedLM's `lm_head` and BertForMaskedLM's `cls.predictions` become the MLM head."""
     torch.manual_seed(0)
-    sizes = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
-                 max_position_embeddings=40)  # fmt: skip
+    sizes = dict(
+        vocab_size=120,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=40,
+    )
     if kind == "roberta":
         source = transformers.RobertaForMaskedLM(transformers.RobertaConfig(type_vocab_size=1, **sizes))
     else:
@@ -159,8 +174,15 @@ def test_missing_heads_are_initialised_with_a_warning(tiny_roberta_dir, caplog):
 
 
 def test_rejects_heads_of_another_size(tmp_path):
-    config = transformers.LukeConfig(vocab_size=120, entity_vocab_size=30, hidden_size=32, entity_emb_size=16,
-                                     num_hidden_layers=1, num_attention_heads=4, intermediate_size=37)  # fmt: skip
+    config = transformers.LukeConfig(
+        vocab_size=120,
+        entity_vocab_size=30,
+        hidden_size=32,
+        entity_emb_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=37,
+    )
     transformers.LukeForMaskedLM(config).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="entity_embeddings"):
         LukeForPretraining.from_pretrained(str(tmp_path), entity_vocab_size=31)
@@ -192,8 +214,11 @@ def test_static_positions_give_the_dynamic_loss_and_gradients_without_a_host_rea
     monkeypatch.undo()
     assert reads == []
     assert actual.logits.shape == (3 * 4, 120) and actual.entity_logits.shape == (3 * 3, 30)  # padding included
-    for ours, theirs in ((actual.loss, expected.loss), (actual.masked_lm_loss, expected.masked_lm_loss),
-                         (actual.masked_entity_loss, expected.masked_entity_loss)):  # fmt: skip
+    for ours, theirs in (
+        (actual.loss, expected.loss),
+        (actual.masked_lm_loss, expected.masked_lm_loss),
+        (actual.masked_entity_loss, expected.masked_entity_loss),
+    ):
         assert abs(ours.item() - theirs.item()) < TOL
     real = actual.targets.ne(-100)
     assert torch.equal(actual.targets[real], expected.targets) and max_diff(actual.logits[real], expected.logits) < TOL

@@ -45,8 +45,9 @@ class TestLukeEntityDisambiguation(ModelTestCase):
             "validation_dataset_reader.max_seq_length": 128,
             **SAME_BATCHES,
         }
-        self.ensure_model_can_train_save_and_load(self.param_file, gradients_to_ignore=UNUSED_BY_ENTITY_HEADS,
-                                                  overrides=json.dumps(overrides))  # fmt: skip
+        self.ensure_model_can_train_save_and_load(
+            self.param_file, gradients_to_ignore=UNUSED_BY_ENTITY_HEADS, overrides=json.dumps(overrides)
+        )
 
     def test_model_batch_norm_verification(self):
         """allennlp's check flags exactly the entity head's dense -> gelu -> layer norm (BERT's design), since it
@@ -70,8 +71,14 @@ class TestLukeEntityDisambiguation(ModelTestCase):
                     assert "entity" not in mention and mention["score"] == 0.0
                 assert mention["text"] == meta["text"] and mention["gold"] == meta["gold"]
         metrics = self.model.get_metrics(reset=True)
-        assert set(metrics) == {"accuracy", "prior_accuracy", "candidate_recall", "mentions", "mentions_without_candidates",
-                                "gold_outside_vocabulary"}  # fmt: skip
+        assert set(metrics) == {
+            "accuracy",
+            "prior_accuracy",
+            "candidate_recall",
+            "mentions",
+            "mentions_without_candidates",
+            "gold_outside_vocabulary",
+        }
         mentions = [m for i in self.instances[:8] for m in i["metadata"]["mentions"]]
         assert metrics["mentions"] == len(mentions)
         assert metrics["mentions_without_candidates"] == sum(1 for m in mentions if not m["candidates"]) > 0
@@ -94,11 +101,22 @@ def test_candidate_logits_are_the_entity_heads(ed_wikipedia):
         ~batch["entity_attention_mask"], 0
     )
     with torch.no_grad():
-        inputs = EdInputs(batch["word_ids"], batch["word_attention_mask"], batch["entity_position_ids"], batch["entity_attention_mask"],
-                          candidate_ids, mask)  # fmt: skip
+        inputs = EdInputs(
+            batch["word_ids"],
+            batch["word_attention_mask"],
+            batch["entity_position_ids"],
+            batch["entity_attention_mask"],
+            candidate_ids,
+            mask,
+        )
         ours = model._candidate_logits(entity_ids, inputs)
-        full = reference(batch["word_ids"], attention_mask=batch["word_attention_mask"], entity_ids=entity_ids,
-                         entity_position_ids=batch["entity_position_ids"], entity_attention_mask=batch["entity_attention_mask"]).entity_logits  # fmt: skip
+        full = reference(
+            batch["word_ids"],
+            attention_mask=batch["word_attention_mask"],
+            entity_ids=entity_ids,
+            entity_position_ids=batch["entity_position_ids"],
+            entity_attention_mask=batch["entity_attention_mask"],
+        ).entity_logits
     expected = full.gather(-1, candidate_ids.clamp(min=0))
     assert torch.allclose(ours[mask], expected[mask], atol=1e-5)
     assert (ours[~mask] == torch.finfo(torch.float32).min).all()
@@ -221,8 +239,13 @@ def test_an_archived_model_does_not_read_the_head_its_weights_replace(tiny_luke_
     model_dir = tmp_path / "luke"
     shutil.copytree(tiny_luke_dir, model_dir)
     (model_dir / "entity_vocab.json").write_text(json.dumps({"[PAD]": 0, "[UNK]": 1, "[MASK]": 2}))
-    config = {"model": {"type": "luke_entity_disambiguation", "model_name": str(model_dir),
-                        "embedder": {"type": "luke", "model_name": str(model_dir)}}}  # fmt: skip
+    config = {
+        "model": {
+            "type": "luke_entity_disambiguation",
+            "model_name": str(model_dir),
+            "embedder": {"type": "luke", "model_name": str(model_dir)},
+        }
+    }
     (tmp_path / "archive").mkdir()
     bundled = bundle_config(config, tmp_path / "archive")["model"]
     assert bundled["load_weights"] is False and bundled["embedder"]["load_weights"] is False
@@ -244,8 +267,15 @@ def test_starts_from_a_transformers_luke_for_masked_lm(tmp_path):
     from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, TINY, save_roberta_tokenizer
 
     torch.manual_seed(0)
-    config = transformers.LukeConfig(vocab_size=ROBERTA_VOCAB_SIZE, entity_vocab_size=12, entity_emb_size=16, type_vocab_size=1,
-                                     max_position_embeddings=514, layer_norm_eps=1e-5, **TINY)  # fmt: skip
+    config = transformers.LukeConfig(
+        vocab_size=ROBERTA_VOCAB_SIZE,
+        entity_vocab_size=12,
+        entity_emb_size=16,
+        type_vocab_size=1,
+        max_position_embeddings=514,
+        layer_norm_eps=1e-5,
+        **TINY,
+    )
     theirs = transformers.LukeForMaskedLM(config).eval()
     with torch.no_grad():
         theirs.entity_predictions.bias.normal_()
@@ -260,8 +290,14 @@ def test_starts_from_a_transformers_luke_for_masked_lm(tmp_path):
     candidate_ids = torch.tensor([[[3, 7, 9], [4, 5, -1]]])
     with torch.no_grad():
         expected = theirs(word_ids, entity_ids=entity_ids, entity_position_ids=positions).entity_logits
-        inputs = EdInputs(word_ids, torch.ones_like(word_ids), positions, torch.ones(1, 2, dtype=torch.bool), candidate_ids,
-                          candidate_ids.ge(0))  # fmt: skip
+        inputs = EdInputs(
+            word_ids,
+            torch.ones_like(word_ids),
+            positions,
+            torch.ones(1, 2, dtype=torch.bool),
+            candidate_ids,
+            candidate_ids.ge(0),
+        )
         got = ours._candidate_logits(entity_ids, inputs)
     mask = candidate_ids.ge(0)
     assert torch.allclose(got[mask], expected.gather(-1, candidate_ids.clamp(min=0))[mask], atol=1e-4)
@@ -270,8 +306,12 @@ def test_starts_from_a_transformers_luke_for_masked_lm(tmp_path):
 def test_linking_metrics_from_detected_mentions(ed_wikipedia):
     """With `mention_detection`, validation also scores end-to-end linking: a link is right if span and entity are."""
     model = build_model(ed_wikipedia["model"], inference="local").eval()
-    ed_reader = LukeEntityDisambiguationReader(str(ed_wikipedia["model"]), mention_dictionary=str(ed_wikipedia["dictionary"]),
-                                               mention_detection=True, max_seq_length=128)  # fmt: skip
+    ed_reader = LukeEntityDisambiguationReader(
+        str(ed_wikipedia["model"]),
+        mention_dictionary=str(ed_wikipedia["dictionary"]),
+        mention_detection=True,
+        max_seq_length=128,
+    )
     instances = list(ed_reader.read(str(ed_wikipedia["benchmark"])))
     right = predicted = gold = 0
     with torch.no_grad():
@@ -313,9 +353,18 @@ def test_learns_beyond_the_prior(tmp_path, shared_data):
         for word in words:
             offsets.append(offsets[-1] + len(word) + 1)
         names = [(offsets[start], offsets[end] - 1, " ".join(words[start:end]), kind) for start, end, kind in mentions]
-        documents.append(EdDocument(f"doc {len(documents)}", " ".join(words), [
-            EdMention(s, e, f"{name} ({kind})", [(f"{name} ({t})", 0.25) for t in ("PER", "ORG", "LOC", "MISC")])
-            for s, e, name, kind in names]))  # fmt: skip
+        documents.append(
+            EdDocument(
+                f"doc {len(documents)}",
+                " ".join(words),
+                [
+                    EdMention(
+                        s, e, f"{name} ({kind})", [(f"{name} ({t})", 0.25) for t in ("PER", "ORG", "LOC", "MISC")]
+                    )
+                    for s, e, name, kind in names
+                ],
+            )
+        )
     write_benchmark(documents, tmp_path / "typed.csv")
     titles = sorted(
         {t for d in read_benchmark(tmp_path / "typed.csv") for m in d.mentions for t, _ in m.candidates}

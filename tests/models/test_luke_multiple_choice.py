@@ -53,11 +53,17 @@ class TestJCommonsenseQA(ConfigModelTestCase):
 
 def test_predictor(request, tmp_path):
     data = write_slice("jcommonsenseqa_train", tmp_path, 8)
-    archive = train_archive(CONFIG, request.getfixturevalue(JAPANESE_CHECKPOINT), data, tmp_path / "run",
-                            {"data_loader.batch_sampler.batch_size": 4})  # fmt: skip
+    archive = train_archive(
+        CONFIG,
+        request.getfixturevalue(JAPANESE_CHECKPOINT),
+        data,
+        tmp_path / "run",
+        {"data_loader.batch_sampler.batch_size": 4},
+    )
     predictor = Predictor.from_archive(load_archive(str(archive)))
-    result = predictor.predict_json({"id": "q", "question": "会社の最高責任者を何というか？",
-                                     "choices": ["社長", "教師", "部長", "バイト", "部下"]})  # fmt: skip
+    result = predictor.predict_json(
+        {"id": "q", "question": "会社の最高責任者を何というか？", "choices": ["社長", "教師", "部長", "バイト", "部下"]}
+    )
     assert set(result) == {"id", "label", "probabilities"} and result["id"] == "q" and len(result["probabilities"]) == 5
     assert result["label"] == max(range(5), key=result["probabilities"].__getitem__)
     with pytest.raises(ValueError, match=r'"choices" must be a list of strings, not a string'):

@@ -10,10 +10,14 @@ from tests.conftest import REPO_ROOT
 CONFIG = REPO_ROOT / "configs" / "pretraining" / "luke_base.jsonnet"
 # A few CPU steps in one process, on the test corpus (the configs are for 8 GPUs and 200K steps).
 TINY = {
-    "distributed": None, "trainer.num_gradient_accumulation_steps": 1,
-    "data_loader.batch_size": 8, "data_loader.batches_per_epoch": 3, "data_loader.num_workers": 0,
-    "trainer.num_epochs": 1, "trainer.learning_rate_scheduler.warmup_steps": 1,
-}  # fmt: skip
+    "distributed": None,
+    "trainer.num_gradient_accumulation_steps": 1,
+    "data_loader.batch_size": 8,
+    "data_loader.batches_per_epoch": 3,
+    "data_loader.num_workers": 0,
+    "trainer.num_epochs": 1,
+    "trainer.learning_rate_scheduler.warmup_steps": 1,
+}
 
 
 def set_env(monkeypatch, model_dir, corpus):
@@ -106,8 +110,9 @@ def test_stage1_trains_what_the_checkpoint_has_no_weights_for(
     from luke_allennlp.models import LukePretraining
 
     def trainable(model_dir):
-        model = LukePretraining(Vocabulary.empty(), str(model_dir), entity_vocab=str(pretraining_corpus),
-                                freeze_checkpoint_weights=True)  # fmt: skip
+        model = LukePretraining(
+            Vocabulary.empty(), str(model_dir), entity_vocab=str(pretraining_corpus), freeze_checkpoint_weights=True
+        )
         return {name for name, p in model.pretraining.named_parameters() if p.requires_grad}
 
     entity_side = {
@@ -132,11 +137,17 @@ def test_stage1_trains_what_the_checkpoint_has_no_weights_for(
     assert "has no weights for" in caplog.text and "lm_head.dense.weight" in caplog.text
     # Rebuilt from an archive (load_weights false), nothing comes from the checkpoint: nothing is frozen but the
     # pooler, which pretraining does not use.
-    model = LukePretraining(Vocabulary.empty(), str(tiny_roberta_dir), entity_vocab=str(pretraining_corpus),
-                            freeze_checkpoint_weights=True, load_weights=False)  # fmt: skip
+    model = LukePretraining(
+        Vocabulary.empty(),
+        str(tiny_roberta_dir),
+        entity_vocab=str(pretraining_corpus),
+        freeze_checkpoint_weights=True,
+        load_weights=False,
+    )
     assert [n for n, p in model.pretraining.named_parameters() if not p.requires_grad] == [
-        "luke.pooler.dense.weight", "luke.pooler.dense.bias"
-    ]  # fmt: skip
+        "luke.pooler.dense.weight",
+        "luke.pooler.dense.bias",
+    ]
 
 
 def test_stage1_from_a_checkpoint_without_mlm_head_learns_masked_words(
@@ -153,5 +164,7 @@ def test_stage1_from_a_checkpoint_without_mlm_head_learns_masked_words(
     # The MLM head, random here, learns (the optimizer froze it before: masked-LM accuracy stayed 0.0); RoBERTa's
     # layers stay as they were.
     assert not torch.equal(first["pretraining.lm_head.dense.weight"], last["pretraining.lm_head.dense.weight"])
-    assert torch.equal(first["pretraining.luke.encoder.layer.0.attention.self.query.weight"],
-                       last["pretraining.luke.encoder.layer.0.attention.self.query.weight"])  # fmt: skip
+    assert torch.equal(
+        first["pretraining.luke.encoder.layer.0.attention.self.query.weight"],
+        last["pretraining.luke.encoder.layer.0.attention.self.query.weight"],
+    )

@@ -79,10 +79,14 @@ class TestLukeRecord(ConfigModelTestCase):
 
         squeeze = {k: v[:, 0] for k, v in one.items() if isinstance(v, torch.Tensor) and v.dim() == 3}
         states = self.model.embedder.encode(
-            squeeze["word_ids"], squeeze["word_attention_mask"], squeeze["word_type_ids"], entity_ids=squeeze["entity_ids"],
+            squeeze["word_ids"],
+            squeeze["word_attention_mask"],
+            squeeze["word_type_ids"],
+            entity_ids=squeeze["entity_ids"],
             entity_position_ids=span_position_ids(squeeze["entity_start_positions"], squeeze["entity_end_positions"]),
-            entity_attention_mask=squeeze["entity_attention_mask"], entity_token_type_ids=squeeze["entity_type_ids"],
-        ).entity_last_hidden_state[0]  # fmt: skip
+            entity_attention_mask=squeeze["entity_attention_mask"],
+            entity_token_type_ids=squeeze["entity_type_ids"],
+        ).entity_last_hidden_state[0]
         count = int((squeeze["entity_candidates"][0] >= 0).sum())
         pairs = torch.cat([states[:1].expand(count, -1), states[1 : 1 + count]], dim=-1)
         return self.model.scorer(pairs).squeeze(-1)
@@ -113,8 +117,10 @@ def test_metric_is_the_official_record_definition():
     assert f1_score("U.S.", "US") == 1.0 and exact_match_score("Morgan's", "Morgans") == 1.0  # punctuation dropped
     assert f1_score("", "China") == 0.0 and exact_match_score("an", "") == 1.0  # only an article: both empty
     metric = SquadEmAndF1()
-    metric(["China", "Morgan", "", "New Jersey Turnpike"],
-           [["China"], ["Tracy Morgan", "Morgan"], ["Tian Tian"], ["New Jersey"]])  # fmt: skip
+    metric(
+        ["China", "Morgan", "", "New Jersey Turnpike"],
+        [["China"], ["Tracy Morgan", "Morgan"], ["Tian Tian"], ["New Jersey"]],
+    )
     # EM: 1, 1, 0, 0; F1: 1, 1, 0, 2 * (2/3 * 1) / (2/3 + 1) = 0.8
     assert metric.get_metric(reset=True) == {"em": pytest.approx(0.5), "f1": pytest.approx(2.8 / 4)}
 
@@ -122,9 +128,18 @@ def test_metric_is_the_official_record_definition():
 def test_evaluate_command_writes_one_line_per_query(tiny_luke_dir, record_sample, tmp_path):
     archive = train_archive(CONFIG, tiny_luke_dir, record_sample, tmp_path / "run", SMALL)
     predictions, metrics = tmp_path / "predictions.jsonl", tmp_path / "metrics.json"
-    command = [str(Path(sys.executable).with_name("allennlp")), "evaluate", str(archive),
-               str(record_sample), "--predictions-output-file", str(predictions), "--output-file", str(metrics),
-               "--batch-size", "1"]  # fmt: skip
+    command = [
+        str(Path(sys.executable).with_name("allennlp")),
+        "evaluate",
+        str(archive),
+        str(record_sample),
+        "--predictions-output-file",
+        str(predictions),
+        "--output-file",
+        str(metrics),
+        "--batch-size",
+        "1",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [json.loads(line) for line in predictions.read_text().splitlines()]
@@ -148,8 +163,13 @@ def test_learns_the_sample(tiny_luke_dir, record_sample, tmp_path, monkeypatch):
     from allennlp.commands.train import train_model_from_file
 
     set_config_env(monkeypatch, tiny_luke_dir, record_sample)
-    overrides = {"trainer.num_epochs": 10, "trainer.optimizer.lr": 3e-3, "model.dropout": 0.0, "dataset_reader.max_seq_length": 128,
-                 "trainer.learning_rate_scheduler.warmup_ratio": 0.0}  # fmt: skip
+    overrides = {
+        "trainer.num_epochs": 10,
+        "trainer.optimizer.lr": 3e-3,
+        "model.dropout": 0.0,
+        "dataset_reader.max_seq_length": 128,
+        "trainer.learning_rate_scheduler.warmup_ratio": 0.0,
+    }
     train_model_from_file(str(CONFIG), str(tmp_path / "run"), overrides=json.dumps(overrides))
     losses = [
         json.loads((tmp_path / "run" / f"metrics_epoch_{e}.json").read_text())["training_loss"] for e in range(10)

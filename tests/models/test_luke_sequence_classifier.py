@@ -14,10 +14,18 @@ from tests.model_cases import ConfigModelTestCase, train_archive
 CONFIGS = REPO_ROOT / "configs" / "jglue"
 # A sequence head reads the pooler over <s>: nothing leaves an entity-side parameter with a gradient (no entities).
 NO_ENTITIES = {
-    "embedder.luke.entity_embeddings.entity_embeddings.weight", "embedder.luke.entity_embeddings.entity_embedding_dense.weight",
-    "embedder.luke.entity_embeddings.token_type_embeddings.weight", "embedder.luke.entity_embeddings.LayerNorm.weight",
-    "embedder.luke.entity_embeddings.LayerNorm.bias", "embedder.luke.entity_embeddings.position_embeddings.weight",
-} | {f"embedder.luke.encoder.layer.{i}.attention.self.{q}.{p}" for i in range(2) for q in ("w2e_query", "e2w_query", "e2e_query") for p in ("weight", "bias")}  # fmt: skip
+    "embedder.luke.entity_embeddings.entity_embeddings.weight",
+    "embedder.luke.entity_embeddings.entity_embedding_dense.weight",
+    "embedder.luke.entity_embeddings.token_type_embeddings.weight",
+    "embedder.luke.entity_embeddings.LayerNorm.weight",
+    "embedder.luke.entity_embeddings.LayerNorm.bias",
+    "embedder.luke.entity_embeddings.position_embeddings.weight",
+} | {
+    f"embedder.luke.encoder.layer.{i}.attention.self.{q}.{p}"
+    for i in range(2)
+    for q in ("w2e_query", "e2w_query", "e2e_query")
+    for p in ("weight", "bias")
+}
 
 
 class TestJstsRegression(ConfigModelTestCase):
@@ -70,8 +78,13 @@ class TestJnliClassification(ConfigModelTestCase):
 @pytest.fixture(scope="module")
 def marc_archive(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp("marc")
-    return train_archive(CONFIGS / "marc_ja.jsonnet", request.getfixturevalue(JAPANESE_CHECKPOINT),
-                         write_marc_ja(directory), directory / "run", {"data_loader.batch_sampler.batch_size": 4})  # fmt: skip
+    return train_archive(
+        CONFIGS / "marc_ja.jsonnet",
+        request.getfixturevalue(JAPANESE_CHECKPOINT),
+        write_marc_ja(directory),
+        directory / "run",
+        {"data_loader.batch_sampler.batch_size": 4},
+    )
 
 
 def test_predictor_single_sentences(marc_archive):
@@ -91,14 +104,33 @@ def test_predict_command_on_pairs(request, tmp_path, monkeypatch):
     from allennlp.commands import main
 
     data = write_slice("jsts_train", tmp_path, 8)
-    train_archive(CONFIGS / "jsts.jsonnet", request.getfixturevalue(JAPANESE_CHECKPOINT), data, tmp_path / "run",
-                  {"data_loader.batch_sampler.batch_size": 4})  # fmt: skip
+    train_archive(
+        CONFIGS / "jsts.jsonnet",
+        request.getfixturevalue(JAPANESE_CHECKPOINT),
+        data,
+        tmp_path / "run",
+        {"data_loader.batch_sampler.batch_size": 4},
+    )
     inputs = tmp_path / "inputs.jsonl"
-    inputs.write_text('{"id": "p1", "sentence1": "犬が走っている。", "sentence2": "犬が走る。"}\n'
-                      '{"sentence1": "猫が寝ている。", "sentence2": "車が止まっている。"}\n', encoding="utf-8")  # fmt: skip
+    inputs.write_text(
+        '{"id": "p1", "sentence1": "犬が走っている。", "sentence2": "犬が走る。"}\n'
+        '{"sentence1": "猫が寝ている。", "sentence2": "車が止まっている。"}\n',
+        encoding="utf-8",
+    )
     out = tmp_path / "out.jsonl"
-    monkeypatch.setattr(sys, "argv", ["allennlp", "predict", str(tmp_path / "run" / "model.tar.gz"), str(inputs),
-                                      "--output-file", str(out), "--silent"])  # fmt: skip
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "allennlp",
+            "predict",
+            str(tmp_path / "run" / "model.tar.gz"),
+            str(inputs),
+            "--output-file",
+            str(out),
+            "--silent",
+        ],
+    )
     main()
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [set(r) for r in rows] == [{"id", "score"}] * 2 and rows[0]["id"] == "p1"

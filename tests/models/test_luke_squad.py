@@ -10,8 +10,15 @@ from tests.conftest import REPO_ROOT, SAME_BATCHES, set_config_env
 from tests.model_cases import HostArraysModelTestCase
 
 CONFIGS = REPO_ROOT / "configs" / "reading_comprehension"
-SMALL = json.dumps({**SAME_BATCHES, "trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 16, "dataset_reader.max_seq_length": 96,
-                    "trainer.optimizer.lr": 1e-3})  # fmt: skip
+SMALL = json.dumps(
+    {
+        **SAME_BATCHES,
+        "trainer.num_epochs": 1,
+        "data_loader.batch_sampler.batch_size": 16,
+        "dataset_reader.max_seq_length": 96,
+        "trainer.optimizer.lr": 1e-3,
+    }
+)
 # A bias shared by all positions of a softmax over positions has no gradient (BERT's QA head has it too).
 QA_BIAS = {"qa_outputs.bias"}
 # With entity inputs, a head over word states leaves the pooler and the last layer's entity queries without gradient.
@@ -138,8 +145,8 @@ def test_entity_inputs_train_save_and_load(tiny_luke_squad_dir, squad_slice, squ
         case.set_up_model(CONFIGS / "squad.jsonnet", squad_slice)
         assert "entity_ids" in case.instances[0].fields
         model, _ = case.ensure_model_can_train_save_and_load(
-            case.param_file, gradients_to_ignore=UNUSED_BY_WORD_HEADS, overrides=SMALL,
-        )  # fmt: skip
+            case.param_file, gradients_to_ignore=UNUSED_BY_WORD_HEADS, overrides=SMALL
+        )
         assert (
             not model.embedder.luke.entity_embeddings.entity_embeddings.weight.requires_grad
         )  # frozen, as in the paper
@@ -168,9 +175,14 @@ def test_learns_real_squad_questions(shared_data, tmp_path, monkeypatch):
     data.write_text(json.dumps({"version": "1.1", "data": [{**squad["data"][0], "paragraphs": paragraphs}]}))
     set_config_env(monkeypatch, write_tiny_checkpoint(tmp_path / "small-luke", "luke", **SMALL), data)
     # A model without pretraining: a larger learning rate, 10% warm-up; no validation pass (evaluated below).
-    overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": 5, "data_loader.batch_sampler.batch_size": 16,
-                 "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1,
-                 "validation_data_path": None}  # fmt: skip
+    overrides = {
+        "dataset_reader.max_seq_length": 128,
+        "trainer.num_epochs": 5,
+        "data_loader.batch_sampler.batch_size": 16,
+        "trainer.optimizer.lr": 1e-3,
+        "trainer.learning_rate_scheduler.warmup_ratio": 0.1,
+        "validation_data_path": None,
+    }
     config = CONFIGS / "squad_without_entities.jsonnet"
     trained = train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(overrides))
     first, last = (json.loads((tmp_path / "run" / f"metrics_epoch_{e}.json").read_text()) for e in (0, 4))
@@ -183,7 +195,9 @@ def test_learns_real_squad_questions(shared_data, tmp_path, monkeypatch):
     )
     loader.index_with(trained.vocab)
     before, after = evaluate(untrained, loader), evaluate(trained, loader)
-    print(f"{questions} questions: loss {first['training_loss']:.3f} -> {last['training_loss']:.3f}; "
-          f"F1 {before['f1']:.3f} -> {after['f1']:.3f}, EM {before['em']:.3f} -> {after['em']:.3f}")  # fmt: skip
+    print(
+        f"{questions} questions: loss {first['training_loss']:.3f} -> {last['training_loss']:.3f}; "
+        f"F1 {before['f1']:.3f} -> {after['f1']:.3f}, EM {before['em']:.3f} -> {after['em']:.3f}"
+    )
     assert questions >= 200 and last["training_loss"] < 0.6 * first["training_loss"]
     assert before["f1"] < 0.1 and after["f1"] > before["f1"] + 0.15

@@ -25,12 +25,23 @@ def test_encode_runs_the_nonempty_windows(tiny_luke_dir):
     word_ids, word_mask, entity_ids, entity_mask, starts, ends = stacked_inputs()
     passes = model.nonempty_rows(word_mask)
     assert [p.tolist() for p in passes] == [[0, 0, 1], [0, 1, 0]]
-    encoded = model.encode(word_ids, word_mask, entity_ids=entity_ids, entity_start_positions=starts,
-                           entity_end_positions=ends, entity_attention_mask=entity_mask, passes=passes)  # fmt: skip
+    encoded = model.encode(
+        word_ids,
+        word_mask,
+        entity_ids=entity_ids,
+        entity_start_positions=starts,
+        entity_end_positions=ends,
+        entity_attention_mask=entity_mask,
+        passes=passes,
+    )
     for row, (i, w) in enumerate(zip(*passes)):
-        expected = model.embedder.luke(word_ids[i, w][None], attention_mask=word_mask[i, w][None], entity_ids=entity_ids[i, w][None],
-                                       entity_position_ids=span_position_ids(starts[i, w][None], ends[i, w][None]),
-                                       entity_attention_mask=entity_mask[i, w][None])  # fmt: skip
+        expected = model.embedder.luke(
+            word_ids[i, w][None],
+            attention_mask=word_mask[i, w][None],
+            entity_ids=entity_ids[i, w][None],
+            entity_position_ids=span_position_ids(starts[i, w][None], ends[i, w][None]),
+            entity_attention_mask=entity_mask[i, w][None],
+        )
         assert torch.allclose(
             encoded.words[row][word_mask[i, w]], expected.last_hidden_state[0][word_mask[i, w]], atol=1e-5
         )
@@ -66,8 +77,15 @@ def test_metrics_are_reported_as_floats_with_prefixes():
     model.metric["words_accuracy"](torch.tensor([[0.1, 0.9], [0.8, 0.2]]), torch.tensor([1, 1]))
     model.metric["spans"]([{(0, 1): "PER"}], [{(0, 1): "PER", (2, 3): "LOC"}])
     assert model.get_metrics(reset=True) == {
-        "words_accuracy": 0.5, "spans_precision-PER": 1.0, "spans_recall-PER": 1.0, "spans_f1-PER": 1.0,
-        "spans_precision-LOC": 0.0, "spans_recall-LOC": 0.0, "spans_f1-LOC": 0.0,
-        "spans_precision": 1.0, "spans_recall": 0.5, "spans_f1": pytest.approx(2 / 3),
-    }  # fmt: skip
+        "words_accuracy": 0.5,
+        "spans_precision-PER": 1.0,
+        "spans_recall-PER": 1.0,
+        "spans_f1-PER": 1.0,
+        "spans_precision-LOC": 0.0,
+        "spans_recall-LOC": 0.0,
+        "spans_f1-LOC": 0.0,
+        "spans_precision": 1.0,
+        "spans_recall": 0.5,
+        "spans_f1": pytest.approx(2 / 3),
+    }
     assert all(isinstance(v, float) for v in model.get_metrics().values())

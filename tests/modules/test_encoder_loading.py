@@ -19,8 +19,14 @@ def test_the_embedder_and_pretraining_take_the_loading_options_as_defined():
 
 
 def test_loading_options_reach_the_encoder(tiny_luke_dir, tiny_roberta_dir):
-    loading = EncoderLoading(str(tiny_roberta_dir), use_entity_aware_attention=False, entity_vocab_size=7,
-                             entity_emb_size=8, gradient_checkpointing=True, config_overrides={"hidden_dropout_prob": 0.3})  # fmt: skip
+    loading = EncoderLoading(
+        str(tiny_roberta_dir),
+        use_entity_aware_attention=False,
+        entity_vocab_size=7,
+        entity_emb_size=8,
+        gradient_checkpointing=True,
+        config_overrides={"hidden_dropout_prob": 0.3},
+    )
     assert not loading.from_luke and EncoderLoading(str(tiny_luke_dir)).from_luke
     from luke_allennlp.modeling import LukeEncoder
 

@@ -38,16 +38,22 @@ def test_scores_are_transformers_masked_entity_logits_softmaxed_in_each_language
     vocab = cloze.entity_vocab
     reference = transformers.LukeForMaskedLM.from_pretrained(str(tiny_mluke_with_head)).eval()
     tokenizer = cloze.tokenizer
-    for sentence, language in [("Dante was born in [MASK].", "en"), ("ダンテは[MASK]で生まれた。", "ja"),
-                               ("Angela Merkel lebt in [MASK].", "de"), ("Dante was born in [MASK].", None)]:  # fmt: skip
+    for sentence, language in [
+        ("Dante was born in [MASK].", "en"),
+        ("ダンテは[MASK]で生まれた。", "ja"),
+        ("Angela Merkel lebt in [MASK].", "de"),
+        ("Dante was born in [MASK].", None),
+    ]:
         out = cloze.predict(sentence, language, top_k=50)
         ids = tokenizer(sentence.replace("[MASK]", tokenizer.mask_token))["input_ids"]
         position = ids.index(tokenizer.mask_token_id)
         with torch.no_grad():
             logits = reference(
-                input_ids=torch.tensor([ids]), entity_ids=torch.tensor([[vocab["[MASK]"]]]),
-                entity_position_ids=torch.tensor([[[position] + [-1] * 29]]), entity_attention_mask=torch.ones(1, 1),
-            ).entity_logits[0, 0]  # fmt: skip
+                input_ids=torch.tensor([ids]),
+                entity_ids=torch.tensor([[vocab["[MASK]"]]]),
+                entity_position_ids=torch.tensor([[[position] + [-1] * 29]]),
+                entity_attention_mask=torch.ones(1, 1),
+            ).entity_logits[0, 0]
         # The entities ranked: every non-special one, or those with a title in the language.
         special = {vocab[name] for name in ("[PAD]", "[UNK]", "[MASK]", "[MASK2]")}
         ranked = [i for i in range(len(vocab)) if i not in special]
@@ -82,11 +88,19 @@ def test_allennlp_predict_with_a_pretraining_archive(tiny_roberta_mlm_dir, pretr
 
     serialization = tmp_path / "run"
     serialization.mkdir()
-    model_config = {"type": "luke_pretraining", "model_name": str(tiny_roberta_mlm_dir),
-                    "entity_vocab": str(pretraining_corpus)}  # fmt: skip
-    config = {"dataset_reader": {"type": "luke_pretraining"}, "train_data_path": str(pretraining_corpus),
-              "vocabulary": {"type": "empty"}, "model": model_config,
-              "data_loader": {"batch_size": 2}, "trainer": {"num_epochs": 1, "optimizer": "adam"}}  # fmt: skip
+    model_config = {
+        "type": "luke_pretraining",
+        "model_name": str(tiny_roberta_mlm_dir),
+        "entity_vocab": str(pretraining_corpus),
+    }
+    config = {
+        "dataset_reader": {"type": "luke_pretraining"},
+        "train_data_path": str(pretraining_corpus),
+        "vocabulary": {"type": "empty"},
+        "model": model_config,
+        "data_loader": {"batch_size": 2},
+        "trainer": {"num_epochs": 1, "optimizer": "adam"},
+    }
     (serialization / "config.json").write_text(json.dumps(config))
     model = LukePretraining(Vocabulary.empty(), **{k: v for k, v in model_config.items() if k != "type"})
     torch.save(model.state_dict(), serialization / "best.th")
@@ -95,8 +109,16 @@ def test_allennlp_predict_with_a_pretraining_archive(tiny_roberta_mlm_dir, pretr
     inputs = tmp_path / "cloze.jsonl"
     inputs.write_text(json.dumps({"sentence": "EU rejects [MASK] call to boycott British lamb.", "top_k": 3}) + "\n")
     output = tmp_path / "out.jsonl"
-    allennlp("predict", serialization / "model.tar.gz", inputs, "--predictor", "luke_entity_cloze", "--output-file",
-             output, "--silent")  # fmt: skip
+    allennlp(
+        "predict",
+        serialization / "model.tar.gz",
+        inputs,
+        "--predictor",
+        "luke_entity_cloze",
+        "--output-file",
+        output,
+        "--silent",
+    )
     predicted = json.loads(output.read_text())
     assert predicted["sentence"].startswith("EU rejects") and len(predicted["entities"]) == 3
     scores = [e["score"] for e in predicted["entities"]]

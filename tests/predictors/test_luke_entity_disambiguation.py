@@ -10,8 +10,9 @@ TEXT = "Proudhon wrote on the Free Territory and on syndicalism, far from Oranie
 
 @pytest.fixture(scope="module")
 def predictor(ed_wikipedia):
-    reader = LukeEntityDisambiguationReader(str(ed_wikipedia["model"]), mention_dictionary=str(ed_wikipedia["dictionary"]),
-                                            max_seq_length=32)  # fmt: skip
+    reader = LukeEntityDisambiguationReader(
+        str(ed_wikipedia["model"]), mention_dictionary=str(ed_wikipedia["dictionary"]), max_seq_length=32
+    )
     return LukeEntityDisambiguationPredictor(build_model(ed_wikipedia["model"]).eval(), reader)
 
 

@@ -235,8 +235,15 @@ def test_predict_names_the_line_of_a_bad_input(predictor, tmp_path):
 def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_text(json.dumps({"sentence": "Peter visited Brussels ."}) + "\n\n" + json.dumps({"span": [0]}) + "\n")
-    command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--silent",
-               "--output-file", str(tmp_path / "out.jsonl")]  # fmt: skip
+    command = [
+        str(Path(sys.executable).with_name("allennlp")),
+        "predict",
+        str(archive),
+        str(path),
+        "--silent",
+        "--output-file",
+        str(tmp_path / "out.jsonl"),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
     assert result.returncode == 1 and "Traceback" not in result.stderr  # one line (luke_allennlp_compat, repair 8)
     # The good line's prediction is kept (the file was left empty, its buffer never written); the blank line counted.

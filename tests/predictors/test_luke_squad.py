@@ -7,8 +7,10 @@ from allennlp.predictors import Predictor
 
 from tests.conftest import REPO_ROOT
 
-CONTEXT = ("Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers 24–10 "
-           "at Levi's Stadium in Santa Clara, California.")  # fmt: skip
+CONTEXT = (
+    "Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers 24–10 "
+    "at Levi's Stadium in Santa Clara, California."
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +34,10 @@ def predictor(tiny_luke_squad_dir, squad_slice, squad_mention_dictionary, tmp_pa
 
 def test_predicts_an_answer_span_of_the_context(predictor):
     assert type(predictor).__name__ == "LukeSquadPredictor"  # the model's default predictor
-    for inputs in ({"question": "Who won Super Bowl 50?", "context": CONTEXT},
-                   {"question": "Who won Super Bowl 50?", "context": CONTEXT, "title": "Super_Bowl_50", "id": "q"}):  # fmt: skip
+    for inputs in (
+        {"question": "Who won Super Bowl 50?", "context": CONTEXT},
+        {"question": "Who won Super Bowl 50?", "context": CONTEXT, "title": "Super_Bowl_50", "id": "q"},
+    ):
         result = predictor.predict_json(inputs)
         assert set(result) == {"answer", "start", "end", "score"}
         assert result["answer"] and result["answer"] == CONTEXT[result["start"] : result["end"]]

@@ -8,8 +8,12 @@ from luke_allennlp.data.samplers.luke_bucket import LukeBucketBatchSampler
 def instance(words: int, windows: int, spans: int) -> Instance:
     mask = torch.zeros(2, 8, dtype=torch.bool)  # (chunks, slots), spans filling the chunks from the front
     mask.view(-1)[:spans] = True
-    return Instance({"word_ids": TensorField(torch.ones(windows, words, dtype=torch.long)),
-                     "entity_attention_mask": TensorField(mask, padding_value=False)})  # fmt: skip
+    return Instance(
+        {
+            "word_ids": TensorField(torch.ones(windows, words, dtype=torch.long)),
+            "entity_attention_mask": TensorField(mask, padding_value=False),
+        }
+    )
 
 
 def test_sorts_stacked_fields_by_size_and_masks_by_real_positions():

@@ -22,9 +22,13 @@ def test_accuracy_counts_every_gold_mention():
     metric = EntityDisambiguationAccuracy()
     metric(**ed_batch())
     assert metric.get_metric(reset=True) == {
-        "accuracy": 0.2, "prior_accuracy": 0.2, "candidate_recall": 0.4, "mentions": 5.0,
-        "mentions_without_candidates": 1.0, "gold_outside_vocabulary": 1.0,
-    }  # fmt: skip
+        "accuracy": 0.2,
+        "prior_accuracy": 0.2,
+        "candidate_recall": 0.4,
+        "mentions": 5.0,
+        "mentions_without_candidates": 1.0,
+        "gold_outside_vocabulary": 1.0,
+    }
     assert metric.get_metric()["mentions"] == 0.0 and metric.get_metric()["accuracy"] == 0.0
 
 
