@@ -29,20 +29,17 @@ import json
 import logging
 import os
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import torch
 from allennlp.commands.subcommand import Subcommand
 
-from luke_allennlp.commands.task_checkpoints import BY_ARCHITECTURE, SPECIAL_ENTITY_KEYS, TASKS, TaskCheckpoint
-from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.evaluation.per_instance_serializer import PER_INSTANCE_EVALUATION
-from luke_allennlp.modeling.loading import checkpoint_entities, read_config, read_state_dict, read_tokenizer_config
+from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.resources.task_checkpoints import TASKS, checkpoint_labels, is_regression, model_state, task_of
 from luke_allennlp_compat import lock_output
 
 logger = logging.getLogger(__name__)
-
-OUTSIDE_LABELS = ("O", "NIL")
 
 
 @Subcommand.register("import-luke-task")
@@ -124,112 +121,3 @@ def _import_luke_task(checkpoint: str, output_dir: str, task: Optional[str], out
         archive_model(work, weights="weights.th", archive_path=archive)
     print(f"Wrote {archive}: {spec.model_type} from {spec.architecture} {checkpoint} ({len(labels)} labels)")
     return archive
-
-
-def task_of(checkpoint: str, config: Dict[str, Any], task: Optional[str]) -> TaskCheckpoint:
-    """The task of the checkpoint: `task` if given (it must agree with the config's architecture)."""
-    if config.get("model_type") != "luke":
-        raise ValueError(f"{checkpoint}: model_type {config.get('model_type')!r} is not a LUKE checkpoint")
-    architecture = (config.get("architectures") or [None])[0]
-    if task is not None:
-        spec = TASKS[task]
-        if architecture in BY_ARCHITECTURE and architecture != spec.architecture:
-            raise ValueError(f"{checkpoint} is a {architecture}, not a {spec.architecture} (--task {task})")
-        return spec
-    if architecture not in BY_ARCHITECTURE:
-        raise ValueError(
-            f"{checkpoint}: its config names {architecture!r}, not one of {sorted(BY_ARCHITECTURE)}: "
-            f"pass --task ({'|'.join(sorted(TASKS))}) if it holds one of those heads"
-        )
-    return BY_ARCHITECTURE[architecture]
-
-
-def checkpoint_labels(
-    checkpoint: str, config: Dict[str, Any], spec: TaskCheckpoint, outside_label: Optional[str]
-) -> List[str]:
-    """The labels of `config.id2label` in id order; NER's outside label renamed `O`."""
-    if spec.task in ("squad", "multiple-choice"):  # no labels: spans, or the index of a choice
-        return []
-    id2label = {int(i): str(label) for i, label in (config.get("id2label") or {}).items()}
-    if not id2label or sorted(id2label) != list(range(len(id2label))):
-        raise ValueError(f"{checkpoint}: config.json has no id2label with ids 0..n-1")
-    labels = [id2label[i] for i in range(len(id2label))]
-    if all(label == f"LABEL_{i}" for i, label in enumerate(labels)):
-        raise ValueError(f"{checkpoint}: config.json names no labels (id2label is LABEL_0, LABEL_1, ...)")
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"{checkpoint}: id2label repeats a label: {labels}")
-    if spec.task == "ner":
-        outside = outside_label or next((name for name in OUTSIDE_LABELS if name in labels), None)
-        if outside not in labels:
-            raise ValueError(
-                f"{checkpoint}: no 'no entity' label among {labels} (looked for {outside or OUTSIDE_LABELS}): "
-                f"pass --outside-label"
-            )
-        if outside != "O" and "O" in labels:
-            raise ValueError(f"{checkpoint}: both {outside!r} and 'O' are labels")
-        labels = ["O" if label == outside else label for label in labels]
-    return labels
-
-
-def is_regression(config: Dict[str, Any]) -> bool:
-    """Whether a LukeForSequenceClassification config is a regression head (as transformers decides: its problem_type,
-    else a single label)."""
-    if config.get("problem_type") is not None:
-        return config["problem_type"] == "regression"
-    return len(config.get("id2label") or {}) == 1 or config.get("num_labels") == 1
-
-
-def checkpoint_special_entities(checkpoint: str) -> Dict[str, int]:
-    """The checkpoint's `[PAD]`, `[UNK]`, `[MASK]`, `[MASK2]` ids (whatever its tokenizer_config.json names them),
-    as far as its entity vocabulary (`entity_vocab.json`, or transformers 5's tokenizer_config.json) has them."""
-    tokenizer_config = read_tokenizer_config(checkpoint)
-    names = {name: str(tokenizer_config.get(key) or name) for name, key in SPECIAL_ENTITY_KEYS.items()}
-    found = checkpoint_entities(checkpoint)
-    if found is None:
-        raise ValueError(
-            f"{checkpoint}: no entity vocabulary (the LukeTokenizer's): neither entity_vocab.json nor an entity_vocab "
-            "in tokenizer_config.json; save the checkpoint's tokenizer with it (tokenizer.save_pretrained)"
-        )
-    vocab = found[0]
-    return {name: vocab[names[name]] for name in names if names[name] in vocab}
-
-
-def model_state(checkpoint: str, spec: TaskCheckpoint, own: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-    """The AllenNLP model's state dict from the checkpoint's weights: the encoder (task entities picked from the
-    entity table), the head; the pooler the checkpoint may lack (LukeForQuestionAnswering) keeps its values."""
-    from luke_allennlp.modeling.loading import _rename_legacy
-
-    weights = {_rename_legacy(k): v for k, v in read_state_dict(checkpoint).items()}
-    state = {"embedder.luke." + k[len("luke.") :]: v for k, v in weights.items() if k.startswith("luke.")}
-    for theirs, ours in spec.head.items():
-        if theirs not in weights:
-            raise ValueError(f"{checkpoint}: no {theirs} (a {spec.architecture} head)")
-        state[ours] = weights[theirs]
-    if "classifier.bias" in own and "classifier.bias" not in spec.head:  # a model with a bias the head lacks
-        state["classifier.bias"] = torch.zeros_like(own["classifier.bias"])
-    table = "embedder.luke.entity_embeddings.entity_embeddings.weight"
-    if spec.imported_entities is not None:
-        ids = checkpoint_special_entities(checkpoint)
-        rows = []
-        for name in TASK_ENTITY_VOCAB:
-            source = spec.imported_entities[name]
-            if source not in ids:
-                raise ValueError(f"{checkpoint}: its entity vocabulary has no {source} (for the task entity {name})")
-            if ids[source] >= state[table].size(0):
-                raise ValueError(
-                    f"{checkpoint}: {source} has id {ids[source]}, beyond its {state[table].size(0)} entity rows"
-                )
-            rows.append(ids[source])
-        state[table] = state[table][rows]
-    unexpected = sorted(k for k in state if k not in own)
-    if unexpected:
-        raise ValueError(f"{checkpoint}: weights the {spec.model_type} model has no place for: {unexpected[:8]}")
-    missing = sorted(k for k in own if k not in state)
-    if any(".pooler." not in k for k in missing):
-        raise ValueError(f"{checkpoint}: the checkpoint lacks {missing[:8]}")
-    mismatched = [
-        f"{k}: {tuple(v.shape)} != {tuple(own[k].shape)}" for k, v in state.items() if v.shape != own[k].shape
-    ]
-    if mismatched:
-        raise ValueError(f"{checkpoint}: weights do not fit the {spec.model_type} model: {mismatched}")
-    return {**{k: own[k] for k in missing}, **state}
