@@ -20,8 +20,8 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from luke_allennlp.commands.export_luke import export_luke
-from luke_allennlp.commands.import_luke_task import import_luke_task
+from luke_allennlp.archival.export_luke import export_luke
+from luke_allennlp.archival.import_luke_task import import_luke_task
 from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab

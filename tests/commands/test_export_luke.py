@@ -142,7 +142,7 @@ def test_pretrained_transformer_tokenizer_reads_the_export(exported):
 
 
 def test_errors_name_the_problem(archive, tmp_path):
-    from luke_allennlp.commands.export_luke import export_luke
+    from luke_allennlp.archival.export_luke import export_luke
 
     result = export(archive, tmp_path / "out", "--entity-vocab", REPO_ROOT / "nowhere.jsonl", "--tokenizer", tmp_path)
     assert result.returncode != 0 and "nowhere.jsonl" in result.stderr
