@@ -1,7 +1,8 @@
 """
 How this project's task models and transformers' LUKE task classes correspond, for `allennlp import-luke-task`
 and `allennlp export-luke`: which model, reader and `LukeTokenizer` `task=` mode go together, where the head's
-weights live, and how the special entities map.
+weights live, and how the special entities map; and a task checkpoint read as those specs say (its task, labels,
+special entities and weights in the AllenNLP model's names).
 
 transformers' task tokenizers give every classified mention the entity `[MASK]` (a relation's tail `[MASK2]`);
 the readers here give `[MASK]`, `[HEAD]`, `[TAIL]` of `luke_allennlp.resources.task_entities.TASK_ENTITY_VOCAB`.
