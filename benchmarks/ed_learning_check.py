@@ -122,7 +122,7 @@ def main() -> None:
 
     from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader
     from luke_allennlp.data.entity_disambiguation import write_benchmark
-    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.resources.entity_vocab import EntityVocab
     from luke_allennlp.testing import save_roberta_tokenizer, write_tiny_luke_mlm
     from luke_allennlp.training.metrics import EntityLinkingF1
     from luke_allennlp.wikipedia.linked_documents import linked_documents

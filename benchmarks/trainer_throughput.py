@@ -65,8 +65,8 @@ def prepare(work: Path, args, corpus: Optional[Path] = None) -> Dict[str, Path]:
     dump's first `args.max_pages` pages where that is set; `corpus`, an existing one, is reused)."""
     import transformers
 
-    from luke_allennlp.data.entity_vocab import EntityVocab
     from luke_allennlp.modeling import LukeConfig, LukeEncoder
+    from luke_allennlp.resources.entity_vocab import EntityVocab
     from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 

@@ -10,9 +10,7 @@ from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
-from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import LabelArrayField
-from luke_allennlp.data.files import read_lines
 from luke_allennlp.data.inputs import (
     MentionInputs,
     centred_window,
@@ -21,7 +19,9 @@ from luke_allennlp.data.inputs import (
     tokenize_words,
 )
 from luke_allennlp.data.tags import tags_to_spans
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.resources.files import read_lines
+from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 logger = logging.getLogger(__name__)
 

@@ -13,13 +13,13 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
-from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
 from luke_allennlp.data.entity_disambiguation import EdMention, read_benchmark
-from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
-from luke_allennlp.data.tokenization import load_fast_tokenizer, special_token_layout
 from luke_allennlp.data.windows import tokenize
 from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
+from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.tokenization import load_fast_tokenizer, special_token_layout
 from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 

@@ -5,9 +5,9 @@ import torch
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, MetadataField, TensorField
 
-from luke_allennlp.data.files import require
 from luke_allennlp.data.inputs import stack, tensor_fields
 from luke_allennlp.data.sentence_inputs import JsonLinesTaskReader, require_text
+from luke_allennlp.resources.files import require
 
 JCOMMONSENSEQA_CHOICES = ("choice0", "choice1", "choice2", "choice3", "choice4")
 

@@ -4,11 +4,11 @@ from typing import Iterator, List, Optional, Tuple
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
-from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedMultiLabelField
-from luke_allennlp.data.files import SeenIds, parse_json, read_text, require, split_lines
 from luke_allennlp.data.mention_task_reader import MentionTaskReader
-from luke_allennlp.data.tokenization import token_id
+from luke_allennlp.resources.files import SeenIds, parse_json, read_text, require, split_lines
+from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
+from luke_allennlp.resources.tokenization import token_id
 
 logger = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
-from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
-from luke_allennlp.data.files import SeenIds, load_json, nonempty, require
 from luke_allennlp.data.inputs import TokenizedText, centred_window, tensor_fields, tokenize
-from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.data.windows import QuestionPassageEncoder, stack_window_entities, stack_windows
+from luke_allennlp.resources.files import SeenIds, load_json, nonempty, require
+from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 logger = logging.getLogger(__name__)
 

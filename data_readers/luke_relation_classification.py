@@ -6,11 +6,11 @@ import numpy as np
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
-from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.data.fields import SourcedLabelField
-from luke_allennlp.data.files import SeenIds, parse_json, read_text, require, split_lines
 from luke_allennlp.data.mention_task_reader import MentionTaskReader
-from luke_allennlp.data.tokenization import token_id
+from luke_allennlp.resources.files import SeenIds, parse_json, read_text, require, split_lines
+from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
+from luke_allennlp.resources.tokenization import token_id
 
 logger = logging.getLogger(__name__)
 

@@ -9,9 +9,7 @@ from allennlp.data.fields import Field, MetadataField
 
 from luke_allennlp.data.crosslingual_mentions import NONE, TRANSLATED, CrossLingualLinker, language_of_file
 from luke_allennlp.data.entity_mentions import Mentions, check_entity_limits, entity_tensor_fields
-from luke_allennlp.data.files import SeenIds, load_json, nonempty, require
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
-from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.data.windows import (
     EncodedPair,
     QuestionPassageEncoder,
@@ -19,6 +17,8 @@ from luke_allennlp.data.windows import (
     stack_window_entities,
     stack_windows,
 )
+from luke_allennlp.resources.files import SeenIds, load_json, nonempty, require
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 logger = logging.getLogger(__name__)
 

@@ -82,8 +82,8 @@ def build_tiny_luke(directory: Path, corpus: Path) -> None:
     from tokenizers import ByteLevelBPETokenizer
     from transformers import RobertaTokenizerFast
 
-    from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
     from luke_allennlp.modeling import LukeConfig, LukeEncoder
+    from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 
     directory.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()

@@ -1,6 +1,6 @@
 """
 Test helpers: training a config from scratch, task checkpoints and re-saving with `transformers`. The tiny
-checkpoint writers live in `luke_allennlp.tiny_checkpoints` (the `build-tiny-checkpoint` command uses them; product
+checkpoint writers live in `luke_allennlp.fixtures.tiny_checkpoints` (the `build-tiny-checkpoint` command uses them; product
 code never imports this module) and are re-exported here, so tests and benchmarks import them from either.
 """
 
@@ -11,7 +11,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 import torch
 
-from luke_allennlp.tiny_checkpoints import (  # noqa: F401  (re-exported for the tests and benchmarks)
+from luke_allennlp.fixtures.tiny_checkpoints import (  # noqa: F401  (re-exported for the tests and benchmarks)
     BASE,
     MLUKE_SAMPLE_ENTITIES,
     ROBERTA_VOCAB_SIZE,
@@ -82,7 +82,7 @@ def write_tiny_task_checkpoint(
     import transformers
     from transformers import RobertaTokenizerFast
 
-    from luke_allennlp.commands.export_luke import write_luke_tokenizer
+    from luke_allennlp.resources.tokenization import write_luke_tokenizer
 
     directory = Path(directory)
     entities = dict(entity_vocab or LITE_ENTITY_VOCAB)

@@ -44,7 +44,6 @@ _PUBLIC = {
     "huggingface_adamw": "adamw",
     "HubUploadError": "push_to_hf",
     "PUSH_TO_HF_HELP": "push_to_hf",
-    "special_tokens_template": "tokenizer_methods",
     "ArchiveError": "archives",
     "extract_archive": "archives",
     "ARCHIVE_MAX_RATIO": "archives",

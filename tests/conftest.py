@@ -77,7 +77,7 @@ def tiny_mluke_dir(tmp_path_factory, xlmr_tokenizer_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_luke_japanese_dir(tmp_path_factory) -> Path:
-    """A tiny random LUKE laid out as `studio-ousia/luke-japanese-base` (`luke_allennlp.luke_japanese`): MLukeTokenizer
+    """A tiny random LUKE laid out as `studio-ousia/luke-japanese-base` (`luke_allennlp.fixtures.luke_japanese`): MLukeTokenizer
     files over a SentencePiece model (8,000 pieces) trained on JGLUE's training text, `ja:title` entities of JSQuAD's
     article titles (~4 s)."""
     return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-luke-japanese"), "luke-japanese")

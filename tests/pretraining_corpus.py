@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.tags import tags_to_spans
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, TINY, save_roberta_tokenizer
 
 
@@ -44,7 +44,7 @@ def write_corpus(directory: Path, conll_file: Path, documents: int = 40, max_seq
     """Writes the corpus; sentences of a document are packed into rows of at most `max_seq_length - 2` subwords."""
     import datasets
 
-    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

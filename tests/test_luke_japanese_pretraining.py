@@ -17,10 +17,10 @@ import pytest
 import torch
 import transformers
 
-from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
-from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.data.tokenization import load_fast_tokenizer
-from luke_allennlp.luke_japanese import save_japanese_tokenizer
+from luke_allennlp.fixtures.luke_japanese import save_japanese_tokenizer
+from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from luke_allennlp.testing import write_tiny_checkpoint
 from tests.conftest import REPO_ROOT
 from tests.models.test_luke_pretraining import TINY

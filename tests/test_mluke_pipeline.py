@@ -103,7 +103,7 @@ def test_transformers_computes_what_the_archive_computes(pipeline, text, entitie
 
 
 def test_lite_export(pipeline, tmp_path):
-    from luke_allennlp.commands.export_luke import export_luke
+    from luke_allennlp.archival.export_luke import export_luke
 
     export_luke(str(pipeline["archive"]), str(tmp_path / "lite"), lite=True)
     entities = json.loads((tmp_path / "lite" / "entity_vocab.json").read_text())

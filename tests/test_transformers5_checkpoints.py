@@ -20,13 +20,13 @@ from allennlp.models import Model
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from luke_allennlp.commands.export_luke import export_luke
-from luke_allennlp.commands.import_luke_task import import_luke_task
-from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
-from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.data.tokenization import load_fast_tokenizer, load_tokenizer
+from luke_allennlp.archival.export_luke import export_luke
+from luke_allennlp.archival.import_luke_task import import_luke_task
 from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.tokenization import load_fast_tokenizer, load_tokenizer
 from luke_allennlp.testing import (
     resave_with_transformers,
     shared_data_dir,
@@ -188,7 +188,7 @@ def test_both_layouts_give_the_same_tokenizer_entities_and_embedder(both_layouts
         assert words[0](line)["input_ids"] == words[1](line)["input_ids"] == expected
         assert transformers.MLukeTokenizer.from_pretrained(str(saved))(line)["input_ids"] != expected
         caplog.clear()
-        with caplog.at_level("WARNING", logger="luke_allennlp.data.tokenization"):
+        with caplog.at_level("WARNING", logger="luke_allennlp.resources.tokenization"):
             load_fast_tokenizer.__wrapped__(str(released))
             assert "nmt_nfkc" not in caplog.text  # the released files keep SentencePiece's normaliser
             load_fast_tokenizer.__wrapped__(str(saved))

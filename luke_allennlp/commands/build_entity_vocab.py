@@ -11,7 +11,7 @@ from typing import List, Optional
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder, print_table
-from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.entity_vocab_builder import (
     PART_KIND,
     build_entity_vocab,

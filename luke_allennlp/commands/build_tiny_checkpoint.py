@@ -11,7 +11,7 @@ sentencepiece tokenizer (e.g. `xlm-roberta-base`'s files) and writes the layout 
 `MLukeTokenizer` files over a Japanese SentencePiece model, either `--tokenizer` (XLM-R-style; `tokenizer.json`
 suffices) or one trained in the call on the training text of `--jglue DIR` (JGLUE v1.3 as distributed), and an
 `entity_vocab.json` keyed `ja:title` (from `--entity-vocab`, or the article titles of JGLUE's JSQuAD; lite: the four
-special entities alone); see `luke_allennlp.luke_japanese`. `--entity-vocab` may also be a LUKE checkpoint directory
+special entities alone); see `luke_allennlp.fixtures.luke_japanese`. `--entity-vocab` may also be a LUKE checkpoint directory
 (either layout, transformers 5's included), whose tokenizer's entity vocabulary it takes. `--size tiny` is 2 layers
 of width 32 (seconds per step on a CPU); `--size base` the paper's shape (12 layers, hidden 768). The weights are
 random: what a run with it measures is that it runs, not what LUKE learns.
@@ -23,8 +23,8 @@ from pathlib import Path
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import exit_on_bad_input
-from luke_allennlp.luke_japanese import write_tiny_luke_japanese_checkpoint
-from luke_allennlp.tiny_checkpoints import BASE, write_tiny_checkpoint
+from luke_allennlp.fixtures.luke_japanese import write_tiny_luke_japanese_checkpoint
+from luke_allennlp.fixtures.tiny_checkpoints import BASE, write_tiny_checkpoint
 from luke_allennlp_compat import lock_output, replaced_output
 
 SIZES = {"tiny": {}, "base": BASE}

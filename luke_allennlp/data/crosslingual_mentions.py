@@ -23,8 +23,8 @@ import urllib.parse
 from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from luke_allennlp.data.entity_mentions import MentionLinker, Mentions
-from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.inputs import TokenizedText
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 from luke_allennlp.wikipedia.titles import normalize_title
 

@@ -13,9 +13,9 @@ import numpy as np
 from allennlp.common.file_utils import cached_path
 from allennlp.data.fields import Field
 
-from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields
 from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class MentionLinker:
         language: Optional[str] = None,
         vocab: Optional[EntityVocab] = None,
     ) -> None:
-        from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
+        from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
         from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 
         self.dictionary = MentionDictionary.from_file(cached_path(mention_dictionary))

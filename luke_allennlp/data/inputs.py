@@ -25,7 +25,7 @@ import torch
 from allennlp.data.fields import Field, TensorField
 from transformers import PreTrainedTokenizerFast
 
-from luke_allennlp.data.tokenization import special_token_layout
+from luke_allennlp.resources.tokenization import special_token_layout
 
 logger = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from typing import Iterator, Optional, Tuple
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 
-from luke_allennlp.data.files import nonempty
 from luke_allennlp.data.inputs import MentionInputs, UnusableExample
-from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.modeling.loading import max_mention_length
+from luke_allennlp.resources.files import nonempty
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 
 class MentionTaskReader(DatasetReader):

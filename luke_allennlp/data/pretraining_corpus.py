@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Union
 
-from luke_allennlp.data.files import load_json
+from luke_allennlp.resources.files import load_json
 
 # The corpus directory's layout (written by `luke_allennlp.wikipedia.corpus`).
 MODEL_COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")  # what pretraining reads
@@ -83,7 +83,7 @@ class PretrainingCorpus:
         return int(self.metadata["max_seq_length"])
 
     def entity_vocab(self):
-        from luke_allennlp.data.entity_vocab import EntityVocab
+        from luke_allennlp.resources.entity_vocab import EntityVocab
 
         return EntityVocab.from_file(self.entity_vocab_path)
 
@@ -95,7 +95,7 @@ class PretrainingCorpus:
         parsing a 500,000-entity vocabulary takes seconds. Only the lines that hold a special title are parsed; a
         title is the lowest id that has it, as in `EntityVocab`.
         """
-        from luke_allennlp.data.entity_vocab import EntityVocab
+        from luke_allennlp.resources.entity_vocab import EntityVocab
 
         path = self.entity_vocab_path
         if "entity_vocab_size" not in self.metadata or not path.endswith(".jsonl"):
@@ -120,7 +120,7 @@ class PretrainingCorpus:
         return EntityVocabSummary(int(self.metadata["entity_vocab_size"]), *ids)
 
     def tokenizer(self):
-        from luke_allennlp.data.tokenization import load_fast_tokenizer
+        from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
         return load_fast_tokenizer(self.tokenizer_path)
 
@@ -152,7 +152,7 @@ def corpus_directories(path: str) -> List[str]:
 
 def entity_vocab_size(path: str) -> int:
     """The entity vocabulary size of a corpus directory or of an entity vocabulary file."""
-    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.resources.entity_vocab import EntityVocab
 
     if os.path.isdir(path):
         corpus = PretrainingCorpus(path)

@@ -18,11 +18,10 @@ from allennlp.data.fields import Field
 from transformers import PreTrainedTokenizerFast
 
 from luke_allennlp.data.entity_mentions import MentionLinker, check_entity_limits, entity_tensor_fields
-from luke_allennlp.data.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
 from luke_allennlp.data.inputs import tokenize
-from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.data.windows import PairLayout, stack_window_entities
-from luke_allennlp_compat import special_tokens_template
+from luke_allennlp.resources.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
+from luke_allennlp.resources.tokenization import load_fast_tokenizer, special_tokens_template
 
 logger = logging.getLogger(__name__)
 

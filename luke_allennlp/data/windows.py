@@ -16,7 +16,7 @@ import numpy as np
 from transformers import PreTrainedTokenizerFast
 
 from luke_allennlp.data.inputs import TokenizedText, stack, tokenize
-from luke_allennlp_compat import special_tokens_template
+from luke_allennlp.resources.tokenization import special_tokens_template
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from luke_allennlp.data.files import load_json
+from luke_allennlp.resources.files import load_json
 
 _CONTEXT_QUESTION = re.compile(r"context-([A-Za-z]{2,3})-question-([A-Za-z]{2,3})(?![A-Za-z])")
 _NAME_PATTERNS = (

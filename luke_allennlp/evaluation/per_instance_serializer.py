@@ -6,9 +6,6 @@ from allennlp.common.util import sanitize
 from allennlp.data import DataLoader
 from allennlp.evaluation.serializers.serializers import Serializer
 
-# The `evaluation` section of the repository's configs (configs/lib/fine_tuning.libsonnet) and of imported archives.
-PER_INSTANCE_EVALUATION: Dict[str, Any] = {"type": "simple", "batch_serializer": {"type": "luke_per_instance"}}
-
 
 @Serializer.register("luke_per_instance")
 class PerInstanceSerializer(Serializer):

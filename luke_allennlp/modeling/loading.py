@@ -212,8 +212,8 @@ def _strip_prefix(state: Dict[str, torch.Tensor], prefixes: tuple) -> Dict[str, 
     return dict(state)
 
 
-def _rename_legacy(key: str) -> str:
-    """Old TF-converted BERT checkpoints name LayerNorm parameters gamma/beta."""
+def rename_legacy_key(key: str) -> str:
+    """A weight's name as the models here call it (old TF-converted BERT checkpoints say LayerNorm gamma/beta)."""
     return key.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
 
 
@@ -304,7 +304,7 @@ def _config_from_word_encoder(config_dict: Dict[str, Any], model_type: str, over
 
 def _load_luke_state(model: nn.Module, state: Dict[str, torch.Tensor], source: str) -> None:
     own = model.state_dict()
-    state = {_rename_legacy(k): v for k, v in state.items()}
+    state = {rename_legacy_key(k): v for k, v in state.items()}
     query_keys = {k for k in own if k.rsplit(".", 2)[-2] in EXTRA_QUERIES}
     if model.config.use_entity_aware_attention and not any(k in state for k in query_keys):
         logger.info("%s has no entity-aware query matrices: initialising them from the word query", source)
@@ -317,7 +317,9 @@ def _load_luke_state(model: nn.Module, state: Dict[str, torch.Tensor], source: s
 def _load_word_encoder_state(
     model: nn.Module, state: Dict[str, torch.Tensor], position_offset: int, source: str
 ) -> None:
-    state = {_rename_legacy(k): v for k, v in state.items() if k.split(".")[0] in ("embeddings", "encoder", "pooler")}
+    state = {
+        rename_legacy_key(k): v for k, v in state.items() if k.split(".")[0] in ("embeddings", "encoder", "pooler")
+    }
     word_positions = state["embeddings.position_embeddings.weight"]
     if position_offset:
         padding = word_positions.new_zeros(position_offset, word_positions.size(1))

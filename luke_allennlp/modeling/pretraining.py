@@ -270,9 +270,9 @@ HEAD_PREFIXES = {
 
 def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model_type: str, source: str) -> List[str]:
     """Loads the heads the checkpoint has; returns the names of the head parameters it lacks."""
-    from luke_allennlp.modeling.loading import _rename_legacy
+    from luke_allennlp.modeling.loading import rename_legacy_key
 
-    state = {_rename_legacy(k): v for k, v in state.items()}
+    state = {rename_legacy_key(k): v for k, v in state.items()}
     heads: Dict[str, torch.Tensor] = {}
     for theirs, ours in HEAD_PREFIXES.get(model_type, [("lm_head.", "lm_head.")]):
         heads.update({ours + k[len(theirs) :]: v for k, v in state.items() if k.startswith(theirs)})

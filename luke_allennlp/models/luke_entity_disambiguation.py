@@ -7,10 +7,10 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from luke_allennlp.data.entities import LUKE_SPECIAL_ENTITY_IDS
 from luke_allennlp.modeling.loading import read_config, read_state_dict, special_entity_ids
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX, EntityPredictionHead, masked_cross_entropy
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.resources.task_entities import LUKE_SPECIAL_ENTITY_IDS
 from luke_allennlp.training.metrics import EntityDisambiguationAccuracy, EntityLinkingF1
 
 logger = logging.getLogger(__name__)

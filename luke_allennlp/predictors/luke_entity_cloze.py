@@ -13,8 +13,8 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
-from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.predictors.luke_predictor import LukePredictor
+from luke_allennlp.resources.entity_vocab import EntityVocab
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +58,10 @@ class EntityCloze:
     def from_pretrained(cls, name_or_path: str, entity_vocab: Optional[str] = None) -> "EntityCloze":
         """A checkpoint directory or hub name with its tokenizer and entity vocabulary (or `entity_vocab`); a checkpoint
         without the masked entity head is refused."""
-        from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
-        from luke_allennlp.data.tokenization import load_fast_tokenizer
         from luke_allennlp.modeling import LukeForPretraining
         from luke_allennlp.modeling.loading import read_config
+        from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
+        from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
         if read_config(name_or_path).get("model_type") != "luke":
             raise ValueError(f"{name_or_path} is not a LUKE checkpoint: entity cloze needs the masked entity head")
@@ -195,7 +195,7 @@ class LukeEntityClozePredictor(LukePredictor):
                 "luke_pretraining archive (or EntityCloze.from_pretrained on a LUKE checkpoint)"
             )
         tokenizer_path, vocab_path = _model_vocabularies(model, tokenizer, entity_vocab)
-        from luke_allennlp.data.tokenization import load_fast_tokenizer
+        from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
         self.cloze = EntityCloze(pretraining, load_fast_tokenizer(tokenizer_path), EntityVocab.from_file(vocab_path))
         self.top_k = top_k

@@ -6,7 +6,7 @@ from typing import List, Tuple
 from allennlp.common.util import JsonDict
 from allennlp.predictors.predictor import Predictor
 
-from luke_allennlp.data.files import refuse_lone_surrogates
+from luke_allennlp.resources.files import refuse_lone_surrogates
 
 
 class LukePredictor(Predictor):

@@ -2,8 +2,8 @@ from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from luke_allennlp.data.files import require, require_span, require_strings
 from luke_allennlp.predictors.luke_predictor import LukePredictor
+from luke_allennlp.resources.files import require, require_span, require_strings
 
 
 @Predictor.register("luke_relation_classifier")

@@ -6,8 +6,8 @@ from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from luke_allennlp.data.files import require, require_strings
 from luke_allennlp.predictors.luke_predictor import LukePredictor
+from luke_allennlp.resources.files import require, require_strings
 from luke_allennlp.wikipedia.name_matcher import CJK_TOKEN
 
 # A word keeps its combining marks (`regex`'s `\w` holds them: decomposed accents, Devanagari vowel signs, Arabic and

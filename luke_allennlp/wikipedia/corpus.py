@@ -52,8 +52,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
-from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import COLUMNS, ENTITY_VOCAB_FILE, METADATA_FILE, TOKENIZER_DIR
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
@@ -298,7 +298,7 @@ def _init_worker(
     global _processor
     # Each worker is one core's worth: the tokenizer's own thread pool would only compete with the others.
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
     _processor = PageProcessor(load_fast_tokenizer(tokenizer_dir), vocab, index, namespaces, options)
 
@@ -349,7 +349,7 @@ def build_pretraining_corpus(
     dump_path : `PathLike`
         A `pages-articles` XML dump (plain, `.bz2` or `.gz`).
     tokenizer_name : `str`
-        A fast tokenizer: a directory or a hub name (`luke_allennlp.data.tokenization.load_fast_tokenizer`).
+        A fast tokenizer: a directory or a hub name (`luke_allennlp.resources.tokenization.load_fast_tokenizer`).
     entity_vocab_path : `PathLike`
         The entity vocabulary (LUKE JSONL or TSV, or transformers' `entity_vocab.json`).
     out_dir : `PathLike`
@@ -386,7 +386,7 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     from datasets import Dataset
     from datasets.arrow_writer import ArrowWriter
 
-    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
     started = time.time()
     vocab = EntityVocab.from_file(entity_vocab_path)

@@ -26,7 +26,7 @@ import re
 from collections import Counter
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.dump import open_dump, wiki_site
 from luke_allennlp.wikipedia.entity_vocab_builder import (
     PART_KIND,

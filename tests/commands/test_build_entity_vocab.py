@@ -2,7 +2,7 @@ import json
 import re
 import subprocess
 
-from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from tests.conftest import ALLENNLP, REPO_ROOT
 from tests.wikipedia.crafted import write_crafted_dump
 

@@ -42,7 +42,7 @@ def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path, monkeypatch):
 
 def test_builds_over_dump_parts_through_the_commands(tmp_path_factory, tmp_path):
     """The pretraining page's recipe for a dump in parts, command by command (in process), gives the single run's files."""
-    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.resources.entity_vocab import EntityVocab
     from luke_allennlp.wikipedia.mention_store import MentionStore
     from tests.test_mluke_pipeline import allennlp
     from tests.wikipedia.test_parts import cut_dump

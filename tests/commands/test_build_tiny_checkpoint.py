@@ -5,8 +5,8 @@ import pytest
 import torch
 from allennlp.commands import main
 
-from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.modeling import LukeEncoder
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 
 def run_command(*args, monkeypatch):

@@ -127,7 +127,7 @@ def test_fine_tuning_config_trains_from_the_export(exported, conll_slice, tmp_pa
 def test_pretrained_transformer_tokenizer_reads_the_export(exported):
     from allennlp.data.tokenizers import PretrainedTransformerTokenizer
 
-    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
     text = "Peter Blackburn visited Brussels ."
     tokens = PretrainedTransformerTokenizer(str(exported)).tokenize(text)  # LukeTokenizer, no prefix space
@@ -142,7 +142,7 @@ def test_pretrained_transformer_tokenizer_reads_the_export(exported):
 
 
 def test_errors_name_the_problem(archive, tmp_path):
-    from luke_allennlp.commands.export_luke import export_luke
+    from luke_allennlp.archival.export_luke import export_luke
 
     result = export(archive, tmp_path / "out", "--entity-vocab", REPO_ROOT / "nowhere.jsonl", "--tokenizer", tmp_path)
     assert result.returncode != 0 and "nowhere.jsonl" in result.stderr
@@ -180,39 +180,3 @@ def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatc
         result.stderr[-3000:]
     )
     assert written_outside(outside) == before and not list((outside / "tmp").rglob("*.json"))
-
-
-def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
-    """With a word vocabulary without free ids, `<ent>`/`<ent2>` get new rows (from `@`/`#`); `[MASK2]` a new entity
-    row (from `[MASK]`); the plain attention's query is copied to the entity-aware ones."""
-    from transformers import RobertaTokenizerFast
-
-    from luke_allennlp.commands.export_luke import _release, write_luke_tokenizer
-    from luke_allennlp.data.entity_vocab import EntityVocab
-    from luke_allennlp.modeling import LukeConfig, LukeForPretraining
-
-    words = json.loads((shared_data / "tokenizers" / "roberta-base" / "vocab.json").read_text())
-    words.update({f"madeupword{i}": 50261 + i for i in range(3)})  # fill the ids the shared vocabulary leaves free
-    (tmp_path / "vocab.json").write_text(json.dumps(words))
-    word_tokenizer = RobertaTokenizerFast(
-        str(tmp_path / "vocab.json"), str(shared_data / "tokenizers" / "roberta-base" / "merges.txt")
-    )
-    config = LukeConfig(vocab_size=50265, entity_vocab_size=5, hidden_size=32, entity_emb_size=16, num_hidden_layers=1,
-                        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, use_entity_aware_attention=False)  # fmt: skip
-    model = LukeForPretraining(config)
-    vocab = EntityVocab(["[PAD]", "[UNK]", "[MASK]", "Tokyo", "Kyoto"])
-    entities = {**vocab.to_transformers_json(), "[MASK2]": len(vocab)}  # as export_luke appends it
-    luke_tokenizer = write_luke_tokenizer(word_tokenizer, entities, str(tmp_path / "out"))
-    state, released = _release(model, luke_tokenizer, word_tokenizer.get_vocab(), vocab)
-    assert (released.vocab_size, released.entity_vocab_size, released.use_entity_aware_attention) == (50267, 6, True)
-    table, bias = state["luke.embeddings.word_embeddings.weight"], state["lm_head.bias"]
-    for index, source in ((50265, "@"), (50266, "#")):
-        source_index = word_tokenizer.convert_tokens_to_ids(source)
-        assert torch.equal(table[index], table[source_index]) and bias[index] == bias[source_index]
-    assert torch.equal(
-        state["luke.entity_embeddings.entity_embeddings.weight"][5],
-        model.state_dict()["luke.entity_embeddings.entity_embeddings.weight"][2],
-    )
-    layer = "luke.encoder.layer.0.attention.self."
-    assert torch.equal(state[layer + "w2e_query.weight"], state[layer + "query.weight"])
-    LukeForPretraining(released).load_state_dict(state)  # strict: the release is complete

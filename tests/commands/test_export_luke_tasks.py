@@ -12,8 +12,8 @@ import transformers
 from allennlp.commands.train import train_model_from_file
 from allennlp.models.archival import load_archive
 
-from luke_allennlp.commands.export_luke import export_luke
-from luke_allennlp.commands.import_luke_task import import_luke_task
+from luke_allennlp.archival.export_luke import export_luke
+from luke_allennlp.archival.import_luke_task import import_luke_task
 from luke_allennlp.testing import write_tiny_task_checkpoint
 from tests.commands.test_import_luke_task import CONLL, HEAD, TAIL, TEXT, forward
 from tests.conftest import ALLENNLP, REPO_ROOT, set_config_env

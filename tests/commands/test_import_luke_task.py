@@ -12,7 +12,7 @@ import transformers
 from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 
-from luke_allennlp.commands.import_luke_task import import_luke_task
+from luke_allennlp.archival.import_luke_task import import_luke_task
 from luke_allennlp.testing import write_tiny_task_checkpoint
 from tests.conftest import ALLENNLP, REPO_ROOT
 

@@ -16,8 +16,8 @@ from allennlp.commands.train import train_model_from_file
 from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 
-from luke_allennlp.commands.export_luke import export_luke
-from luke_allennlp.commands.import_luke_task import import_luke_task
+from luke_allennlp.archival.export_luke import export_luke
+from luke_allennlp.archival.import_luke_task import import_luke_task
 from tests.conftest import REPO_ROOT, set_config_env
 from tests.jglue import write_japanese_task_checkpoint, write_slice
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.testing import save_roberta_tokenizer
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from tests.conftest import ALLENNLP, REPO_ROOT

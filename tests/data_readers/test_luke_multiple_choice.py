@@ -3,7 +3,7 @@ import json
 import pytest
 
 from data_readers import LukeMultipleChoiceReader
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from tests.jglue import JAPANESE_CHECKPOINT, jglue_file
 
 

@@ -4,7 +4,7 @@ import logging
 import pytest
 
 from data_readers.luke_record import LukeRecordReader
-from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
+from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 from tests.data_readers.subwords import decodes_to
 
 MASK = TASK_ENTITY_VOCAB["[MASK]"]

@@ -4,7 +4,7 @@ import pytest
 
 from data_readers import LukeSentenceClassificationReader
 from luke_allennlp.data.sentence_inputs import longest_first
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from tests.data_readers.sharding import read_in_shards
 from tests.jglue import JAPANESE_CHECKPOINT, jglue_file, write_marc_ja
 

@@ -215,7 +215,7 @@ def entities(instance, row, reader, vocab):
 
 
 def test_entity_inputs_from_the_mention_dictionary(tiny_luke_squad_dir, squad_mention_dictionary, squad_slice, caplog):
-    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.resources.entity_vocab import EntityVocab
 
     vocab = EntityVocab.from_file(tiny_luke_squad_dir / "entity_vocab.json")
     reader = LukeSquadReader(str(tiny_luke_squad_dir), mention_dictionary=str(squad_mention_dictionary))

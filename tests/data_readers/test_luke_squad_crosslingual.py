@@ -11,7 +11,7 @@ import pytest
 
 from data_readers.luke_squad import LukeSquadReader
 from luke_allennlp.data.crosslingual_mentions import language_of_file
-from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.testing import write_tiny_checkpoint
 from tests.conftest import SUPER_BOWL_50_LINKS
 from tests.data_readers.test_luke_squad import entities

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from data_readers import LukeMultipleChoiceReader, LukeSentenceClassificationReader
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from tests.jglue import JAPANESE_CHECKPOINT, MENTION_NAMES, write_mention_dictionary, write_slice
 
 ENTITY_FIELDS = {

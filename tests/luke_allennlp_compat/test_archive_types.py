@@ -111,7 +111,7 @@ def test_a_crafted_config_runs_nothing_on_any_loading_path(trained_archive, tmp_
     from allennlp.predictors import Predictor
 
     from luke_allennlp.archival import bundle_config
-    from luke_allennlp.commands.export_luke import export_luke
+    from luke_allennlp.archival.export_luke import export_luke
 
     monkeypatch.delenv(TRUSTED_TYPES_VARIABLE, raising=False)
     marker = tmp_path / "code-ran"

@@ -217,7 +217,7 @@ def test_an_interrupted_builder_leaves_no_partial_output(signum, shared_data, tm
 
     from allennlp.commands import main
 
-    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.resources.entity_vocab import EntityVocab
 
     save_jsonl = EntityVocab.save_jsonl
 

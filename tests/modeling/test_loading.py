@@ -166,8 +166,8 @@ def test_errors_name_the_problem(tmp_path, tiny_roberta_dir, tiny_luke_dir):
 
 
 def test_mluke_checkpoint_loads_here_and_in_transformers_with_the_same_outputs(tiny_mluke_dir):
-    from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab, is_mluke_checkpoint
-    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab, is_mluke_checkpoint
+    from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
     assert is_mluke_checkpoint(str(tiny_mluke_dir))
     words = load_fast_tokenizer(str(tiny_mluke_dir))
@@ -201,8 +201,8 @@ def test_mluke_checkpoint_loads_here_and_in_transformers_with_the_same_outputs(t
 
 
 def test_transformers_mluke_tokenizer_agrees_with_our_word_ids(tiny_mluke_dir):
-    from luke_allennlp.data.checkpoint_vocab import checkpoint_entity_vocab
-    from luke_allennlp.data.tokenization import load_fast_tokenizer
+    from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
+    from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
     mluke = transformers.MLukeTokenizer.from_pretrained(str(tiny_mluke_dir))
     words = load_fast_tokenizer(str(tiny_mluke_dir))

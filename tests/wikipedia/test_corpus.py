@@ -5,8 +5,8 @@ import datasets
 import pytest
 import transformers
 
-from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from luke_allennlp.testing import save_roberta_tokenizer
 from luke_allennlp.wikipedia.corpus import CorpusOptions, PageProcessor, build_pretraining_corpus
 from luke_allennlp.wikipedia.dump import DumpError, WikiDump, WikiPage, write_dump

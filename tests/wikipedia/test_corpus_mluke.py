@@ -7,7 +7,7 @@ import json
 import datasets
 import pytest
 
-from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from luke_allennlp.testing import save_xlmr_tokenizer
 from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
 from tests.wikipedia.crafted_mluke import write_german_dump, write_japanese_dump, write_multilingual_vocab
@@ -86,7 +86,7 @@ def test_japanese_dump_splits_at_full_stops_and_keeps_the_word_start_piece(input
 
 
 def test_multilingual_vocabulary_needs_the_dumps_language(inputs, tmp_path):
-    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.resources.entity_vocab import EntityVocab
     from luke_allennlp.wikipedia.corpus import _check_language
 
     with pytest.raises(
@@ -142,7 +142,7 @@ def test_built_multilingual_vocabulary_gives_one_id_across_languages(inputs, tmp
 def test_a_tsv_vocabulary_takes_the_dumps_language(inputs, tmp_path, caplog):
     """A TSV (no languages) with a Japanese dump is Japanese in the corpus's entity_vocab.jsonl (was recorded as
     English, the language a language-prefixed export writes: "en:東京都"); a JSONL vocabulary keeps its own languages (warned when they are not the dump's)."""
-    from luke_allennlp.data.entity_vocab import EntityVocab
+    from luke_allennlp.resources.entity_vocab import EntityVocab
 
     (tmp_path / "vocab.tsv").write_text("[PAD]\t0\n[UNK]\t0\n[MASK]\t0\n東京都\t2\n日本\t1\n", encoding="utf-8")
     build_pretraining_corpus(inputs["ja"], inputs["tokenizer"], tmp_path / "vocab.tsv", tmp_path / "c",

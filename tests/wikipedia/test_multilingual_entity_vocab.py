@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab
 from tests.wikipedia.crafted import MULTILINGUAL_ENTITIES, write_multilingual_dumps

@@ -4,11 +4,11 @@ from typing import Any, Dict, Optional, Union
 import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
-from luke_allennlp.data.entities import LUKE_SPECIAL_ENTITY_IDS, TASK_ENTITY_SOURCES, TASK_ENTITY_VOCAB
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
 from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.encoder_loading import EncoderLoading
+from luke_allennlp.resources.task_entities import LUKE_SPECIAL_ENTITY_IDS, TASK_ENTITY_SOURCES, TASK_ENTITY_VOCAB
 
 OUTPUTS = ("words", "entities", "pooled")
 ENTITY_VOCABS = ("checkpoint", "task")
@@ -34,7 +34,7 @@ class LukeEmbedder(TokenEmbedder):
         `luke_pretraining`). A RoBERTa/BERT checkpoint needs `entity_vocab_size` (or `entity_vocab: "task"`).
     entity_vocab : `str`, optional (default = `"checkpoint"`)
         `"checkpoint"` keeps the checkpoint's entity table. `"task"` keeps only the fine-tuning entities of
-        `luke_allennlp.data.entities.TASK_ENTITY_VOCAB` (`[PAD]`, `[MASK]`, `[HEAD]`, `[TAIL]`), the last three
+        `luke_allennlp.resources.task_entities.TASK_ENTITY_VOCAB` (`[PAD]`, `[MASK]`, `[HEAD]`, `[TAIL]`), the last three
         initialised from the checkpoint's `[MASK]` embedding (paper §4); the task readers emit these ids.
     output : `str`, optional (default = `"words"`)
         What `forward` returns: `"words"` (batch, words, hidden), `"entities"` (batch, entities, hidden) or

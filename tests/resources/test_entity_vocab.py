@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from luke_allennlp.data.entity_vocab import EntityVocab
+from luke_allennlp.resources.entity_vocab import EntityVocab
 
 
 def test_ids_are_positions_and_special_entities_come_first():

@@ -20,7 +20,7 @@ import os
 import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from luke_allennlp.data.files import read_text, split_lines
+from luke_allennlp.resources.files import read_text, split_lines
 
 logger = logging.getLogger(__name__)
 

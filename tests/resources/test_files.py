@@ -1,4 +1,4 @@
-"""luke_allennlp/data/files.py: compressed task files, and JSON text with lone surrogates."""
+"""luke_allennlp/resources/files.py: compressed task files, and JSON text with lone surrogates."""
 
 import bz2
 import gzip
@@ -8,7 +8,7 @@ import pytest
 
 from data_readers.luke_conll2003 import LukeConll2003Reader
 from data_readers.luke_squad import LukeSquadReader
-from luke_allennlp.data.files import parse_json, read_lines
+from luke_allennlp.resources.files import parse_json, read_lines
 
 
 def test_gz_and_bz2_files_are_read_as_the_plain_file_and_misnamed_compressed_data_is_named(conll_slice, tmp_path,

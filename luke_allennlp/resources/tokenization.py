@@ -1,16 +1,22 @@
-"""Fast subword tokenizers for pre-split words, and where a model's special tokens go."""
+"""
+Tokenizers on disk: fast subword tokenizers of a checkpoint loaded for pre-split words (the released LUKE, mLUKE and
+LUKE-Japanese layouts, transformers 5's saves, bare BPE folders), `LukeTokenizer` / `MLukeTokenizer` written over a
+word tokenizer and an entity vocabulary, and where a tokenizer puts its special tokens.
+"""
 
+import copy
 import functools
 import json
 import logging
 import os
+import shutil
+import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import transformers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-from luke_allennlp.data.files import load_json
-from luke_allennlp_compat import special_tokens_template
+from luke_allennlp.resources.files import load_json
 
 # LUKE's tokenizers have no fast version, but their word tokenizers are those of the models LUKE starts from.
 FAST_WORD_TOKENIZERS = {"LukeTokenizer": "RobertaTokenizerFast", "MLukeTokenizer": "XLMRobertaTokenizerFast"}
@@ -21,6 +27,8 @@ ENTITY_SPECIAL_TOKEN_KEYS = ("entity_unk_token", "entity_pad_token", "entity_mas
 NON_WORD_TOKENS = ("[UNK]", "[PAD]", "[MASK]", "[MASK2]", "\u2581<ent>", "\u2581<ent2>")
 # RoBERTa's special tokens: a folder of only `vocab.json` and `merges.txt` that has them is RoBERTa's BPE.
 ROBERTA_SPECIAL_TOKENS = ("<s>", "</s>", "<pad>", "<unk>", "<mask>")
+# Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
+ENTITY_MARKERS = {"<ent>": "@", "<ent2>": "#"}
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +206,30 @@ def tokenizer_class(model_name: str) -> Optional[str]:
     return load_json(path).get("tokenizer_class")
 
 
+def special_tokens_template(tokenizer: Any, pair: bool = False) -> Tuple[List[int], List[int]]:
+    """
+    (input ids, token type ids) of what a fast tokenizer makes of one sequence (or a pair), with each
+    sequence's content replaced by one marker id, -1 (first) or -2 (second): `([0, -1, 2], [0, 0, 0])` for
+    RoBERTa, `([-1, 4, -2, 4, 3], [0, 0, 1, 1, 2])` for an XLNet pair. Read off the tokenizer's own output
+    (`sequence_ids`), so it holds for any post-processor, in transformers 4 and 5 alike.
+    """
+    encoding = tokenizer("a", "b" if pair else None, add_special_tokens=True, return_token_type_ids=True)
+    if not getattr(encoding, "is_fast", False):
+        raise ValueError(f"{type(tokenizer).__name__} is not a fast tokenizer: its special-token layout cannot be read")
+    ids: List[int] = []
+    types: List[int] = []
+    previous: Optional[int] = None
+    for token_id, type_id, sequence in zip(encoding["input_ids"], encoding["token_type_ids"], encoding.sequence_ids()):
+        if sequence is None:
+            ids.append(token_id)
+            types.append(type_id)
+        elif sequence != previous:  # the first subword of a sequence stands for all of it
+            ids.append(-1 - sequence)
+            types.append(type_id)
+        previous = sequence
+    return ids, types
+
+
 def special_token_layout(tokenizer: PreTrainedTokenizerFast) -> Tuple[List[int], List[int]]:
     """The special tokens put before and after one sequence: ([<s>], [</s>]) for RoBERTa, ([], [<sep>, <cls>]) for XLNet."""
     ids, _ = special_tokens_template(tokenizer)
@@ -211,3 +243,78 @@ def token_id(tokenizer: PreTrainedTokenizerFast, token: str, model_name: str) ->
     if found is None or (found == tokenizer.unk_token_id and token != tokenizer.unk_token):
         raise ValueError(f"{model_name}: the tokenizer has no token {token!r}")
     return found
+
+
+def load_word_tokenizer(tokenizer_path: str) -> PreTrainedTokenizerFast:
+    """The fast word tokenizer a LUKE checkpoint is written over (`write_luke_tokenizer`): RoBERTa's byte-level BPE
+    or an XLM-R-style sentencepiece (Unigram) tokenizer; any other is refused in one line."""
+    word_tokenizer = load_fast_tokenizer(tokenizer_path)
+    if word_model(word_tokenizer) not in ("BPE", "Unigram"):
+        raise ValueError(
+            f"{tokenizer_path}: LukeTokenizer is RoBERTa's byte-level BPE and MLukeTokenizer XLM-R's sentencepiece; "
+            f"a model trained with {type(word_tokenizer).__name__} cannot be exported as a LUKE checkpoint"
+        )
+    return word_tokenizer
+
+
+def word_model(word_tokenizer: PreTrainedTokenizerFast) -> str:
+    """The name of the tokenizer's backend model: `BPE`, `Unigram`, `WordPiece`, ..."""
+    return type(word_tokenizer.backend_tokenizer.model).__name__
+
+
+def write_luke_tokenizer(
+    word_tokenizer: PreTrainedTokenizerFast,
+    entities: Dict[str, int],
+    output_dir: str,
+    task: Optional[str] = None,
+    source_dir: Optional[str] = None,
+) -> Any:
+    """
+    Writes the LUKE tokenizer of a word tokenizer and an entity vocabulary (`{title: id}`, the four special entities
+    included) to `output_dir` and returns it, loaded from there: `LukeTokenizer` over a byte-level BPE,
+    `MLukeTokenizer` over a sentencepiece (Unigram) tokenizer. `task` is LukeTokenizer's `task=` mode.
+    """
+    special = {name: str(getattr(word_tokenizer, name)) for name in
+               ("bos_token", "eos_token", "sep_token", "cls_token", "unk_token", "pad_token", "mask_token")}  # fmt: skip
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, "entity_vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(entities, f, ensure_ascii=False)
+    if word_model(word_tokenizer) == "BPE":
+        from transformers import LukeTokenizer
+
+        with tempfile.TemporaryDirectory() as work:
+            word_tokenizer.backend_tokenizer.model.save(work)  # the BPE's vocab.json and merges.txt
+            shutil.copyfile(os.path.join(output_dir, "entity_vocab.json"), os.path.join(work, "entity_vocab.json"))
+            luke_tokenizer = LukeTokenizer.from_pretrained(work, task=task, **special)
+            luke_tokenizer.save_pretrained(output_dir)
+            # transformers 5 saves tokenizer.json alone; LukeTokenizer of transformers 4 reads these files.
+            for name in ("vocab.json", "merges.txt"):
+                shutil.copyfile(os.path.join(work, name), os.path.join(output_dir, name))
+        return LukeTokenizer.from_pretrained(output_dir)
+    return _write_mluke_tokenizer(word_tokenizer, output_dir, task, source_dir)
+
+
+def _write_mluke_tokenizer(
+    word_tokenizer: PreTrainedTokenizerFast, output_dir: str, task: Optional[str], source_dir: Optional[str]
+) -> Any:
+    """MLukeTokenizer's files: the word tokenizer's tokenizer.json with `<ent>`/`<ent2>` added (transformers 5 reads
+    it; its MLukeTokenizer would number a bare sentencepiece model's pieces one off), its `sentencepiece.bpe.model`
+    where the source has one (transformers 4 reads that), and a tokenizer_config.json naming MLukeTokenizer."""
+    from transformers import MLukeTokenizer
+
+    words = copy.deepcopy(word_tokenizer)
+    words.add_tokens(list(ENTITY_MARKERS), special_tokens=True)
+    words.save_pretrained(output_dir)
+    spm = os.path.join(source_dir, "sentencepiece.bpe.model") if source_dir and os.path.isdir(source_dir) else None
+    if spm and os.path.isfile(spm):
+        shutil.copyfile(spm, os.path.join(output_dir, "sentencepiece.bpe.model"))
+    config_path = os.path.join(output_dir, "tokenizer_config.json")
+    with open(config_path, encoding="utf-8") as f:
+        config = json.load(f)
+    config.pop("added_tokens_decoder", None)
+    config.update(tokenizer_class="MLukeTokenizer", task=task, entity_1_token="<ent>", entity_2_token="<ent2>",
+                  entity_unk_token="[UNK]", entity_pad_token="[PAD]", entity_mask_token="[MASK]",
+                  entity_mask2_token="[MASK2]", max_entity_length=32, max_mention_length=30)  # fmt: skip
+    with open(config_path, "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2, ensure_ascii=False)
+    return MLukeTokenizer.from_pretrained(output_dir)

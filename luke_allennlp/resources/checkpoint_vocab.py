@@ -4,8 +4,8 @@ from typing import Optional, Sequence
 
 from allennlp.common.file_utils import cached_path
 
-from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.data.tokenization import tokenizer_class
+from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.tokenization import tokenizer_class
 
 # The name standing for the checkpoint tokenizer's own vocabulary: `entity_vocab.json`, or in transformers 5's layout
 # the `entity_vocab` of `tokenizer_config.json` (see `EntityVocab.from_checkpoint`).
