@@ -72,7 +72,7 @@ build_pretraining_corpus({dump!r}, {work!r} + "/../tokenizer", {work!r} + "/voca
 }
 READER = """
 import json, os, time
-from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 def rss_mb():
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
@@ -137,8 +137,8 @@ def main() -> None:
 
 def _readers(work: Path, formats: tuple) -> dict:
     """The reader's memory on the store, and on the same dictionary as JSON."""
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
-    from luke_allennlp.wikipedia.mention_store import MentionStore
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+    from luke_allennlp.resources.mentions.store import MentionStore
 
     store = MentionStore(work / "mentions.sqlite")
     titles = [t for (t,) in store.connection.execute(

@@ -11,9 +11,9 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
-from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.data.tokenization import special_token_layout
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus, corpus_directories
 
 if TYPE_CHECKING:
     import pyarrow

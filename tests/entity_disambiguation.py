@@ -7,9 +7,9 @@ tables are those vocabularies.
 
 from pathlib import Path
 
-from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, write_benchmark
+from luke_allennlp.resources.entity_disambiguation import EdDocument, EdMention, write_benchmark
+from luke_allennlp.resources.titles import normalize_title
 from luke_allennlp.testing import save_roberta_tokenizer, shared_data_dir, write_tiny_luke_mlm
-from luke_allennlp.wikipedia.titles import normalize_title
 from tests.pretraining_corpus import conll_sentences
 
 DUMP = "wikipedia/enwiki-pages-articles-shortened-206.xml.bz2"

@@ -14,8 +14,8 @@ from allennlp.data.data_loaders import MultiProcessDataLoader
 
 from data_readers.luke_pretraining import LukePretrainingReader, word_start_table
 from luke_allennlp.data.entity_vocab import EntityVocab
-from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.tokenization import load_fast_tokenizer
+from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.training.trainers.luke_gradient_descent import stop_data_loader_workers
 from tests.data_readers.sharding import read_in_shards
 

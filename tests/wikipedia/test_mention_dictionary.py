@@ -3,8 +3,8 @@ from collections import Counter
 
 import pytest
 
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.mention_dictionary import (
-    MentionDictionary,
     _init_matcher,
     build_mention_dictionary,
     count_unlinked_occurrences,
