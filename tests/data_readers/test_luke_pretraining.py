@@ -206,7 +206,8 @@ def test_word_starts(tokenizer, tmp_path):
 def test_reads_a_corpus_built_from_a_wikipedia_dump(shared_data, tmp_path):
     """The reader takes what `build-pretraining-corpus` writes (the real 3-page sample dump)."""
     from luke_allennlp.testing import save_roberta_tokenizer
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 
     dump = shared_data / "wikipedia" / "enwiki-pages-articles-sample.xml.bz2"
@@ -240,7 +241,8 @@ def test_sentencepiece_corpus_word_starts_and_special_tokens(tmp_path):
     """A corpus built with an XLM-R-style sentencepiece tokenizer (mLUKE): XLM-R's <s> ... </s> and <mask>, whole
     words by `▁`, a bare `▁` piece masked with the character after it, Japanese characters one word each."""
     from luke_allennlp.testing import save_xlmr_tokenizer
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from tests.wikipedia.crafted_mluke import write_japanese_dump, write_multilingual_vocab
 
     save_xlmr_tokenizer(tmp_path / "xlmr")
@@ -277,7 +279,8 @@ def test_sentencepiece_corpus_word_starts_and_special_tokens(tmp_path):
 
 def test_corpora_read_as_one_must_share_their_tokenizer(pretraining_corpus, tmp_path):
     from luke_allennlp.testing import save_xlmr_tokenizer
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from tests.wikipedia.crafted_mluke import write_german_dump, write_multilingual_vocab
 
     save_xlmr_tokenizer(tmp_path / "xlmr")

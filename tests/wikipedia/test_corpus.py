@@ -9,7 +9,8 @@ from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.tokenization import load_fast_tokenizer
 from luke_allennlp.resources.titles import Namespaces
 from luke_allennlp.testing import save_roberta_tokenizer
-from luke_allennlp.wikipedia.corpus import CorpusOptions, PageProcessor, build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus_rows import CorpusOptions, PageProcessor
 from luke_allennlp.wikipedia.dump import DumpError, WikiDump, WikiPage, write_dump
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.redirects import WikiIndex

@@ -209,7 +209,8 @@ def test_a_names_file_without_the_cjk_keys_is_refused_with_the_stage_to_rerun(tm
 def test_pretraining_corpus_from_parts(tmp_path_factory, tmp_path, pages):
     from datasets import load_from_disk
 
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus, merge_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus, merge_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab, count_part_links
 
     whole, parts = cut_dump(tmp_path_factory, pages)
