@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Iterable, Iterator, List, Optional, Tuple
 
 from luke_allennlp.resources.entity_disambiguation import EdDocument, EdMention
-from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.base import MentionDictionaryBase
 from luke_allennlp.wikipedia.dump import WikiDump
 from luke_allennlp.wikipedia.markup import clean_wikitext
 from luke_allennlp.wikipedia.redirects import ARTICLE, MISSING, WikiIndex
@@ -24,7 +24,7 @@ _WORD = re.compile(r"\S+")
 
 def linked_documents(
     dump_path: str,
-    dictionary: MentionDictionary,
+    dictionary: MentionDictionaryBase,
     page_ids: Optional[Iterable[int]] = None,
     include_missing_pages: bool = False,
     stats: Optional[Counter] = None,

@@ -7,8 +7,8 @@ import pytest
 from data_readers.luke_entity_disambiguation import NO_GOLD, LukeEntityDisambiguationReader
 from luke_allennlp.resources.entity_disambiguation import read_benchmark
 from luke_allennlp.testing import write_tiny_luke_mlm
-from tests.data.test_entity_disambiguation import HANDWRITTEN
 from tests.data_readers.subwords import decodes_to
+from tests.resources.test_entity_disambiguation import HANDWRITTEN
 
 
 def reader(ed, **kwargs):

@@ -220,3 +220,19 @@ def test_a_store_without_cjk_keys_matches_at_word_tokens(tmp_path, caplog):
         "男性", "New York"]  # fmt: skip
     new = dictionary.name_matcher(0.01, len, cjk_characters=True).find(text)
     assert [name for _, _, name in new] == ["男性", "テニス", "男性", "New York"]
+
+
+def test_both_backends_are_one_interface(both, tmp_path):
+    from luke_allennlp.resources.mentions.base import MentionDictionaryBase
+
+    dictionary, store, _ = both
+    assert isinstance(dictionary, MentionDictionaryBase) and isinstance(store, MentionDictionaryBase)
+    names = list(store.iter_names())
+    assert names == list(dictionary.iter_names()) and names == sorted(dictionary._link_probability.items())
+    # A name listed without candidates falls back to the names without case and white space in either backend.
+    handwritten = MentionDictionary(pages={}, link_probability={"New York": 0.5, "new york": 0.5},
+                                    entities={"New York": [["New York City", 3]], "new york": []})  # fmt: skip
+    handwritten.save(tmp_path / "handwritten.sqlite")
+    for backend in (handwritten, MentionStore(tmp_path / "handwritten.sqlite")):
+        assert backend.candidates("new york") == []
+        assert backend.candidates("new york", ignore_case=True) == [("New York City", 1.0)]
