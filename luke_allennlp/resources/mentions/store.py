@@ -89,8 +89,9 @@ def sqlite_name_matcher(
 
 class MentionStore(MentionDictionaryBase):
     """
-    A mention dictionary in a SQLite file (`MentionDictionaryBase`'s queries, answered from the file). The connection is opened in each process that queries (a
-    forked data-loader worker opens its own; a pickled store carries only its path).
+    A mention dictionary in a SQLite file (`MentionDictionaryBase`'s queries, answered from the file). The
+    connection is opened in each process that queries (a forked data-loader worker opens its own; a pickled store
+    carries only its path).
 
     # Parameters
 
