@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from luke_allennlp.resources.tokenization import load_fast_tokenizer  # noqa: E402
 from luke_allennlp.testing import save_roberta_tokenizer, shared_data_dir  # noqa: E402
-from luke_allennlp.wikipedia.corpus import CorpusOptions, PageProcessor, build_pretraining_corpus  # noqa: E402
+from luke_allennlp.wikipedia.corpus import build_pretraining_corpus  # noqa: E402
+from luke_allennlp.wikipedia.corpus_rows import CorpusOptions, PageProcessor  # noqa: E402
 from luke_allennlp.wikipedia.dump import WikiDump  # noqa: E402
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab  # noqa: E402
 from luke_allennlp.wikipedia.markup import clean_wikitext  # noqa: E402

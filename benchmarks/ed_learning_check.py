@@ -121,12 +121,12 @@ def main() -> None:
     started = time.time()
 
     from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader
-    from luke_allennlp.data.entity_disambiguation import write_benchmark
+    from luke_allennlp.resources.entity_disambiguation import write_benchmark
     from luke_allennlp.resources.entity_vocab import EntityVocab
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
     from luke_allennlp.testing import save_roberta_tokenizer, write_tiny_luke_mlm
     from luke_allennlp.training.metrics import EntityLinkingF1
     from luke_allennlp.wikipedia.linked_documents import linked_documents
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 
     train_dump, held_dump, held = split_dump(
         shared_data_dir() / "wikipedia" / "enwiki-pages-articles-shortened-206.xml.bz2", out, args.holdout

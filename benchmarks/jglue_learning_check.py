@@ -57,8 +57,8 @@ def spread(values) -> str:
 def japanese_mention_dictionary(work: Path, jglue: Path):
     """(mention dictionary, entity vocabulary for the reader) from the tests' Japanese dump: the pipeline's SQLite
     file, its entities numbered after the checkpoint's special ones (within SMALL's entity table of JSQuAD titles)."""
+    from luke_allennlp.resources.mentions.store import MentionStore
     from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
-    from luke_allennlp.wikipedia.mention_store import MentionStore
     from tests.wikipedia.japanese_dump import write_japanese_dump
 
     write_japanese_dump(work / "jawiki.xml", jglue)

@@ -67,7 +67,8 @@ def prepare(work: Path, args, corpus: Optional[Path] = None) -> Dict[str, Path]:
 
     from luke_allennlp.modeling import LukeConfig, LukeEncoder
     from luke_allennlp.resources.entity_vocab import EntityVocab
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 
     sizes = SIZES[args.size]

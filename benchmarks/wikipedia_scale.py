@@ -32,7 +32,7 @@ DUMP = "enwiki-pages-articles-shortened-206.xml.bz2"
 CHILD = """
 import json, os, sys, threading, time
 import luke_allennlp.wikipedia.corpus, luke_allennlp.wikipedia.entity_vocab_builder
-import luke_allennlp.wikipedia.mention_dictionary
+import luke_allennlp.resources.mentions.json_dictionary
 def status(key):
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
@@ -59,7 +59,7 @@ vocab, _ = build_entity_vocab({dump!r}, include_missing_pages=True, num_workers=
 vocab.save_jsonl({work!r} + "/vocab.jsonl")
 """,
     "mentions": """
-from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
+from luke_allennlp.resources.mentions.json_dictionary import build_mention_store
 build_mention_store({dump!r}, {work!r} + "/mentions.sqlite", include_missing_pages=True, num_workers=1)
 """,
     "corpus": """
@@ -72,7 +72,7 @@ build_pretraining_corpus({dump!r}, {work!r} + "/../tokenizer", {work!r} + "/voca
 }
 READER = """
 import json, os, time
-from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 def rss_mb():
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
@@ -141,8 +141,8 @@ def main() -> None:
 
 def _readers(work: Path, formats: tuple) -> dict:
     """The reader's memory on the store, and on the same dictionary as JSON."""
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
-    from luke_allennlp.wikipedia.mention_store import MentionStore
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+    from luke_allennlp.resources.mentions.store import MentionStore
 
     store = MentionStore(work / "mentions.sqlite")
     query = (

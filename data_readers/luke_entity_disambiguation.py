@@ -13,15 +13,15 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
-from luke_allennlp.data.entity_disambiguation import EdMention, read_benchmark
-from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.data.windows import tokenize
 from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
+from luke_allennlp.resources.entity_disambiguation import EdMention, read_benchmark
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.name_matcher import NameMatcher
+from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.resources.tokenization import load_fast_tokenizer, special_token_layout
-from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
-from luke_allennlp.wikipedia.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class LukeEntityDisambiguationReader(DatasetReader):
       `pages: "train"` / `"held_out"` every `held_out_every`-th page (by page id) is held out, for evaluation on
       pages not trained on;
     - a file in the ED benchmarks' format (deep-ed's CSV: `aida_train.csv`, `aida_testB.csv`, `wned-*.csv`; see
-      `luke_allennlp.data.entity_disambiguation`), with its own candidates and priors;
+      `luke_allennlp.resources.entity_disambiguation`), with its own candidates and priors;
     - raw text (`text_to_instances`, for the predictor): mentions found with the mention dictionary (`NameMatcher`:
       longest match at token boundaries, names of link probability >= `min_link_probability`), or given.
 

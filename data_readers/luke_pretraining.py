@@ -11,8 +11,8 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
-from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.resources.tokenization import special_token_layout
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ tables are those vocabularies.
 
 from pathlib import Path
 
-from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, write_benchmark
+from luke_allennlp.resources.entity_disambiguation import EdDocument, EdMention, write_benchmark
+from luke_allennlp.resources.titles import normalize_title
 from luke_allennlp.testing import save_roberta_tokenizer, shared_data_dir, write_tiny_luke_mlm
-from luke_allennlp.wikipedia.titles import normalize_title
 from tests.pretraining_corpus import conll_sentences
 
 DUMP = "wikipedia/enwiki-pages-articles-shortened-206.xml.bz2"
@@ -61,7 +61,8 @@ def build_wikipedia_ed_data(directory: Path, max_pages: int = 12, max_seq_length
     lacking most pages), `mentions.json` (no link-probability threshold), a corpus of `max_seq_length`-subword rows,
     a tiny checkpoint over that vocabulary, and the article "Autism" as a benchmark file. Returns their paths.
     """
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
     from luke_allennlp.wikipedia.linked_documents import linked_documents
     from luke_allennlp.wikipedia.mention_dictionary import build_mention_dictionary

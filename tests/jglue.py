@@ -116,7 +116,7 @@ MENTION_NAMES = ["男性", "テニス", "ドーナツ", "サンドイッチ", "�
 
 def write_mention_dictionary(directory: Path) -> tuple:
     """(a mention dictionary JSON, an entity vocabulary for it that fits the tiny checkpoint's entity table)."""
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

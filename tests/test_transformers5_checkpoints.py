@@ -33,7 +33,8 @@ from luke_allennlp.testing import (
     write_tiny_checkpoint,
     write_tiny_task_checkpoint,
 )
-from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from tests.conftest import REPO_ROOT, set_config_env
 from tests.wikipedia.crafted import write_crafted_dump

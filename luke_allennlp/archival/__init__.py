@@ -113,7 +113,7 @@ def _is_corpus(path: str) -> bool:
 
 def _copy_corpus_skeleton(corpus: Path, destination: Path) -> None:
     """A pretraining corpus without its rows: metadata.json, the tokenizer and the entity vocabulary."""
-    from luke_allennlp.data.pretraining_corpus import METADATA_FILE, PretrainingCorpus
+    from luke_allennlp.resources.pretraining_corpus import METADATA_FILE, PretrainingCorpus
 
     found = PretrainingCorpus(corpus)
     destination.mkdir()

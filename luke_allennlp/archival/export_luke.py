@@ -93,7 +93,7 @@ def _export_pretraining(archive, archive_file: str, output_dir: str, tokenizer: 
     corpus = archive.config.get("train_data_path")
     tokenizer_path, entity_vocab_path = tokenizer, entity_vocab
     if tokenizer_path is None or entity_vocab_path is None:
-        from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
+        from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus, corpus_directories
 
         try:  # (several corpora, one per language, share their tokenizer and entity vocabulary: the reader checks)
             found = PretrainingCorpus(corpus_directories(corpus)[0])

@@ -6,7 +6,8 @@ import os
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, print_table
-from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
 
 
 @Subcommand.register("build-pretraining-corpus")

@@ -25,8 +25,8 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 from luke_allennlp.data.entity_mentions import MentionLinker, Mentions
 from luke_allennlp.data.inputs import TokenizedText
 from luke_allennlp.resources.entity_vocab import EntityVocab
-from luke_allennlp.wikipedia.name_matcher import NameMatcher
-from luke_allennlp.wikipedia.titles import normalize_title
+from luke_allennlp.resources.mentions.name_matcher import NameMatcher
+from luke_allennlp.resources.titles import normalize_title
 
 logger = logging.getLogger(__name__)
 

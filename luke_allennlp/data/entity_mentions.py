@@ -16,7 +16,7 @@ from allennlp.data.fields import Field
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields
 from luke_allennlp.modeling.loading import read_config
 from luke_allennlp.resources.entity_vocab import EntityVocab
-from luke_allennlp.wikipedia.name_matcher import NameMatcher
+from luke_allennlp.resources.mentions.name_matcher import NameMatcher
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class MentionLinker:
         vocab: Optional[EntityVocab] = None,
     ) -> None:
         from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
-        from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+        from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 
         self.dictionary = MentionDictionary.from_file(cached_path(mention_dictionary))
         self.language = language

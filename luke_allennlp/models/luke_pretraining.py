@@ -6,11 +6,11 @@ import torch.nn.functional as F
 from allennlp.data import Vocabulary
 from allennlp.models import Model
 
-from luke_allennlp.data.pretraining_corpus import entity_vocab_size as read_entity_vocab_size
 from luke_allennlp.modeling import LukeForPretraining
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 from luke_allennlp.models.luke_task_model import ReportsMetrics
 from luke_allennlp.modules.encoder_loading import EncoderLoading
+from luke_allennlp.resources.pretraining_corpus import entity_vocab_size as read_entity_vocab_size
 from luke_allennlp.training.metrics import MaskedPrediction
 
 logger = logging.getLogger(__name__)

@@ -218,7 +218,7 @@ class LukeEntityClozePredictor(LukePredictor):
 def _model_vocabularies(model: Model, tokenizer: Optional[str], entity_vocab: Optional[str]) -> "tuple[str, str]":
     """The tokenizer and entity vocabulary of a `luke_pretraining` model: those given, else its corpus's (the model's
     `entity_vocab`, a corpus directory as the configs give it), else its `model_name`'s (a LUKE checkpoint's)."""
-    from luke_allennlp.data.pretraining_corpus import PretrainingCorpus, corpus_directories
+    from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus, corpus_directories
 
     source = entity_vocab or getattr(model, "entity_vocab_source", None)
     corpus = None

@@ -4,7 +4,7 @@ from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from luke_allennlp.data.entity_disambiguation import EdMention
+from luke_allennlp.resources.entity_disambiguation import EdMention
 
 KEYS = ("start", "end", "text", "entity", "score")
 

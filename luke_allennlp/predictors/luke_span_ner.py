@@ -8,7 +8,7 @@ from allennlp.predictors.predictor import Predictor
 
 from luke_allennlp.predictors.luke_predictor import LukePredictor
 from luke_allennlp.resources.files import require, require_strings
-from luke_allennlp.wikipedia.name_matcher import CJK_TOKEN
+from luke_allennlp.resources.mentions.name_matcher import CJK_TOKEN
 
 # A word keeps its combining marks (`regex`'s `\w` holds them: decomposed accents, Devanagari vowel signs, Arabic and
 # Hebrew vowel points), as does a symbol (one grapheme).

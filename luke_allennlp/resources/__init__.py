@@ -1,5 +1,8 @@
 """
-Every file format the project reads or writes, its reader and its writer: entity vocabularies (a checkpoint's
-included), tokenizers (LUKE, mLUKE, LUKE-Japanese: loaded for pre-split words, written over a word tokenizer), task
-checkpoint specs and the weights of a release, and the text and JSON of task files. Above `modeling`, below `data`.
+Every file format the project reads or writes, with its reader and writer: what `luke_allennlp.data` reads and
+`luke_allennlp.wikipedia` builds. Entity vocabularies (a checkpoint's included), tokenizers (LUKE, mLUKE,
+LUKE-Japanese: loaded for pre-split words, written over a word tokenizer), task checkpoint specs and the weights of a
+release, the text and JSON of task files, the mention dictionary (`mentions/`: one interface, JSON and SQLite
+backends, name matching), page titles, the pretraining corpus directory, the ED benchmark files. Plain Python, above
+`luke_allennlp.modeling` and below every other package.
 """

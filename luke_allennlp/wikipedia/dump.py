@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Dict, Iterable, Iterator, List, Optional, Union
 from xml.sax.saxutils import escape, quoteattr
 
-from luke_allennlp.wikipedia.titles import FIRST_LETTER, Namespaces
+from luke_allennlp.resources.titles import FIRST_LETTER, Namespaces
 
 logger = logging.getLogger(__name__)
 

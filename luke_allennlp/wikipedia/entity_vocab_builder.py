@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.sqlite import connect, set_meta
+from luke_allennlp.resources.titles import FIRST_LETTER, Namespaces
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
@@ -28,15 +30,12 @@ from luke_allennlp.wikipedia.parts import (
     TitleIndex,
     TitleWriter,
     attached,
-    connect,
     lookup_sql,
     merge_titles,
     read_part_meta,
-    set_meta,
     sum_counts,
 )
 from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING, RedirectStats
-from luke_allennlp.wikipedia.titles import FIRST_LETTER, Namespaces
 
 logger = logging.getLogger(__name__)
 

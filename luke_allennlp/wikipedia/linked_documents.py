@@ -1,7 +1,7 @@
 """
 Wikipedia articles as entity disambiguation / linking documents: each article's clean text with its links as gold
 mentions (targets through redirects), candidates from a mention dictionary. Held-out pages so give a real
-evaluation set in the ED benchmarks' format (`luke_allennlp.data.entity_disambiguation.write_benchmark`), for
+evaluation set in the ED benchmarks' format (`luke_allennlp.resources.entity_disambiguation.write_benchmark`), for
 disambiguation (gold mentions) and end-to-end linking (the links are the gold links). Plain Python.
 
 The benchmark format holds words separated by single spaces: a page's text is split at white space, and a word
@@ -13,10 +13,10 @@ import re
 from collections import Counter
 from typing import Iterable, Iterator, List, Optional, Tuple
 
-from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention
+from luke_allennlp.resources.entity_disambiguation import EdDocument, EdMention
+from luke_allennlp.resources.mentions.base import MentionDictionaryBase
 from luke_allennlp.wikipedia.dump import WikiDump
 from luke_allennlp.wikipedia.markup import clean_wikitext
-from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.redirects import ARTICLE, MISSING, WikiIndex
 
 _WORD = re.compile(r"\S+")
@@ -24,7 +24,7 @@ _WORD = re.compile(r"\S+")
 
 def linked_documents(
     dump_path: str,
-    dictionary: MentionDictionary,
+    dictionary: MentionDictionaryBase,
     page_ids: Optional[Iterable[int]] = None,
     include_missing_pages: bool = False,
     stats: Optional[Counter] = None,

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 from urllib.parse import unquote
 
-from luke_allennlp.wikipedia.titles import (
+from luke_allennlp.resources.titles import (
     CATEGORY_NAMESPACE,
     FILE_NAMESPACE,
     Namespaces,

@@ -40,213 +40,33 @@ parts runs part by part (one process per part, any scheduler), exactly as one ru
 3. `count_name_occurrences`, per part, with the names file: how often each name occurs in running text;
 4. `merge_mention_parts`, once: link probabilities, candidates and pages' names, written as the dictionary.
 
-The dictionary is also read from (and for small dumps written as) the version-2 JSON file
-`{"version": 2, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
-{name: p}, "entities": {name: [[entity, links], ...]}, "stats": {...}}`, read whole by `MentionDictionary.from_file`,
-which opens a SQLite file as a `MentionStore` with the same queries. Version 1 (no "entities") is still read, for
-the names of pages; asking it for candidates is an error that says to rebuild it.
+Stages 1 and 2 are in `luke_allennlp.wikipedia.mention_links`. The files, and their readers (the SQLite
+`MentionStore`, the JSON `MentionDictionary` that small dumps may be written as), are in
+`luke_allennlp.resources.mentions`.
 """
 
-import itertools
 import json
 import logging
 import os
 import tempfile
 from collections import Counter
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from luke_allennlp.resources.mentions.base import FORMAT, VERSION, fold
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.name_matcher import NameMatcher, cjk_key
+from luke_allennlp.resources.mentions.store import INDEXES, SCHEMA, MentionStore, sqlite_name_matcher
+from luke_allennlp.resources.sqlite import connect, open_readonly, set_meta
+from luke_allennlp.resources.titles import Namespaces
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
-from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
-from luke_allennlp.wikipedia.mention_store import FORMAT as STORE_FORMAT
-from luke_allennlp.wikipedia.mention_store import INDEXES, SCHEMA, MentionStore, fold, sqlite_name_matcher, write_store
-from luke_allennlp.wikipedia.mention_store import VERSION as STORE_VERSION
-from luke_allennlp.wikipedia.name_matcher import TOKEN, NameMatcher, cjk_key
+from luke_allennlp.wikipedia.markup import clean_wikitext
+from luke_allennlp.wikipedia.mention_links import NAMES, article_pages, collect_mention_links, merge_mention_links
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
-from luke_allennlp.wikipedia.parts import (
-    SpilledCounter,
-    TitleWriter,
-    attached,
-    connect,
-    is_sqlite,
-    iterate,
-    lookup_sql,
-    merge_titles,
-    open_readonly,
-    read_part_meta,
-    set_meta,
-    sum_counts,
-)
-from luke_allennlp.wikipedia.titles import Namespaces, normalize_title
+from luke_allennlp.wikipedia.parts import SpilledCounter, attached, fetch_batches, read_part_meta
 
 logger = logging.getLogger(__name__)
 
-VERSION = 2
-READABLE_VERSIONS = (1, 2)  # version 1 has no "entities" (p(entity | name))
-LINKS, NAMES, OCCURRENCES = "mention-links", "mention-names", "mention-occurrences"  # the kinds of part files
-
-
-class MentionDictionary:
-    """
-    Names linked on each page -> their entity, and each name's link probability.
-
-    # Parameters
-
-    pages : `Dict[str, Dict[str, str]]`
-        Page title -> {name: target title}.
-    link_probability : `Dict[str, float]`
-        Name -> link probability.
-    min_link_probability : `float`, optional (default = `0.0`)
-        The threshold the dictionary was built with (names below it are absent).
-    dump : `str`, optional (default = `""`)
-        The dump it was built from.
-    stats : `Optional[Dict[str, Any]]`, optional (default = `None`)
-        Counts of what was read and dropped.
-    entities : `Optional[Dict[str, List[List]]]`, optional (default = `None`)
-        Name -> `[[entity title, links], ...]` over the whole dump, most linked first; `None` for a version-1
-        file, which has no candidates.
-    source : `str`, optional (default = `""`)
-        The file it was read from, for error messages.
-    """
-
-    def __init__(
-        self,
-        pages: Dict[str, Dict[str, str]],
-        link_probability: Dict[str, float],
-        min_link_probability: float = 0.0,
-        dump: str = "",
-        stats: Optional[Dict[str, Any]] = None,
-        entities: Optional[Dict[str, List[List]]] = None,
-        source: str = "",
-    ) -> None:
-        self.pages = pages
-        self._link_probability = link_probability
-        self.min_link_probability = min_link_probability
-        self.dump = dump
-        self.stats = stats or {}
-        self.entities = entities
-        self.source = source
-        self._folded: Optional[Dict[str, Counter]] = None
-
-    def names_for_page(self, title: str) -> Dict[str, str]:
-        """The names linked on a page (title in any form: `Super_Bowl_50`) -> target titles; {} for an unknown page."""
-        return self.pages.get(normalize_title(title), {})
-
-    def link_probability(self, name: str) -> float:
-        """How often the name is a link where it occurs; 0.0 for a name never linked (or below the threshold)."""
-        return self._link_probability.get(name, 0.0)
-
-    def candidates(self, name: str, ignore_case: bool = False) -> List[Tuple[str, float]]:
-        """
-        The entities `name` links to, as `(title, p(entity | name))`, most probable first (ties by title); [] for a
-        name never linked (or below the threshold). With `ignore_case`, a name not found as written is looked up
-        without case and white space (`"new  york"` finds the links of "New York" and "New york" together), for
-        uncased tokenizers.
-        """
-        if self.entities is None:
-            raise ValueError(
-                f"{self.source or 'this mention dictionary'} is a version-1 mention dictionary, which has no entity "
-                "counts (p(entity | name)) for candidates: rebuild it with `allennlp build-mention-dictionary`"
-            )
-        counts = self.entities.get(name)
-        if counts is None and ignore_case:
-            folded = self._folded_counts().get(fold(name))
-            counts = sorted(folded.items(), key=lambda x: (-x[1], x[0])) if folded else None
-        if not counts:
-            return []
-        total = sum(count for _, count in counts)
-        return [(title, count / total) for title, count in counts]
-
-    def _folded_counts(self) -> Dict[str, Counter]:
-        if self._folded is None:
-            assert self.entities is not None
-            self._folded = {}
-            for name, counts in self.entities.items():
-                folded = self._folded.setdefault(fold(name), Counter())
-                for title, count in counts:
-                    folded[title] += count
-        return self._folded
-
-    def name_matcher(
-        self,
-        min_link_probability: float,
-        value: Callable[[List[Tuple[str, float]]], Optional[int]],
-        cjk_characters: bool = False,
-    ) -> NameMatcher:
-        """
-        A matcher of the names that have candidates and a link probability of at least `min_link_probability`, each
-        found name given `value(its candidates)`; `cjk_characters`: found at any kana or CJK ideograph too
-        (`NameMatcher`'s), for text without spaces.
-        """
-        self.candidates("")  # a version-1 file, without candidates, raises here
-        names = {name: value(self.candidates(name)) for name in self.entities or {}
-                 if self.link_probability(name) >= min_link_probability}  # fmt: skip
-        return NameMatcher(names, cjk_characters=cjk_characters)
-
-    def num_pages(self) -> int:
-        """How many pages have names."""
-        return len(self.pages)
-
-    def to_json(self) -> Dict[str, Any]:
-        return {"version": VERSION, "dump": self.dump, "min_link_probability": self.min_link_probability,
-                "pages": self.pages, "link_probability": self._link_probability, "entities": self.entities or {},
-                "stats": self.stats}  # fmt: skip
-
-    def save(self, path: "os.PathLike[str] | str") -> None:
-        """As JSON if `path` ends with `.json`, else as a SQLite file (`MentionStore`)."""
-        if not os.fspath(path).endswith(".json"):
-            assert VERSION == STORE_VERSION  # the store holds what a version-2 JSON dictionary holds
-            write_store(self, path)
-            return
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, ensure_ascii=False)
-            f.write("\n")
-
-    @classmethod
-    def from_store(cls, store: MentionStore) -> "MentionDictionary":
-        """The whole dictionary of a `MentionStore` in memory (for small dictionaries: what the JSON file holds)."""
-        connection = store.connection
-        pages: Dict[str, Dict[str, str]] = {}
-        rows = connection.execute(
-            "SELECT page.title, n.name, target.title FROM page_names p JOIN titles page ON page.id = p.page_id JOIN "
-            "names n ON n.id = p.name_id JOIN titles target ON target.id = p.target_id ORDER BY page.title, n.name"
-        )
-        for page, name, target in rows:
-            pages.setdefault(page, {})[name] = target
-        probability = dict(connection.execute("SELECT name, link_probability FROM names ORDER BY name"))
-        entities: Dict[str, List[List]] = {}
-        rows = connection.execute(
-            "SELECT n.name, t.title, c.links FROM names n JOIN candidates c ON c.name_id = n.id JOIN titles t ON "
-            "t.id = c.title_id ORDER BY n.name, c.links DESC, t.title"
-        )
-        for name, title, links in rows:
-            entities.setdefault(name, []).append([title, links])
-        return cls(pages, probability, store.min_link_probability, store.dump, store.stats, entities,
-                   source=store.source)  # fmt: skip
-
-    @classmethod
-    def from_file(cls, path: "os.PathLike[str] | str") -> "Union[MentionDictionary, MentionStore]":
-        """
-        A mention dictionary file: a SQLite one opened as a `MentionStore` (queried lazily, nothing loaded), a JSON
-        one (version 1 or 2) read whole.
-        """
-        path = os.fspath(path)
-        if is_sqlite(path):
-            return MentionStore(path)
-        with open(path, encoding="utf-8") as f:
-            try:
-                data = json.load(f)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
-        if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
-            found = data.get("version") if isinstance(data, dict) else type(data).__name__
-            readable = " or ".join(map(str, READABLE_VERSIONS))
-            raise ValueError(f"{path}: not a mention dictionary of version {readable} (version: {found!r})")
-        keys = ("pages", "link_probability") + (("entities",) if data["version"] >= 2 else ())
-        for key in keys:
-            if not isinstance(data.get(key), dict):
-                raise ValueError(f"{path}: the {key!r} entry is missing or not a dict")
-        return cls(data["pages"], data["link_probability"], data.get("min_link_probability", 0.0),
-                   data.get("dump", ""), data.get("stats", {}), data.get("entities"), source=path)  # fmt: skip
+OCCURRENCES = "mention-occurrences"  # the kind of stage 3's part files
 
 
 def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
@@ -266,187 +86,6 @@ def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
             f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}'
         )
     return [article["title"] for article in articles]
-
-
-# --- stage 1, per part: names linked on each page -------------------------------------------------------------------
-
-
-PageLinks = Tuple[str, List[Tuple[str, str]], List[Tuple[str, str]]]  # title, (name, target) in and outside the text
-
-
-def _page_links(item: Tuple[Namespaces, str, List[WikiPage]]) -> Tuple[List[PageLinks], Counter]:
-    """For each page of a batch: its title and the (name, target) of its links to articles in `scope`, those of
-    the running text apart; and the batch's links counted by what became of them."""
-    namespaces, scope, pages = item
-    result = []
-    counts: Counter = Counter()
-    for page in pages:
-        clean = clean_wikitext(page.text, namespaces)
-        links, kinds, outside = clean.scoped_links(scope)
-        result.append((page.title, links[: len(clean.links)], links[len(clean.links) :]))  # (the text's come first)
-        counts["links"] += clean.total_links
-        counts["links_counted"] += len(links)
-        counts.update({f"other_links:{kind}": n for kind, n in kinds.items()})
-        counts.update({f"links_not_counted:{place}": n for place, n in outside.items()})
-    return result, counts
-
-
-def _articles(dump: WikiDump, titles: Optional[TitleWriter] = None) -> Iterator[WikiPage]:
-    for page in dump:
-        if titles is not None:
-            titles.add(page)
-        if page.is_article and page.text:
-            yield page
-
-
-def collect_mention_links(
-    dump_path: "os.PathLike[str] | str",
-    out_path: "os.PathLike[str] | str",
-    links_in: str = "page",
-    page_titles: Optional[Iterable[str]] = None,
-    max_pages: Optional[int] = None,
-    num_workers: int = 1,
-) -> None:
-    """
-    Stage 1, on one dump part: its titles and redirects, the (name, target as written) counts of its running
-    text's links, and the links of its pages (those of `page_titles`) with their names, to the part file
-    `out_path` (see `build_mention_dictionary` for the parameters).
-    """
-    if links_in not in LINK_SCOPES:
-        raise ValueError(f"links_in must be {' or '.join(map(repr, LINK_SCOPES))}, not {links_in!r}")
-    wanted = None if page_titles is None else {normalize_title(t) for t in page_titles}
-    dump = WikiDump(dump_path, max_pages=max_pages)
-    connection = connect(out_path, create=True)
-    titles = TitleWriter(connection)
-    text_links = SpilledCounter(connection, "text_links", ("name", "target"))
-    connection.execute("CREATE TABLE pages(seq INTEGER PRIMARY KEY, title TEXT NOT NULL)")
-    connection.execute("CREATE TABLE page_links(page INTEGER NOT NULL, name TEXT, target TEXT, in_text INTEGER)")
-    pages, link_fates = 0, Counter()
-    batches = ((dump.namespaces, links_in, batch) for batch in page_batches(_articles(dump, titles)))
-    for results, batch_fates in ordered_map(_page_links, batches, num_workers):
-        link_fates.update(batch_fates)
-        page_rows, link_rows = [], []
-        for title, in_text, other in results:
-            pages += 1
-            text_links.update(in_text)
-            if wanted is None or title in wanted:
-                page_rows.append((pages, title))
-                link_rows += [(pages, name, target, 1) for name, target in in_text]
-                link_rows += [(pages, name, target, 0) for name, target in other]
-        connection.executemany("INSERT INTO pages VALUES (?, ?)", page_rows)
-        connection.executemany("INSERT INTO page_links VALUES (?, ?, ?, ?)", link_rows)
-    titles.flush()
-    text_links.flush()
-    set_meta(connection, kind=LINKS, dump=os.fspath(dump_path), links_in=links_in, max_pages=max_pages,
-             page_titles=None if wanted is None else sorted(wanted), pages=pages, link_fates=dict(link_fates),
-             dump_stats=dump.stats.as_dict())  # fmt: skip
-    connection.close()
-
-
-# --- stage 2, merging the parts' links ------------------------------------------------------------------------------
-
-
-def merge_mention_links(parts: Sequence["os.PathLike[str] | str"], out_path: "os.PathLike[str] | str") -> None:
-    """
-    Stage 2: the parts of stage 1 (in dump order) merged into the names file `out_path`: the titles of every part
-    with redirects resolved; each name linked in running text with its links (`names`, which stage 3 counts the
-    occurrences of) and their entities through redirects (`name_entities`); and each kept page's names, each with
-    its one target (`page_names`: a name that refers to two entities on a page is dropped there).
-    """
-    if not parts:
-        raise ValueError("no part files to merge")
-    metas = [read_part_meta(path, LINKS) for path in parts]
-    for key in ("links_in", "page_titles"):
-        if any(meta[key] != metas[0][key] for meta in metas):
-            raise ValueError(f"the parts were built with different {key}: build them all with the same options")
-    connection = connect(out_path, create=True)
-    redirect_stats = merge_titles(connection, parts)
-    connection.execute("CREATE TABLE link_runs(name TEXT, target TEXT, count INTEGER)")
-    for path in parts:
-        with attached(connection, path) as part:
-            connection.execute(f"INSERT INTO link_runs SELECT name, target, count FROM {part}.text_links")
-    connection.execute("CREATE TABLE name_targets AS SELECT name, target, SUM(count) AS count FROM link_runs "
-                       "GROUP BY name, target")  # fmt: skip
-    connection.execute("DROP TABLE link_runs")
-    # Each name with both keys of `sqlite_name_matcher`: stage 3 looks names up with `cjk_characters` ones.
-    connection.execute("CREATE TABLE names(name TEXT PRIMARY KEY, links INTEGER, first_token TEXT, n_tokens INTEGER, "
-                       "cjk_first_token TEXT, cjk_n_tokens INTEGER) WITHOUT ROWID")  # fmt: skip
-    rows = connection.execute("SELECT name, SUM(count) FROM name_targets GROUP BY name ORDER BY name")
-    insert = connection.cursor()
-    for batch in _batched(iterate(rows)):
-        insert.executemany(
-            "INSERT INTO names VALUES (?, ?, ?, ?, ?, ?)",
-            [(name, links, *_tokens(name), *cjk_key(name)) for name, links in batch],
-        )
-    connection.execute("CREATE INDEX names_first_token ON names(first_token, n_tokens)")
-    connection.execute("CREATE INDEX names_cjk_first_token ON names(cjk_first_token, cjk_n_tokens) "
-                       "WHERE cjk_first_token IS NOT NULL")  # fmt: skip
-    connection.execute(f"CREATE TABLE name_entities AS SELECT t.name AS name, {lookup_sql('t.target')}, "
-                       "SUM(t.count) AS count FROM name_targets t LEFT JOIN redirect_ends r ON r.title = t.target "
-                       "GROUP BY 1, 2, 3")  # fmt: skip
-    connection.execute("CREATE INDEX name_entities_name ON name_entities(name)")
-    page_stats = _merge_page_names(connection, parts)
-    wanted = metas[0]["page_titles"]
-    if wanted is not None:
-        connection.execute("CREATE TEMP TABLE wanted(title TEXT PRIMARY KEY) WITHOUT ROWID")
-        connection.executemany("INSERT INTO wanted VALUES (?)", ((title,) for title in wanted))
-        page_stats["requested_pages_not_in_dump"] = connection.execute(
-            "SELECT COUNT(*) FROM wanted WHERE title NOT IN (SELECT title FROM owners)"
-        ).fetchone()[0]
-    connection.execute("DROP TABLE owners")
-    set_meta(connection, kind=NAMES, dump=" ".join(meta["dump"] for meta in metas), links_in=metas[0]["links_in"],
-             page_stats=page_stats, pages=sum(meta["pages"] for meta in metas),
-             link_fates=sum_counts([meta["link_fates"] for meta in metas]),
-             dump_stats=sum_counts([meta["dump_stats"] for meta in metas]), redirects=redirect_stats.__dict__)  # fmt: skip
-    connection.close()
-
-
-def _merge_page_names(connection, parts) -> Dict[str, int]:
-    """`page_names(page, name, article, status)`, the names of each page kept (the last page of a title)."""
-    connection.execute("CREATE TABLE owners(title TEXT PRIMARY KEY, part INTEGER, seq INTEGER) WITHOUT ROWID")
-    connection.execute("CREATE TABLE page_names(page TEXT, name TEXT, article TEXT, status TEXT)")
-    stats = Counter(ambiguous_names_dropped=0, page_names_outside_text=0)
-    for number, path in enumerate(parts):
-        with attached(connection, path) as part:
-            connection.execute(f"INSERT INTO owners SELECT title, {number}, seq FROM {part}.pages WHERE true "
-                               "ORDER BY seq ON CONFLICT(title) DO UPDATE SET part = excluded.part, seq = excluded.seq")  # fmt: skip
-    connection.execute("CREATE INDEX owners_part_seq ON owners(part, seq)")
-    for number, path in enumerate(parts):
-        with attached(connection, path) as part:
-            rows = connection.execute(
-                f"SELECT o.title, l.name, l.in_text, {lookup_sql('l.target')} FROM {part}.page_links l JOIN owners o "
-                f"ON o.part = {number} AND o.seq = l.page LEFT JOIN redirect_ends r ON r.title = l.target "
-                "ORDER BY l.rowid"
-            )
-            insert = connection.cursor()
-            for title, links in itertools.groupby(iterate(rows), key=lambda row: row[0]):
-                insert.executemany("INSERT INTO page_names VALUES (?, ?, ?, ?)", _names_of_page(title, links, stats))
-            rows.close()
-    return dict(stats)
-
-
-def _names_of_page(title: str, links: Iterable[tuple], stats: Counter) -> List[Tuple[str, str, Optional[str], str]]:
-    """A page's names with their target `(article, status)`: a name that the running text links keeps the text's
-    targets; a name with two targets is dropped."""
-    targets: Dict[str, Set[Tuple[Optional[str], str]]] = {}
-    other_targets: Dict[str, Set[Tuple[Optional[str], str]]] = {}
-    rows = list(links)
-    for _, name, in_text, article, status in rows:
-        if in_text:
-            targets.setdefault(name, set()).add((article, status))
-    for _, name, in_text, article, status in rows:
-        if not in_text and name not in targets:
-            other_targets.setdefault(name, set()).add((article, status))
-    stats["page_names_outside_text"] += len(other_targets)
-    targets.update(other_targets)
-    names = []
-    for name, resolved in targets.items():
-        if len(resolved) > 1:
-            stats["ambiguous_names_dropped"] += 1
-            continue
-        ((article, status),) = resolved
-        names.append((title, name, article, status))
-    return names
 
 
 # --- stage 3, per part: occurrences of the names in text ------------------------------------------------------------
@@ -502,7 +141,7 @@ def count_name_occurrences(
     dump = WikiDump(dump_path, max_pages=max_pages)
     connection = connect(out_path, create=True)
     unlinked = SpilledCounter(connection, "unlinked", ("name",))
-    batches = ((dump.namespaces, batch) for batch in page_batches(_articles(dump)))
+    batches = ((dump.namespaces, batch) for batch in page_batches(article_pages(dump)))
     for counts in ordered_map(_count_occurrences, batches, num_workers, _init_matcher, (os.fspath(names_path),)):
         unlinked.add(counts)
     unlinked.flush()
@@ -547,7 +186,7 @@ def merge_mention_parts(
                               "LEFT JOIN unlinked u ON u.name = n.name ORDER BY n.name")  # fmt: skip
     stats: Counter = Counter({key: 0 for key in _STATS})
     insert = connection.cursor()
-    for batch in _batched(iterate(rows)):
+    for batch in fetch_batches(rows):
         fates, kept = [], []
         for name, links, unlinked, first_token, n_tokens in batch:
             probability = links / (links + unlinked)
@@ -600,7 +239,7 @@ def merge_mention_parts(
         links[group] = {key.split(":", 1)[1]: n for key, n in sorted(link_fates.items()) if key.startswith(group + ":")}
     summary = {**{k: stats[k] for k in sorted(stats)}, **links, "include_missing_pages": include_missing_pages,
                "dump": names_meta["dump_stats"], "redirects": names_meta["redirects"]}  # fmt: skip
-    set_meta(connection, format=STORE_FORMAT, version=VERSION, dump=names_meta["dump"],
+    set_meta(connection, format=FORMAT, version=VERSION, dump=names_meta["dump"],
              min_link_probability=min_link_probability, stats=summary)  # fmt: skip
     connection.execute("DETACH DATABASE n")
     connection.close()
@@ -614,20 +253,6 @@ def merge_mention_parts(
 _STATS = ("names", "low_probability_names_dropped", "entity_links", "entity_links_to_missing_pages",
           "entity_links_through_redirect_loops", "page_names", "pages_with_names", "names_through_redirect_loops",
           "names_to_missing_pages", "page_names_never_linked_in_text", "low_probability_page_names_dropped")  # fmt: skip
-
-
-def _tokens(name: str) -> Tuple[Optional[str], int]:
-    tokens = TOKEN.findall(name)
-    return (tokens[0] if tokens else None), len(tokens)
-
-
-def _batched(rows: Iterable[tuple], size: int = 10_000) -> Iterator[List[tuple]]:
-    iterator = iter(rows)
-    while True:
-        batch = list(itertools.islice(iterator, size))
-        if not batch:
-            return
-        yield batch
 
 
 # --- the four stages in one run -------------------------------------------------------------------------------------

@@ -27,6 +27,8 @@ from collections import Counter
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.sqlite import is_sqlite
+from luke_allennlp.resources.titles import Namespaces
 from luke_allennlp.wikipedia.dump import open_dump, wiki_site
 from luke_allennlp.wikipedia.entity_vocab_builder import (
     PART_KIND,
@@ -35,9 +37,8 @@ from luke_allennlp.wikipedia.entity_vocab_builder import (
     count_dump_links,
     count_parts_links,
 )
-from luke_allennlp.wikipedia.parts import is_sqlite, read_part_meta
+from luke_allennlp.wikipedia.parts import read_part_meta
 from luke_allennlp.wikipedia.redirects import ARTICLE, MISSING
-from luke_allennlp.wikipedia.titles import Namespaces
 
 logger = logging.getLogger(__name__)
 

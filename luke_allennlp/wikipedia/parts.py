@@ -15,7 +15,7 @@ work are SQLite databases (the standard library's), so that counts and titles li
 - `TitleIndex`: the merged titles as a file that answers `WikiIndex.lookup` one query at a time, for the builders
   that look links up while they stream (the corpus; a one-run vocabulary is one part merged).
 
-A building connection's page cache (and its sorter's memory) is capped at `CACHE_KIB`, so the builders' peak does
+A building connection's page cache (and its sorter's memory) is capped at `CACHE_KIB` (`luke_allennlp.resources.sqlite`), so the builders' peak does
 not follow the dump's size once their files outgrow it.
 
 `split_dump` cuts a dump into parts (for tests and benchmarks; real dumps come in parts already).
@@ -24,54 +24,17 @@ not follow the dump's size once their files outgrow it.
 import bz2
 import functools
 import gzip
-import json
 import os
 import re
 import sqlite3
 from collections import Counter
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from luke_allennlp.resources.sqlite import connect, get_meta, is_sqlite, open_readonly, set_meta
 from luke_allennlp.wikipedia.dump import WikiPage, open_dump
 from luke_allennlp.wikipedia.redirects import RedirectStats
 
 SPILL_ENTRIES = 500_000  # counter entries kept in memory before a spill (about 100 MB of Python objects)
-CACHE_KIB = 16 * 1024  # SQLite's page cache per connection while building (and its sorter's memory before it spills)
-
-
-def connect(path: "os.PathLike[str] | str", create: bool = False) -> sqlite3.Connection:
-    """A connection for building: no journal (a failed build is rebuilt), a bounded cache, temp files on disk."""
-    path = os.fspath(path)
-    if create and os.path.exists(path):
-        os.remove(path)
-    connection = sqlite3.connect(path, isolation_level=None)
-    for pragma in ("journal_mode=OFF", "synchronous=OFF", f"cache_size=-{CACHE_KIB}", "temp_store=FILE",
-                   "mmap_size=0"):  # fmt: skip
-        connection.execute(f"PRAGMA {pragma}")
-    return connection
-
-
-def open_readonly(path: "os.PathLike[str] | str", mmap_bytes: int = 1 << 40) -> sqlite3.Connection:
-    """A read-only connection that reads the file through a memory map (its pages shared by every process)."""
-    uri = "file:" + os.path.abspath(os.fspath(path)).replace("?", "%3f").replace("#", "%23") + "?mode=ro&immutable=1"
-    connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
-    connection.execute(f"PRAGMA mmap_size={mmap_bytes}")
-    connection.execute("PRAGMA cache_size=-8192")
-    return connection
-
-
-def is_sqlite(path: "os.PathLike[str] | str") -> bool:
-    with open(path, "rb") as f:
-        return f.read(16) == b"SQLite format 3\x00"
-
-
-def set_meta(connection: sqlite3.Connection, **values: Any) -> None:
-    connection.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
-    connection.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                           [(key, json.dumps(value, ensure_ascii=False)) for key, value in values.items()])  # fmt: skip
-
-
-def get_meta(connection: sqlite3.Connection, schema: str = "main") -> Dict[str, Any]:
-    return {key: json.loads(value) for key, value in connection.execute(f"SELECT key, value FROM {schema}.meta")}
 
 
 def read_part_meta(path: "os.PathLike[str] | str", kind: str) -> Dict[str, Any]:
@@ -385,3 +348,12 @@ def iterate(cursor: sqlite3.Cursor, size: int = 10_000) -> Iterator[tuple]:
         if not rows:
             return
         yield from rows
+
+
+def fetch_batches(cursor: sqlite3.Cursor, size: int = 10_000) -> Iterator[List[tuple]]:
+    """The rows of a cursor, in lists of at most `size`."""
+    while True:
+        rows = cursor.fetchmany(size)
+        if not rows:
+            return
+        yield rows

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from tests.commands.test_build_entity_vocab import run
 from tests.wikipedia.crafted import write_crafted_dump
 
@@ -43,7 +43,7 @@ def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path, monkeypatch):
 def test_builds_over_dump_parts_through_the_commands(tmp_path_factory, tmp_path):
     """The pretraining page's recipe for a dump in parts, command by command (in process), gives the single run's files."""
     from luke_allennlp.resources.entity_vocab import EntityVocab
-    from luke_allennlp.wikipedia.mention_store import MentionStore
+    from luke_allennlp.resources.mentions.store import MentionStore
     from tests.test_mluke_pipeline import allennlp
     from tests.wikipedia.test_parts import cut_dump
 

@@ -5,10 +5,10 @@ import datasets
 import pytest
 
 from data_readers.luke_entity_disambiguation import NO_GOLD, LukeEntityDisambiguationReader
-from luke_allennlp.data.entity_disambiguation import read_benchmark
+from luke_allennlp.resources.entity_disambiguation import read_benchmark
 from luke_allennlp.testing import write_tiny_luke_mlm
-from tests.data.test_entity_disambiguation import HANDWRITTEN
 from tests.data_readers.subwords import decodes_to
+from tests.resources.test_entity_disambiguation import HANDWRITTEN
 
 
 def reader(ed, **kwargs):
@@ -154,7 +154,7 @@ def test_raw_text(ed_wikipedia):
         ("Oranienburg", ["Oranienburg", "Oranienburg concentration camp"]),
     ]
     # Given spans get the dictionary's candidates for their text.
-    from luke_allennlp.data.entity_disambiguation import EdMention
+    from luke_allennlp.resources.entity_disambiguation import EdMention
 
     (given,) = READER.text_to_instances(text, [EdMention(0, 8)])
     assert given["metadata"]["mentions"][0]["candidates"] == ["Pierre-Joseph Proudhon"]

@@ -13,8 +13,8 @@ from allennlp.data import Vocabulary
 from allennlp.data.data_loaders import MultiProcessDataLoader
 
 from data_readers.luke_pretraining import LukePretrainingReader, word_start_table
-from luke_allennlp.data.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from luke_allennlp.training.trainers.luke_gradient_descent import stop_data_loader_workers
 from tests.data_readers.sharding import read_in_shards
@@ -210,7 +210,8 @@ def test_word_starts(tokenizer, tmp_path):
 def test_reads_a_corpus_built_from_a_wikipedia_dump(shared_data, tmp_path):
     """The reader takes what `build-pretraining-corpus` writes (the real 3-page sample dump)."""
     from luke_allennlp.testing import save_roberta_tokenizer
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 
     dump = shared_data / "wikipedia" / "enwiki-pages-articles-sample.xml.bz2"
@@ -245,7 +246,8 @@ def test_sentencepiece_corpus_word_starts_and_special_tokens(tmp_path):
     """A corpus built with an XLM-R-style sentencepiece tokenizer (mLUKE): XLM-R's <s> ... </s> and <mask>, whole
     words by `▁`, a bare `▁` piece masked with the character after it, Japanese characters one word each."""
     from luke_allennlp.testing import save_xlmr_tokenizer
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from tests.wikipedia.crafted_mluke import write_japanese_dump, write_multilingual_vocab
 
     save_xlmr_tokenizer(tmp_path / "xlmr")
@@ -286,7 +288,8 @@ def test_sentencepiece_corpus_word_starts_and_special_tokens(tmp_path):
 
 def test_corpora_read_as_one_must_share_their_tokenizer(pretraining_corpus, tmp_path):
     from luke_allennlp.testing import save_xlmr_tokenizer
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from tests.wikipedia.crafted_mluke import write_german_dump, write_multilingual_vocab
 
     save_xlmr_tokenizer(tmp_path / "xlmr")

@@ -55,7 +55,8 @@ def japanese(tmp_path_factory, shared_data, tiny_luke_japanese_dir):
     """A Japanese dump of real JSQuAD text, its mention dictionary (SQLite and JSON), a multilingual (ja, en) entity
     vocabulary built from the dump, an English vocabulary and Wikidata sitelinks, a tiny mLUKE with it, and the
     JSQuAD questions of the dump's articles in a file named as MLQA's."""
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary, build_mention_store
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+    from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
     from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab
 
     root = tmp_path_factory.mktemp("japanese-xling")

@@ -119,7 +119,7 @@ def test_multiple_choice_entities_per_choice(model_dir, tmp_path):
 def test_a_sqlite_mention_dictionary_gives_the_same_entities(model_dir, tmp_path):
     """configs/jglue/*_entities with the `.sqlite` file `build-mention-dictionary` writes: the same instances as with
     the JSON file on real JSTS pairs, names found inside Japanese text without spaces."""
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 
     mentions, vocab = write_mention_dictionary(tmp_path / "mentions")
     MentionDictionary.from_file(mentions).save(tmp_path / "mentions.sqlite")

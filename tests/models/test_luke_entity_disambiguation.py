@@ -337,8 +337,8 @@ def test_learns_beyond_the_prior(tmp_path, shared_data):
     "Name (ORG)", "Name (LOC)", "Name (MISC)" of equal p(e|m), the gold one of its annotated type. The prior picks
     the first (PER); a tiny random LUKE trained on these documents (entity table included) must do far better on them.
     """
-    from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, read_benchmark, write_benchmark
     from luke_allennlp.data.tags import tags_to_spans
+    from luke_allennlp.resources.entity_disambiguation import EdDocument, EdMention, read_benchmark, write_benchmark
     from luke_allennlp.testing import write_tiny_luke_mlm
 
     documents: list = []

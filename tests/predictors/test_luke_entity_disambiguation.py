@@ -2,7 +2,7 @@ import pytest
 
 from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader
 from luke_allennlp.predictors.luke_entity_disambiguation import LukeEntityDisambiguationPredictor
-from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from tests.models.test_luke_entity_disambiguation import build_model
 
 TEXT = "Proudhon wrote on the Free Territory and on syndicalism, far from Oranienburg."

@@ -6,13 +6,14 @@ import pytest
 import transformers
 
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.titles import Namespaces
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from luke_allennlp.testing import save_roberta_tokenizer
-from luke_allennlp.wikipedia.corpus import CorpusOptions, PageProcessor, build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus_rows import CorpusOptions, PageProcessor
 from luke_allennlp.wikipedia.dump import DumpError, WikiDump, WikiPage, write_dump
 from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.redirects import WikiIndex
-from luke_allennlp.wikipedia.titles import Namespaces
 from tests.wikipedia.crafted import write_crafted_dump
 
 LINK_SKIPS = ("links_to_missing_pages", "links_through_redirect_loops", "links_outside_vocabulary",

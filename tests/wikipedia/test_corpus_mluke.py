@@ -9,7 +9,8 @@ import pytest
 
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from luke_allennlp.testing import save_xlmr_tokenizer
-from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus import build_pretraining_corpus
+from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
 from tests.wikipedia.crafted_mluke import write_german_dump, write_japanese_dump, write_multilingual_vocab
 
 

@@ -2,9 +2,9 @@ from collections import Counter
 
 import pytest
 
+from luke_allennlp.resources.titles import Namespaces
 from luke_allennlp.wikipedia.dump import WikiDump
 from luke_allennlp.wikipedia.markup import clean_wikitext
-from luke_allennlp.wikipedia.titles import Namespaces
 
 
 def anchors(markup: str, **kwargs):

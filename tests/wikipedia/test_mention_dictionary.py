@@ -3,8 +3,8 @@ from collections import Counter
 
 import pytest
 
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from luke_allennlp.wikipedia.mention_dictionary import (
-    MentionDictionary,
     _init_matcher,
     build_mention_dictionary,
     count_unlinked_occurrences,
@@ -117,16 +117,6 @@ def test_candidates_by_hand_count(crafted_dump):
     assert dictionary.candidates("Paper  Lanterns", ignore_case=True) == [("Paper lantern", 1.0)]
 
 
-def test_version_1_files_are_read_but_have_no_candidates(tmp_path):
-    (tmp_path / "old.json").write_text(
-        json.dumps({"version": 1, "pages": {"A": {"a": "A"}}, "link_probability": {"a": 0.5}})
-    )
-    old = MentionDictionary.from_file(tmp_path / "old.json")
-    assert old.names_for_page("A") == {"a": "A"} and old.link_probability("a") == 0.5
-    with pytest.raises(ValueError, match=r"old\.json is a version-1 mention dictionary.*rebuild it"):
-        old.candidates("a")
-
-
 def test_page_titles_keep_only_those_pages(crafted_dump, tmp_path):
     (tmp_path / "squad.json").write_text(
         json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]})
@@ -145,24 +135,6 @@ def test_occurrences_are_counted_at_word_boundaries_case_sensitively():
     text = "New York and new york, Yorkshire, York. AT&T (AT&T's) C++ and C"
     counts = count_unlinked_occurrences(text, [(0, 8)])  # the first "New York" is a link
     assert counts == {"York": 2, "AT&T": 2, "C": 2}
-
-
-@pytest.mark.parametrize(
-    "content, message",
-    [
-        ("{not json", r"bad\.json, line 1: not JSON"),
-        (
-            '{"version": 3, "pages": {}, "link_probability": {}}',
-            r"not a mention dictionary of version 1 or 2 \(version: 3\)",
-        ),
-        ('{"version": 1, "pages": [], "link_probability": {}}', r"the 'pages' entry is missing or not a dict"),
-        ('{"version": 2, "pages": {}, "link_probability": {}}', r"the 'entities' entry is missing or not a dict"),
-    ],
-)
-def test_bad_dictionary_files_are_named(tmp_path, content, message):
-    (tmp_path / "bad.json").write_text(content)
-    with pytest.raises(ValueError, match=message):
-        MentionDictionary.from_file(tmp_path / "bad.json")
 
 
 def test_the_206_page_dump(shared_data):

@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from luke_allennlp.resources.sqlite import connect, open_readonly
 from luke_allennlp.testing import save_roberta_tokenizer, shared_data_dir
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.parts import (
     TitleIndex,
     TitleWriter,
     _pages_of,
-    connect,
     lookup_sql,
     merge_titles,
-    open_readonly,
     split_dump,
     write_bytes,
 )
@@ -159,12 +158,8 @@ def test_multilingual_entity_vocab_from_parts(tmp_path):
 
 
 def _mention_parts(directory: Path, parts, **options) -> Path:
-    from luke_allennlp.wikipedia.mention_dictionary import (
-        collect_mention_links,
-        count_name_occurrences,
-        merge_mention_links,
-        merge_mention_parts,
-    )
+    from luke_allennlp.wikipedia.mention_dictionary import count_name_occurrences, merge_mention_parts
+    from luke_allennlp.wikipedia.mention_links import collect_mention_links, merge_mention_links
 
     links = [directory / f"links{i}.sqlite" for i in range(len(parts))]
     for part, path in zip(parts, links):
@@ -179,8 +174,9 @@ def _mention_parts(directory: Path, parts, **options) -> Path:
 
 @pytest.mark.parametrize("pages", SIZES)
 def test_mention_dictionary_from_parts(tmp_path_factory, tmp_path, pages):
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary, build_mention_store
-    from luke_allennlp.wikipedia.mention_store import MentionStore
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+    from luke_allennlp.resources.mentions.store import MentionStore
+    from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
 
     whole, parts = cut_dump(tmp_path_factory, pages)
     options = {"min_link_probability": 0.05, "include_missing_pages": True}
@@ -213,7 +209,8 @@ def test_a_names_file_without_the_cjk_keys_is_refused_with_the_stage_to_rerun(tm
 def test_pretraining_corpus_from_parts(tmp_path_factory, tmp_path, pages):
     from datasets import load_from_disk
 
-    from luke_allennlp.wikipedia.corpus import CorpusOptions, build_pretraining_corpus, merge_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus import build_pretraining_corpus, merge_pretraining_corpus
+    from luke_allennlp.wikipedia.corpus_rows import CorpusOptions
     from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab, count_part_links
 
     whole, parts = cut_dump(tmp_path_factory, pages)
@@ -251,9 +248,10 @@ def test_read_only_connections_and_bad_input(tmp_path):
 
 def test_counts_spilled_in_many_runs_add_up_the_same(tmp_path_factory, tmp_path, monkeypatch):
     """With a spill after every few entries (runs of counts on disk, added up by SQL) the dictionary is the same."""
+    from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+    from luke_allennlp.resources.mentions.store import MentionStore
     from luke_allennlp.wikipedia import parts
-    from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary, build_mention_store
-    from luke_allennlp.wikipedia.mention_store import MentionStore
+    from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
 
     whole, _ = cut_dump(tmp_path_factory, 40)
     build_mention_store(whole, tmp_path / "memory.sqlite", include_missing_pages=True)

@@ -1,7 +1,9 @@
 """
 A pretraining corpus directory, as `allennlp build-pretraining-corpus` writes it: a Hugging Face `datasets`
-dataset on disk (memory-mapped Arrow) with LUKE's columns, its `metadata.json`, and a copy of the tokenizer
-and of the entity vocabulary it was built with. Plain Python: no AllenNLP.
+dataset on disk (memory-mapped Arrow) with LUKE's columns (`corpus_features`), its `metadata.json`, and a copy of the
+tokenizer and of the entity vocabulary it was built with. `PretrainingCorpus` reads one; `save_rows` and
+`write_metadata` write its dataset and metadata (`luke_allennlp.wikipedia.corpus` builds it). Plain Python: no
+AllenNLP.
 """
 
 import json
@@ -12,7 +14,7 @@ from typing import Any, Dict, List, NamedTuple, Union
 
 from luke_allennlp.resources.files import load_json
 
-# The corpus directory's layout (written by `luke_allennlp.wikipedia.corpus`).
+# The corpus directory's layout.
 MODEL_COLUMNS = ("word_ids", "entity_ids", "entity_position_ids")  # what pretraining reads
 COLUMNS = MODEL_COLUMNS + ("page_id",)
 METADATA_FILE = "metadata.json"
@@ -160,3 +162,28 @@ def entity_vocab_size(path: str) -> int:
             return int(corpus.metadata["entity_vocab_size"])
         path = corpus.entity_vocab_path
     return len(EntityVocab.from_file(path))
+
+
+def corpus_features():
+    """The rows' columns and types (`datasets.Features`)."""
+    from datasets import Features, Sequence, Value
+
+    return Features({
+        "word_ids": Sequence(Value("int32")),
+        "entity_ids": Sequence(Value("int32")),
+        "entity_position_ids": Sequence(Sequence(Value("int32"))),
+        "page_id": Value("int64"),
+    })  # fmt: skip
+
+
+def save_rows(dataset, directory: Union[str, "os.PathLike[str]"]) -> None:
+    """The rows (a `datasets.Dataset` of `corpus_features()`) saved as the dataset of the corpus directory."""
+    # (`save_to_disk` gives a dataset without rows no shard at all, which `load_from_disk` cannot read)
+    dataset.save_to_disk(str(directory), num_shards=None if dataset.num_rows else 1)
+
+
+def write_metadata(directory: Union[str, "os.PathLike[str]"], metadata: Dict[str, Any]) -> None:
+    """The corpus directory's `metadata.json`."""
+    with open(Path(directory) / METADATA_FILE, "w", encoding="utf-8") as f:
+        json.dump(metadata, f, indent=2, ensure_ascii=False)
+        f.write("\n")

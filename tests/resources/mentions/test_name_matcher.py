@@ -1,6 +1,6 @@
 from collections import Counter
 
-from luke_allennlp.wikipedia.name_matcher import NameMatcher
+from luke_allennlp.resources.mentions.name_matcher import NameMatcher
 
 
 def test_name_matcher_longest_match_word_boundaries_no_overlap():
@@ -47,7 +47,7 @@ def test_matching_and_counting_agree_on_what_an_occurrence_is():
 
 
 def test_cjk_characters_find_names_inside_text_without_spaces():
-    from luke_allennlp.wikipedia.name_matcher import NameMatcher
+    from luke_allennlp.resources.mentions.name_matcher import NameMatcher
 
     names = {"男性": 1, "ジャンボジェット": 2, "New York": 3, "York": 4}
     text = "二人の男性がジャンボジェット機を見ています。New York, Yorkshire"
@@ -75,7 +75,7 @@ def test_names_with_combining_marks_match_whole_words():
     Arabic and Hebrew, never at a mark inside a word ("Mu" of decomposed "München", "ह" of "हिन्दी")."""
     import unicodedata
 
-    from luke_allennlp.wikipedia.name_matcher import TOKEN
+    from luke_allennlp.resources.mentions.name_matcher import TOKEN
 
     munich = unicodedata.normalize("NFD", "München")
     cases = [

@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from luke_allennlp.data.entity_disambiguation import EdDocument, EdMention, read_benchmark, write_benchmark
+from luke_allennlp.resources.entity_disambiguation import EdDocument, EdMention, read_benchmark, write_benchmark
 from tests.entity_disambiguation import conll_documents
 
 # A hand-written file in the deep-ed layout: titles with underscores and commas, a candidate-less mention, a gold

@@ -1,7 +1,6 @@
 import pytest
 
-from luke_allennlp.wikipedia import normalize_title
-from luke_allennlp.wikipedia.titles import Namespaces, is_language_prefix
+from luke_allennlp.resources.titles import Namespaces, is_language_prefix, normalize_title
 
 
 @pytest.mark.parametrize(

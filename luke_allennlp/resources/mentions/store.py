@@ -18,17 +18,11 @@ import os
 import sqlite3
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from luke_allennlp.wikipedia.name_matcher import LookupNameMatcher, NameMatcher, cjk_key
-from luke_allennlp.wikipedia.parts import get_meta, is_sqlite, open_readonly
-from luke_allennlp.wikipedia.titles import normalize_title
-
-# `mention_dictionary` imports this module, not the reverse: the in-memory `MentionDictionary` is built from a store by
-# `MentionDictionary.from_store` and written to one by `write_store`, which reads only its attributes.
+from luke_allennlp.resources.mentions.base import FORMAT, VERSION, MentionDictionaryBase, fold
+from luke_allennlp.resources.mentions.name_matcher import TOKEN, LookupNameMatcher, NameMatcher, cjk_key
+from luke_allennlp.resources.sqlite import connect, get_meta, is_sqlite, open_readonly, set_meta
 
 logger = logging.getLogger(__name__)
-
-FORMAT = "luke-mention-dictionary"
-VERSION = 2
 
 SCHEMA = """
 CREATE TABLE titles(id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE);
@@ -93,16 +87,11 @@ def sqlite_name_matcher(
     return LookupNameMatcher(first_token, contains, value, cjk_characters=cjk_characters)
 
 
-def fold(name: str) -> str:
-    """A name without case and white space (the key of `candidates(..., ignore_case=True)`)."""
-    return "".join(name.split()).casefold()
-
-
-class MentionStore:
+class MentionStore(MentionDictionaryBase):
     """
-    A mention dictionary in a SQLite file, with `MentionDictionary`'s queries: `names_for_page`,
-    `link_probability`, `candidates`, `name_matcher`. The connection is opened in each process that queries (a
-    forked data-loader worker opens its own; a pickled store carries only its path).
+    A mention dictionary in a SQLite file (`MentionDictionaryBase`'s queries, answered from the file). The
+    connection is opened in each process that queries (a forked data-loader worker opens its own; a pickled store
+    carries only its path).
 
     # Parameters
 
@@ -139,47 +128,61 @@ class MentionStore:
     def __getstate__(self) -> Dict[str, Any]:
         return {**self.__dict__, "_connection": None, "_pid": None}
 
-    def names_for_page(self, title: str) -> Dict[str, str]:
-        """The names linked on a page (title in any form: `Super_Bowl_50`) -> target titles; {} for an unknown page."""
-        rows = self.connection.execute(
-            "SELECT n.name, target.title FROM titles page JOIN page_names p ON p.page_id = page.id JOIN names n ON "
-            "n.id = p.name_id JOIN titles target ON target.id = p.target_id WHERE page.title = ?",
-            (normalize_title(title),),
-        )
-        return dict(rows)
-
     def link_probability(self, name: str) -> float:
-        """How often the name is a link where it occurs; 0.0 for a name never linked (or below the threshold)."""
         row = self.connection.execute("SELECT link_probability FROM names WHERE name = ?", (name,)).fetchone()
         return row[0] if row else 0.0
 
-    def candidates(self, name: str, ignore_case: bool = False) -> List[Tuple[str, float]]:
-        """As `MentionDictionary.candidates`: `(title, p(entity | name))`, most probable first (ties by title)."""
-        counts = self.connection.execute(
+    def num_pages(self) -> int:
+        return self.connection.execute("SELECT COUNT(DISTINCT page_id) FROM page_names").fetchone()[0]
+
+    def iter_names(self) -> Iterator[Tuple[str, float]]:
+        yield from self.connection.execute("SELECT name, link_probability FROM names ORDER BY name")
+
+    def contents(self) -> Tuple[Dict[str, Dict[str, str]], Dict[str, float], Dict[str, List[List]]]:
+        """The whole dictionary as the JSON file holds it: its `pages`, `link_probability` and `entities`."""
+        pages: Dict[str, Dict[str, str]] = {}
+        rows = self.connection.execute(
+            "SELECT page.title, n.name, target.title FROM page_names p JOIN titles page ON page.id = p.page_id JOIN "
+            "names n ON n.id = p.name_id JOIN titles target ON target.id = p.target_id ORDER BY page.title, n.name"
+        )
+        for page, name, target in rows:
+            pages.setdefault(page, {})[name] = target
+        probability = dict(self.iter_names())
+        entities: Dict[str, List[List]] = {}
+        rows = self.connection.execute(
+            "SELECT n.name, t.title, c.links FROM names n JOIN candidates c ON c.name_id = n.id JOIN titles t ON "
+            "t.id = c.title_id ORDER BY n.name, c.links DESC, t.title"
+        )
+        for name, title, links in rows:
+            entities.setdefault(name, []).append([title, links])
+        return pages, probability, entities
+
+    def _names_for_page(self, title: str) -> Dict[str, str]:
+        rows = self.connection.execute(
+            "SELECT n.name, target.title FROM titles page JOIN page_names p ON p.page_id = page.id JOIN names n ON "
+            "n.id = p.name_id JOIN titles target ON target.id = p.target_id WHERE page.title = ?",
+            (title,),
+        )
+        return dict(rows)
+
+    def _entity_links(self, name: str) -> List[Tuple[str, int]]:
+        return self.connection.execute(
             "SELECT t.title, c.links FROM names n JOIN candidates c ON c.name_id = n.id JOIN titles t ON "
             "t.id = c.title_id WHERE n.name = ? ORDER BY c.links DESC, t.title",
             (name,),
         ).fetchall()
-        if not counts and ignore_case:
-            counts = self.connection.execute(
-                "SELECT t.title, SUM(c.links) AS links FROM names n JOIN candidates c ON c.name_id = n.id JOIN titles "
-                "t ON t.id = c.title_id WHERE n.folded = ? GROUP BY t.title ORDER BY links DESC, t.title",
-                (fold(name),),
-            ).fetchall()
-        total = sum(count for _, count in counts)
-        return [(title, count / total) for title, count in counts]
 
-    def name_matcher(
-        self,
-        min_link_probability: float,
-        value: Callable[[List[Tuple[str, float]]], Optional[int]],
-        cjk_characters: bool = False,
+    def _folded_entity_links(self, folded: str) -> List[Tuple[str, int]]:
+        return self.connection.execute(
+            "SELECT t.title, SUM(c.links) AS links FROM names n JOIN candidates c ON c.name_id = n.id JOIN titles "
+            "t ON t.id = c.title_id WHERE n.folded = ? GROUP BY t.title ORDER BY links DESC, t.title",
+            (folded,),
+        ).fetchall()
+
+    def _name_matcher(
+        self, min_link_probability: float, value: Callable[[str], Optional[int]], cjk_characters: bool
     ) -> NameMatcher:
-        """
-        A matcher of the names that have candidates and a link probability of at least `min_link_probability`, each
-        found name given `value(its candidates)`; names are looked up in the file as the text brings them.
-        `cjk_characters`: found at any kana or CJK ideograph too (`NameMatcher`'s), for text without spaces.
-        """
+        # Names are looked up in the file as the text brings them.
         if cjk_characters and not self.has_cjk_keys:
             logger.warning("%s was written without the names' CJK keys: names are found at word boundaries only, not "
                            "inside text without spaces; rebuild it to find them there", self.source)  # fmt: skip
@@ -189,17 +192,9 @@ class MentionStore:
             "names",
             "link_probability >= ? AND links > 0",
             (min_link_probability,),
-            lambda name: value(self.candidates(name)),
+            value,
             cjk_characters,
         )
-
-    def num_pages(self) -> int:
-        """How many pages have names."""
-        return self.connection.execute("SELECT COUNT(DISTINCT page_id) FROM page_names").fetchone()[0]
-
-    def iter_names(self) -> Iterator[Tuple[str, float]]:
-        """Every name with its link probability, in name order."""
-        yield from self.connection.execute("SELECT name, link_probability FROM names ORDER BY name")
 
 
 def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
@@ -207,9 +202,6 @@ def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
     An in-memory (JSON) mention dictionary (`MentionDictionary`) of version 2 as a SQLite file: to move a JSON file to the format
     readers query without loading it (`MentionDictionary.from_file(json).save(path.sqlite)`).
     """
-    from luke_allennlp.wikipedia.name_matcher import TOKEN
-    from luke_allennlp.wikipedia.parts import connect, set_meta
-
     if dictionary.entities is None:
         raise ValueError(f"{dictionary.source or 'this mention dictionary'} is of version 1, without candidates: "
                          "rebuild it with `allennlp build-mention-dictionary`")  # fmt: skip
@@ -221,13 +213,14 @@ def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
                     | {t for page, names in dictionary.pages.items() for t in (page, *names.values())})  # fmt: skip
     title_ids = {title: i for i, title in enumerate(titles, 1)}
     connection.executemany("INSERT INTO titles VALUES (?, ?)", ((i, t) for t, i in title_ids.items()))
-    names = sorted(dictionary._link_probability)
+    link_probability = dict(dictionary.iter_names())
+    names = list(link_probability)
     name_ids = {name: i for i, name in enumerate(names, 1)}
     rows = []
     for name in names:
         tokens = TOKEN.findall(name)
         links = sum(count for _, count in dictionary.entities.get(name, ()))
-        rows.append((name_ids[name], name, fold(name), dictionary._link_probability[name],
+        rows.append((name_ids[name], name, fold(name), link_probability[name],
                      tokens[0] if tokens else None, len(tokens), links, *cjk_key(name)))  # fmt: skip
     connection.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     missing = [name for name in dictionary.entities if name not in name_ids] + [

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from luke_allennlp.wikipedia.mention_dictionary import MentionDictionary
-from luke_allennlp.wikipedia.mention_store import MentionStore
+from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
+from luke_allennlp.resources.mentions.store import MentionStore
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_workers_open_their_own_connection(both):
 
 
 def test_bad_files_are_named(both, tmp_path, ed_wikipedia):
-    from luke_allennlp.wikipedia.parts import connect, set_meta
+    from luke_allennlp.resources.sqlite import connect, set_meta
 
     connection = connect(tmp_path / "part.sqlite", create=True)
     set_meta(connection, kind="mention-links")
@@ -163,8 +163,8 @@ def test_japanese_names_are_found_in_text_without_spaces_as_with_the_json_file(s
     Japanese dump (built by the pipeline) in its pages and in every sentence of JSTS's valid file, and the 3,000 most
     frequent character n-grams of those sentences (with names of mixed scripts and first characters that begin more
     names than are fetched at once) in the same sentences, every occurrence included."""
+    from luke_allennlp.resources.mentions.store import MAX_NAMES_PER_TOKEN
     from luke_allennlp.wikipedia.mention_dictionary import build_mention_store
-    from luke_allennlp.wikipedia.mention_store import MAX_NAMES_PER_TOKEN
     from tests.wikipedia.japanese_dump import write_japanese_dump
 
     sentences = _jsts_sentences()
@@ -220,3 +220,19 @@ def test_a_store_without_cjk_keys_matches_at_word_tokens(tmp_path, caplog):
         "男性", "New York"]  # fmt: skip
     new = dictionary.name_matcher(0.01, len, cjk_characters=True).find(text)
     assert [name for _, _, name in new] == ["男性", "テニス", "男性", "New York"]
+
+
+def test_both_backends_are_one_interface(both, tmp_path):
+    from luke_allennlp.resources.mentions.base import MentionDictionaryBase
+
+    dictionary, store, _ = both
+    assert isinstance(dictionary, MentionDictionaryBase) and isinstance(store, MentionDictionaryBase)
+    names = list(store.iter_names())
+    assert names == list(dictionary.iter_names()) and names == sorted(dictionary._link_probability.items())
+    # A name listed without candidates falls back to the names without case and white space in either backend.
+    handwritten = MentionDictionary(pages={}, link_probability={"New York": 0.5, "new york": 0.5},
+                                    entities={"New York": [["New York City", 3]], "new york": []})  # fmt: skip
+    handwritten.save(tmp_path / "handwritten.sqlite")
+    for backend in (handwritten, MentionStore(tmp_path / "handwritten.sqlite")):
+        assert backend.candidates("new york") == []
+        assert backend.candidates("new york", ignore_case=True) == [("New York City", 1.0)]

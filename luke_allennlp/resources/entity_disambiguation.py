@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from luke_allennlp.resources.files import read_lines
-from luke_allennlp.wikipedia.titles import normalize_title
+from luke_allennlp.resources.titles import normalize_title
 
 logger = logging.getLogger(__name__)
 
