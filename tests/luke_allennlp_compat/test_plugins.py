@@ -12,7 +12,7 @@ def test_plugins_are_found_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert list(plugins.discover_plugins()) == ["luke_allennlp_readers"]
     monkeypatch.chdir(REPO_ROOT)
-    assert list(plugins.discover_plugins()) == ["luke_allennlp", "data_readers", "luke_allennlp_readers"]
+    assert list(plugins.discover_plugins()) == ["luke_allennlp.plugin", "data_readers", "luke_allennlp_readers"]
     import luke_allennlp_readers
 
     import data_readers

@@ -6,7 +6,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.registrable import Registrable
 
 import data_readers  # noqa: F401  (and the readers)
-import luke_allennlp  # noqa: F401  (registers the project's components)
+import luke_allennlp.plugin  # noqa: F401  (registers the project's components)
 from luke_allennlp.training import LukeCheckpointer, LukeGradientDescentTrainer
 from luke_allennlp_compat.registered_types import own_registration
 
