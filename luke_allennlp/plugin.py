@@ -7,8 +7,9 @@ imports this module. Nothing else under `luke_allennlp` imports `luke_allennlp_c
 """
 
 import luke_allennlp_compat
+from luke_allennlp.cli import HOOKS
 
-luke_allennlp_compat.install()
+luke_allennlp_compat.install(HOOKS)
 
 import luke_allennlp.commands  # noqa: F401  (the allennlp subcommands: build-entity-vocab, ...)
 from luke_allennlp.data.samplers.luke_bucket import LukeBucketBatchSampler  # noqa: F401

@@ -1,11 +1,11 @@
-"""`python -m luke_allennlp_compat`: writes the start-up hook, `luke_allennlp_compat.pth`, into site-packages (an
+"""`python -m luke_allennlp.cli`: writes the start-up hook, `luke_allennlp_compat.pth`, into site-packages (an
 editable install does not ship it; `make install` runs this)."""
 
 import os
 import sysconfig
 from typing import Optional
 
-from luke_allennlp_compat import PTH_LINE
+from luke_allennlp.cli import PTH_LINE
 
 
 def install_pth(directory: Optional[str] = None) -> str:

@@ -1,5 +1,5 @@
 """
-Repair 16: a config's mistakes are found before any work, and `-o` does what it says.
+A config's mistakes are found before any work, and `-o` does what it says.
 
 allennlp checks a config's values as it builds each object: the dataset reader first, the trainer last, after the
 data are read and the vocabulary built. A string for a number (`"num_epochs": "2"`) stopped `allennlp train` minutes
@@ -24,7 +24,7 @@ keys") is refused with the missing part named; a section given whole (`-o '{"tra
 the config's section, as allennlp documents, and where that changes its `type` (here `luke_gradient_descent` to the
 default `gradient_descent`) a one-line warning says so and how to change single keys.
 
-Proved by tests/luke_allennlp_compat/test_config_checks.py.
+Proved by tests/cli/test_config_checks.py.
 """
 
 import difflib
@@ -34,7 +34,7 @@ import types
 import typing
 from typing import Any, Dict, Optional
 
-from luke_allennlp_compat._patch import logger, repaired, replace
+from luke_allennlp.cli._patch import logger, repaired, replace
 
 AT_LEAST_ONE = {"batch_size", "num_epochs", "num_gradient_accumulation_steps", "batches_per_epoch",
                 "max_instances_in_memory", "max_tokens"}  # fmt: skip
@@ -44,7 +44,7 @@ TRAINER_ALIASES = {"run_sanity_checks"}  # allennlp's `gradient_descent` still r
 class ConfigError(ValueError):
     """A config value that cannot work, found before the work starts."""
 
-    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+    user_error = True  # the `allennlp` command prints it as one line (`luke_allennlp.cli.user_errors`)
 
 
 def _describe(value: Any) -> str:

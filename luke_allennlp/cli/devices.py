@@ -1,41 +1,23 @@
 """
-Repair 19: the training devices, checked before any work, and the machine's GPU count for configs.
+The training devices, checked before any work, and the machine's GPU count for configs.
 
 - A config that names a GPU the machine does not have (`trainer.cuda_device: 0`, or GPUs in
   `distributed.cuda_devices`, on a machine without a GPU): allennlp read the data and built the model, then failed in
   torch with some 29 lines ending "Cannot access accelerator device". `train_model` now checks the config first and
   stops with one line naming the setting and saying that `"auto"` or -1 runs on the CPU (a `ConfigurationError`,
-  printed as one line by repair 8).
+  printed as one line by `luke_allennlp.cli.user_errors`).
 - allennlp gives Jsonnet the environment as external variables; a missing one is an error, so a config cannot ask
   for a value with a default. `NUM_GPUS` is given as the number of GPUs torch sees unless the environment sets it
   (the pretraining configs take their number of processes from it).
 
-Proved by tests/luke_allennlp_compat/test_devices.py: `test_a_gpu_the_machine_lacks_is_one_line_before_any_work`,
+Proved by tests/cli/test_devices.py: `test_a_gpu_the_machine_lacks_is_one_line_before_any_work`,
 `test_num_gpus_is_the_machines_unless_set`.
 """
 
 import types
 from typing import Any, Dict, Optional
 
-from luke_allennlp_compat._patch import repaired, replace
-
-
-def gpu_count() -> int:
-    import torch
-
-    return torch.cuda.device_count() if torch.cuda.is_available() else 0
-
-
-def missing_gpu(setting: str, index: int) -> Optional[str]:
-    """What is wrong with `setting` naming GPU `index` on this machine, if anything."""
-    available = gpu_count()
-    if index < available:
-        return None
-    has = "no GPU" if not available else f"only {available} GPU{'s' if available > 1 else ''}"
-    return (
-        f'{setting} is {index}, but this machine has {has}: set it to "auto" (a GPU where there is one, else the '
-        "CPU) or -1 (the CPU)"
-    )
+from luke_allennlp.cli._patch import repaired, replace
 
 
 def _index(device: Any) -> Optional[int]:
@@ -55,6 +37,8 @@ def _index(device: Any) -> Optional[int]:
 def check_devices(params: Any) -> None:
     """Raises a `ConfigurationError` if the training config names a GPU that this machine lacks."""
     from allennlp.common.checks import ConfigurationError
+
+    from luke_allennlp.training.devices import missing_gpu  # (`luke_allennlp.training` imports allennlp's trainer)
 
     distributed = params.get("distributed")
     distributed = distributed.as_dict(quiet=True) if hasattr(distributed, "as_dict") else distributed
@@ -94,6 +78,8 @@ def repair_params(module: types.ModuleType) -> None:
         return
 
     def with_gpu_count() -> Dict[str, str]:
+        from luke_allennlp.training.devices import gpu_count
+
         variables = environment_variables()
         variables.setdefault("NUM_GPUS", str(gpu_count()))
         return variables

@@ -1,5 +1,5 @@
 """
-Repair 17: distributed training across machines: torchrun, allennlp's node ranks, one writer.
+Distributed training across machines: torchrun, allennlp's node ranks, one writer.
 
 allennlp's `train` ignored torchrun (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`): each torchrun
 process trained a model of its own. Under its own multi-node launch (`distributed.num_nodes`, `primary_address`,
@@ -25,7 +25,7 @@ here instead of allennlp's `_train_worker`:
   write (archive, metrics, `best.th`, checkpoints, TensorBoard logs) on global rank 0 only.
 - allennlp's launch joins through a `TCPStore` that gives up after `distributed.join_timeout` seconds (default
   `JOIN_TIMEOUT`) with one line naming the address; several nodes need `primary_port`.
-- A user error in a spawned worker is one line (repair 8), not a `ProcessRaisedException` around a traceback.
+- A user error in a spawned worker is one line (`luke_allennlp.cli.user_errors`), not a `ProcessRaisedException` around a traceback.
 - Training or validation data that leaves a process without a batch is refused before training, with the counts
   (a validation file of one document for two processes stopped training after its first epoch).
 - `evaluate_on_test` is refused (rank 0 would evaluate alone, waiting for the others in the metrics' all-reduce).
@@ -35,7 +35,7 @@ here instead of allennlp's `_train_worker`:
 Proved by tests/training/test_multi_node.py (`test_torchrun_trains_the_model_of_two_spawned_workers`,
 `test_two_nodes_with_a_shared_directory_*`, `test_two_nodes_with_a_directory_each_*`: the weights of allennlp's
 two-process launch, the results in the primary's directory alone, `--recover`) and
-tests/luke_allennlp_compat/test_distributed.py (the checks, the join timeout, a worker's one-line error, data too
+tests/cli/test_distributed.py (the checks, the join timeout, a worker's one-line error, data too
 small for the processes).
 """
 
@@ -44,7 +44,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from luke_allennlp_compat._patch import logger, repaired, replace
+from luke_allennlp.cli._patch import logger, repaired, replace
 
 TORCHRUN = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 JOIN_TIMEOUT = 300.0  # seconds a process of allennlp's launch waits for the others to join
@@ -54,7 +54,7 @@ WORKER_ERROR = "DistributedWorkerError: "
 class DistributedSetupError(ValueError):
     """A distributed launch that cannot work: a config that disagrees with torchrun, a node that cannot join."""
 
-    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+    user_error = True  # the `allennlp` command prints it as one line (`luke_allennlp.cli.user_errors`)
 
 
 class DistributedWorkerError(RuntimeError):
@@ -292,7 +292,7 @@ def _spawned_worker(process_rank: int, *args: Any) -> None:
     """A worker of allennlp's launch: this project's plugins imported, a user error raised as one line."""
     from allennlp.common.plugins import import_plugins
 
-    from luke_allennlp_compat.user_errors import one_line, user_error
+    from luke_allennlp.cli.user_errors import one_line, user_error
 
     import_plugins()
     try:
@@ -319,7 +319,7 @@ def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: s
     from allennlp.models.archival import archive_model
     from allennlp.nn.parallel import DdpAccelerator
 
-    from luke_allennlp_compat.user_errors import one_line, user_error
+    from luke_allennlp.cli.user_errors import one_line, user_error
 
     common_logging.FILE_FRIENDLY_LOGGING = file_friendly_logging
     for package in include_package or []:

@@ -1,5 +1,5 @@
 """
-Repair 12: an output that would overwrite an input is refused.
+An output that would overwrite an input is refused.
 
 `allennlp predict IN --output-file IN` emptied the input (allennlp opens the output for writing before it reads the
 input), and `allennlp evaluate DATA --predictions-output-file DATA` replaced the data with predictions. Before a command
@@ -11,7 +11,7 @@ first one); it names `-f`, and `--recover` only where a checkpoint exists. `--re
 `-o`) raised a `KeyError` for a setting only one configuration has, after an ERROR line per setting; it is one error
 naming each setting that differs, with both values.
 
-Proved by tests/luke_allennlp_compat/test_overwrite_guard.py:
+Proved by tests/cli/test_overwrite_guard.py:
 `test_an_output_that_is_an_input_is_refused_before_anything_is_written`, and the log line by
 `test_allennlp_command_trains_evaluates_predicts_and_recovers` (test_commands.py); the serialization directory by
 `test_an_existing_serialization_directory_names_f_and_recover_only_with_a_checkpoint`.
@@ -21,13 +21,13 @@ import logging
 import types
 from typing import Any, Callable, List, Optional, Tuple
 
-from luke_allennlp_compat._patch import repaired, replace
+from luke_allennlp.cli._patch import repaired, replace
 
 
 class CommandLineError(ValueError):
     """Arguments of an `allennlp` command that cannot work together."""
 
-    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+    user_error = True  # the `allennlp` command prints it as one line (`luke_allennlp.cli.user_errors`)
 
 
 def refuse_overwriting_inputs(inputs: List[Tuple[str, Any]], outputs: List[Tuple[str, Any]]) -> None:

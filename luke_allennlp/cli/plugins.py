@@ -1,5 +1,5 @@
 """
-Repair 10: this project's plugins are found from any directory.
+This project's plugins are found from any directory.
 
 allennlp imports the plugins named in `.allennlp_plugins` of the working directory and in `~/.allennlp/plugins`
 (`allennlp.common.plugins.discover_plugins`); run elsewhere, `allennlp` knew no `luke_*` component. Discovery now also
@@ -7,7 +7,7 @@ yields the installed plugin package, `luke_allennlp_readers` (which imports `luk
 plugins, so that in the repository its `data_readers` comes first and the installed name becomes an alias of it:
 nothing is registered twice. Where the package is not installed nothing changes.
 
-Proved by tests/luke_allennlp_compat/test_plugins.py: `test_plugins_are_found_from_any_directory`; the real command run from
+Proved by tests/cli/test_plugins.py: `test_plugins_are_found_from_any_directory`; the real command run from
 a temporary directory by tests/commands/test_export_luke_tasks.py.
 """
 
@@ -15,7 +15,7 @@ import importlib.util
 import types
 from typing import Any
 
-from luke_allennlp_compat._patch import repaired, replace
+from luke_allennlp.cli._patch import repaired, replace
 
 PLUGIN = "luke_allennlp_readers"
 

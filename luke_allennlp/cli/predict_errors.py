@@ -1,5 +1,5 @@
 """
-Repair 6: `allennlp predict` names the bad input line.
+`allennlp predict` names the bad input line.
 
 A repair of allennlp itself rather than of the stack it runs on. `allennlp predict` reads its JSON-lines input in
 `_PredictManager._get_json_data` and predicts batches in `_PredictManager._predict_json`; an error in either
@@ -19,8 +19,8 @@ import sys
 import types
 from typing import Any, List
 
-from luke_allennlp_compat._patch import logger, repaired, replace
-from luke_allennlp_compat.overwrite_guard import guard_predict
+from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli.overwrite_guard import guard_predict
 
 
 def repair_predict(module: types.ModuleType) -> None:
@@ -91,4 +91,4 @@ def repair_predict(module: types.ModuleType) -> None:
     replace(manager, "_get_json_data", get_json_data)
     replace(manager, "run", run)
     replace(manager, "_predict_json", predict_json)
-    guard_predict(module)  # repair 12
+    guard_predict(module)  # the overwrite guard's

@@ -1,36 +1,21 @@
 """
-Repair 3: `allennlp push-to-hf` on huggingface_hub 1.x.
+`allennlp push-to-hf` over HTTP, with the files an archive bundles.
 
-`allennlp.common.push_to_hf` imports `HfFolder` and `Repository` from huggingface_hub, which huggingface_hub 1.0
-removed (huggingface/huggingface_hub#3344, "[v1.0] Remove `HfFolder`"; `Repository`, the git-based workflow, went in
-the same release, huggingface/huggingface_hub#3340), and calls `HfApi.create_repo(name=..., organization=...)`, which
-1.x rejects. Where missing, the two names become placeholders that raise on use, and `push_to_hf` (hence `allennlp
-push-to-hf`) is replaced by one that uploads over HTTP, without git: `HfApi.create_repo(repo_id, exist_ok=True)`, then
-one `upload_folder` commit of the files allennlp's own version pushed. Without a network it stops with one line
+allennlp's `push_to_hf` clones the repository with git (`Repository`, and `HfFolder` for the token, both removed in
+huggingface_hub 1.0: the compatibility layer puts placeholders in their place so that allennlp still imports) and
+calls `HfApi.create_repo(name=..., organization=...)`, which 1.x rejects. It is replaced by one that uploads over HTTP,
+without git: `HfApi.create_repo(repo_id, exist_ok=True)`, then one `upload_folder` commit of the files allennlp's own
+version pushed and of what `luke_allennlp.archival` bundles. Without a network it stops with one line
 (`HubUploadError`), and its `--help` says how to log in today.
 
-Proved by tests/luke_allennlp_compat/test_push_to_hf.py: `test_push_to_hf_uploads_with_the_current_hub_api`,
+Proved by tests/cli/test_push_to_hf.py: `test_push_to_hf_uploads_with_the_current_hub_api`,
 `test_push_to_hf_without_a_network_is_one_line_and_its_help_matches_the_readme`.
 """
 
 import types
 from typing import Any, Optional
 
-from luke_allennlp_compat._patch import logger, repaired, replace
-from luke_allennlp_compat.optional_dependencies import _unavailable
-from luke_allennlp_compat.self_contained_archives import load_archival
-
-
-def repair_huggingface_hub() -> None:
-    import huggingface_hub
-
-    for name in ("HfFolder", "Repository"):
-        if not hasattr(huggingface_hub, name):
-            setattr(
-                huggingface_hub,
-                name,
-                _unavailable(f"huggingface_hub.{name}", f"removed in huggingface_hub {huggingface_hub.__version__}"),
-            )
+from luke_allennlp.cli._patch import logger, repaired, replace
 
 
 def repair_push_to_hf(module: types.ModuleType) -> None:
@@ -113,7 +98,8 @@ def repair_push_to_hf(module: types.ModuleType) -> None:
 
     def _add_bundled_files(source: Path, staging: Path, from_archive: bool) -> None:
         """What makes the upload load elsewhere: the archive's bundle, or one made now for a serialization directory."""
-        archival = load_archival()
+        from luke_allennlp import archival
+
         if from_archive:
             if (source / archival.BUNDLE_DIR).is_dir():
                 shutil.copytree(source / archival.BUNDLE_DIR, staging / archival.BUNDLE_DIR)
@@ -126,7 +112,7 @@ def repair_push_to_hf(module: types.ModuleType) -> None:
 class HubUploadError(OSError):
     """`allennlp push-to-hf` without a network, or in offline mode."""
 
-    user_error = True  # the `allennlp` command prints it as one line (repair 8)
+    user_error = True  # the `allennlp` command prints it as one line (`luke_allennlp.cli.user_errors`)
 
 
 PUSH_TO_HF_HELP = (

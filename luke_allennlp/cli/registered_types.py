@@ -1,5 +1,5 @@
 """
-Repair 18: a registered component accepts its own `type`.
+A registered component accepts its own `type`.
 
 allennlp resolves `"type"` only where a parameter is annotated with a registrable base class (`Checkpointer`); where it
 is annotated with the concrete class (`Lazy[LukeCheckpointer]`, so that a config without `type` gets that class, not
@@ -8,13 +8,13 @@ LukeCheckpointer: {'type': ...}"), although it names that very class. `from_para
 registrable base drops a `type` that names the class itself under one of its bases (and calls the constructor that
 name was registered with); any other `type` is still refused.
 
-Proved by tests/luke_allennlp_compat/test_registered_types.py.
+Proved by tests/cli/test_registered_types.py.
 """
 
 import types
 from typing import Any, Optional, Tuple
 
-from luke_allennlp_compat._patch import repaired, replace
+from luke_allennlp.cli._patch import repaired, replace
 
 
 def own_registration(cls: type, name: Any) -> Optional[Tuple[type, Optional[str]]]:

@@ -1,5 +1,5 @@
 """
-Repair 9: self-contained archives.
+Self-contained archives.
 
 An archive rebuilt its model and readers from config paths outside it (the base checkpoint, the stage-1 archive of
 `from_archive`, a corpus): allennlp's `archive_model` stores the config as written, so moving those files broke
@@ -11,20 +11,10 @@ binds the replacements, since they are set before the module is first imported b
 Proved by tests/test_archival.py (archives moved away from their sources still predict and export).
 """
 
-import importlib
 import types
 from typing import Any
 
-from luke_allennlp_compat._patch import repaired, replace
-
-# The product module that the archive repairs (here and in `push_to_hf`) hand their work to. It is named, not
-# imported: this layer imports nothing of `luke_allennlp` (which imports this one), so the two form no import circle
-# (import-linter's contract in pyproject.toml); it is loaded when a repaired function is first called.
-ARCHIVAL_MODULE = "luke_allennlp.archival"
-
-
-def load_archival() -> types.ModuleType:
-    return importlib.import_module(ARCHIVAL_MODULE)
+from luke_allennlp.cli._patch import repaired, replace
 
 
 def repair_self_contained_archives(module: types.ModuleType) -> None:
@@ -32,18 +22,23 @@ def repair_self_contained_archives(module: types.ModuleType) -> None:
         return
     original_load = module.load_archive
 
+    # `luke_allennlp.archival` imports allennlp's archival, which is executing when this runs: imported on first call.
     def archive_model(*args: Any, **kwargs: Any) -> str:
-        return load_archival().archive_model(*args, **kwargs)
+        from luke_allennlp import archival
+
+        return archival.archive_model(*args, **kwargs)
 
     def load_archive(*args: Any, **kwargs: Any) -> Any:
-        return load_archival().load_archive(original_load, *args, **kwargs)
+        from luke_allennlp import archival
+
+        return archival.load_archive(original_load, *args, **kwargs)
 
     replace(module, "archive_model", archive_model)
     replace(module, "load_archive", load_archive)
 
 
 def repair_archives(module: types.ModuleType) -> None:
-    from luke_allennlp_compat.archives import repair_extraction
+    from luke_allennlp.cli.archives import repair_extraction
 
     repair_extraction(module)  # 7
     repair_self_contained_archives(module)  # 9

@@ -1,5 +1,5 @@
 """
-Repair 8: an error meant for the user is one line, not a traceback.
+An error meant for the user is one line, not a traceback.
 
 An input error says all the user needs in its message (the file, the line, what is wrong). allennlp's command printed
 it under a traceback of some 40-200 lines (`allennlp.commands.main` lets every exception through). `main` is wrapped so
@@ -32,7 +32,7 @@ the whole process group (each printed a traceback of its own), and exit on SIGTE
 
 Any other exception is left to allennlp.
 
-Proved by tests/luke_allennlp_compat/test_user_errors.py: `test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback`,
+Proved by tests/cli/test_user_errors.py: `test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback`,
 `test_errors_raised_on_purpose_by_the_project_are_user_errors`, `test_user_error_is_found_in_the_exception_chain`,
 `test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line`,
 `test_disk_full_is_one_line_naming_the_file`, `test_interrupted_training_says_what_is_left_in_one_line`,
@@ -41,7 +41,6 @@ Proved by tests/luke_allennlp_compat/test_user_errors.py: `test_known_input_erro
 `test_data_loader_workers_leave_signals_to_the_main_process`.
 """
 
-import errno
 import os
 import re
 import signal
@@ -49,8 +48,9 @@ import sys
 import types
 from typing import Any, List, Optional, Tuple
 
-from luke_allennlp_compat._patch import logger, repaired, replace
-from luke_allennlp_compat.plugins import PLUGIN
+from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli.plugins import PLUGIN
+from luke_allennlp.resources.output import DiskFullError, disk_full, worker_signals
 
 PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 JSONNET_ERRORS = ("RUNTIME ERROR: ", "STATIC ERROR: ")  # a config that does not evaluate (RuntimeError of _jsonnet)
@@ -76,35 +76,7 @@ def one_line(error: BaseException) -> str:
     return " ".join(str(text).split()) or type(error).__name__
 
 
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 WRONG_TYPE = re.compile(r"Expected (\w+) to be (a \w+|numeric)\.$")  # allennlp's from_params, for a config value
-
-
-class DiskFullError(OSError):
-    """No space left on the device while writing `filename` (the original `OSError` is its cause)."""
-
-    user_error = True
-
-    def __str__(self) -> str:
-        where = f" writing {self.filename}" if self.filename else ""
-        return f"no space left on device{where}: free some space (or write elsewhere) and run the command again"
-
-
-DISK_FULL_MESSAGES = ("No space left on device", "Disk quota exceeded", "database or disk is full")  # (SQLite's)
-
-
-def disk_full(error: Optional[BaseException]) -> Optional[OSError]:
-    """The `OSError` of a full disk in `error`'s chain, if there is one (or one made for an error that says so
-    without an errno: SQLite's "database or disk is full", Arrow's IO errors)."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, OSError) and error.errno in DISK_FULL:
-            return error
-        if any(message in str(error) for message in DISK_FULL_MESSAGES):
-            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), getattr(error, "filename", None))
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
 
 
 def user_error(error: BaseException) -> Optional[BaseException]:
@@ -310,15 +282,6 @@ def repair_commands(module: types.ModuleType) -> None:
                 signal.signal(signum, handler)
 
     replace(module, "main", patched_main)
-
-
-def worker_signals() -> None:
-    """In a worker process: Ctrl-C and SIGHUP (sent to the whole process group) ignored, the main process stops the
-    workers and says so in one line; SIGTERM (how the main process stops them) exits, as by default."""
-    for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
-        if signum is not None:
-            signal.signal(signum, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def repair_data_loader_workers(module: types.ModuleType) -> None:

@@ -1,5 +1,5 @@
 """
-Repair 11: weights are loaded with `weights_only=True`, an unreadable file is named.
+Weights are loaded with `weights_only=True`, an unreadable file is named.
 
 allennlp's `read_state_dict` (archives, `from_archive` models), the `pretrained` initializer, the trainer's reload of
 best.th and the `default` checkpointer call `torch.load` without `weights_only`. torch 2.6 made `weights_only=True` the
@@ -9,7 +9,7 @@ explicitly (which that variable cannot override), and a file that does not unpic
 (`luke_allennlp.archival.load_archive` adds the archive's name). Also silenced: the FutureWarning of allennlp's
 `torch.cuda.amp.autocast` (deprecated in torch 2.4) on every training run.
 
-Proved by tests/luke_allennlp_compat/test_archives.py (crafted and damaged weights) and
+Proved by tests/cli/test_archives.py (crafted and damaged weights) and
 tests/training/checkpointers/test_luke_checkpointer.py; the FutureWarning by
 `test_allennlp_command_trains_evaluates_predicts_and_recovers`.
 """
@@ -17,52 +17,8 @@ tests/training/checkpointers/test_luke_checkpointer.py; the FutureWarning by
 import types
 from typing import Any, Dict, List, Optional
 
-from luke_allennlp_compat._patch import logger, repaired, replace
-from luke_allennlp_compat.user_errors import PATH_ERRORS
-
-
-class WeightsError(ValueError):
-    """A weights file that cannot be loaded: damaged, not a PyTorch file, or holding more than tensors."""
-
-    user_error = True  # the `allennlp` command prints it as one line (repair 8)
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path, self.reason = path, reason
-
-    def inside(self, archive: Any, directory: Any) -> "WeightsError":
-        """The same error for the member of `archive` (extracted into `directory`) that it is about."""
-        import os
-
-        member = os.path.relpath(self.path, os.fspath(directory))
-        return WeightsError(f"{os.fspath(archive)} (its member {member})", self.reason)
-
-
-def load_weights(path: Any, map_location: Any = "cpu") -> Any:
-    """`torch.load(path, map_location, weights_only=True)`, a failure raised as a `WeightsError` naming `path`."""
-    import os
-    import pickle
-
-    import torch
-
-    try:
-        return torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as error:
-        detail = [line.strip() for line in str(error).splitlines() if "WeightsUnpickler error:" in line]
-        reason = detail[0].split(":", 1)[1].strip() if detail else str(error).splitlines()[0]
-        raise WeightsError(
-            os.fspath(path),
-            f"refused: it holds Python objects that are not weights ({reason.split('. ')[0]}); weights are loaded "
-            "with weights_only=True whatever TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD says",
-        ) from error
-    except (RuntimeError, EOFError, KeyError, ValueError, OSError) as error:
-        if isinstance(error, PATH_ERRORS):  # no such file, a directory, no permission: said as it is
-            raise
-        first = (str(error).splitlines() or [""])[0].split(". ")[0]
-        raise WeightsError(
-            os.fspath(path),
-            f"cannot be read as PyTorch weights, it is truncated or damaged ({type(error).__name__}: {first})",
-        ) from error
+from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.modeling.weights import WeightsError, load_weights
 
 
 def repair_nn_util(module: types.ModuleType) -> None:

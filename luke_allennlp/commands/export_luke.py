@@ -41,7 +41,9 @@ from luke_allennlp.commands.task_checkpoints import (
     uses_markers,
 )
 from luke_allennlp.modeling.loading import EXTRA_QUERIES, save_safetensors
-from luke_allennlp_compat import check_archive_config, extract_archive, lock_output, replaced_output
+from luke_allennlp.resources.archive_config import check_archive_config
+from luke_allennlp.resources.archives import extract_archive
+from luke_allennlp.resources.output import lock_output, replaced_output
 
 # Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
 ENTITY_MARKERS = {"<ent>": "@", "<ent2>": "#"}
@@ -81,7 +83,7 @@ def export_luke(
     from luke_allennlp.models.luke_pretraining import LukePretraining
 
     # One writer per output directory (`OUTPUT_DIR.lock`, held for the export); extracted once, safely (see
-    # luke_allennlp_compat.extract_archive), and loaded from the directory.
+    # luke_allennlp.resources.archives.extract_archive), and loaded from the directory.
     with lock_output(output_dir), tempfile.TemporaryDirectory() as extracted:
         extract_archive(archive_file, extracted)
         try:

@@ -38,7 +38,7 @@ from luke_allennlp.commands.task_checkpoints import BY_ARCHITECTURE, SPECIAL_ENT
 from luke_allennlp.data.entities import TASK_ENTITY_VOCAB
 from luke_allennlp.evaluation.per_instance_serializer import PER_INSTANCE_EVALUATION
 from luke_allennlp.modeling.loading import checkpoint_entities, read_config, read_state_dict, read_tokenizer_config
-from luke_allennlp_compat import lock_output
+from luke_allennlp.resources.output import lock_output
 
 logger = logging.getLogger(__name__)
 

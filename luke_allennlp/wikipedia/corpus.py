@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from luke_allennlp.data.entity_vocab import EntityVocab
 from luke_allennlp.data.pretraining_corpus import COLUMNS, ENTITY_VOCAB_FILE, METADATA_FILE, TOKENIZER_DIR
+from luke_allennlp.resources.output import lock_output, replaced_output
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import clean_wikitext
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
@@ -61,7 +62,6 @@ from luke_allennlp.wikipedia.parts import TitleIndex, TitleWriter, connect, sum_
 from luke_allennlp.wikipedia.redirects import ARTICLE, LOOP, MISSING
 from luke_allennlp.wikipedia.sentences import sentence_splitter
 from luke_allennlp.wikipedia.titles import Namespaces
-from luke_allennlp_compat import lock_output, replaced_output
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast

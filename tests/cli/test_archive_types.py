@@ -1,4 +1,4 @@
-"""An archive's config names only registered components (luke_allennlp_compat, repair 14): a crafted `config.json`
+"""An archive's config names only registered components (luke_allennlp/resources/archive_config.py, luke_allennlp/cli/archive_types.py): a crafted `config.json`
 whose `type` is an importable callable (`subprocess.Popen` with a `touch` command) runs nothing through any path that
 loads an archive, and the refusal is one line naming the archive and the type."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from luke_allennlp_compat import TRUSTED_TYPES_VARIABLE, ArchiveConfigError
+from luke_allennlp.resources.archive_config import TRUSTED_TYPES_VARIABLE, ArchiveConfigError
 from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
 
 DATA = FIXTURES / "data" / "sentiment.jsonl"
@@ -143,7 +143,7 @@ def test_registered_names_and_opted_in_modules_load(trained_archive, tmp_path, m
     from allennlp.commands import import_module_and_submodules
     from allennlp.models.archival import load_archive
 
-    from luke_allennlp_compat import archive_types
+    from luke_allennlp.resources import archive_config
 
     monkeypatch.delenv(TRUSTED_TYPES_VARIABLE, raising=False)
     assert type(load_archive(str(trained_archive)).model).__name__ == "BasicClassifier"
@@ -161,7 +161,7 @@ def test_registered_names_and_opted_in_modules_load(trained_archive, tmp_path, m
     with pytest.raises(ArchiveConfigError):
         load_archive(str(archive))
     monkeypatch.delenv(TRUSTED_TYPES_VARIABLE)
-    monkeypatch.setattr(archive_types, "_INCLUDED", set())
+    monkeypatch.setattr(archive_config, "INCLUDED", set())
     import_module_and_submodules("subprocess")  # what `--include-package subprocess` calls
     attempt(lambda: load_archive(str(archive)))
     assert ran(marker, wait=10)
@@ -172,7 +172,7 @@ def test_resolve_class_name_refuses_while_an_archive_loads():
     that is not allowed; outside a load, allennlp's own behaviour (a user's config may name its classes)."""
     from allennlp.data import DatasetReader
 
-    from luke_allennlp_compat import loading_archive
+    from luke_allennlp.resources.archive_config import loading_archive
 
     with loading_archive("some.tar.gz"), pytest.raises(ArchiveConfigError, match="^some.tar.gz: .*'json.JSONDecoder'"):
         DatasetReader.resolve_class_name("json.JSONDecoder")

@@ -1,4 +1,4 @@
-"""Safe archive extraction (luke_allennlp_compat, repair 7): crafted archives that would write outside the
+"""Safe archive extraction (luke_allennlp/resources/archives.py, luke_allennlp/cli/archives.py): crafted archives that would write outside the
 extraction directory, and corrupted ones, refused with an error naming the archive, through `extract_archive`,
 `cached_path` and the real `allennlp predict` / `evaluate` commands."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from luke_allennlp_compat import ArchiveError, extract_archive
+from luke_allennlp.resources.archives import ArchiveError, extract_archive
 from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
 
 
@@ -387,7 +387,7 @@ def test_a_malicious_weights_file_runs_nothing_on_any_path(trained_archive, tmp_
     from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 
     from luke_allennlp.modeling.loading import read_state_dict
-    from luke_allennlp_compat import WeightsError
+    from luke_allennlp.modeling.weights import WeightsError
 
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     marker = tmp_path / "code-ran.txt"
@@ -426,7 +426,7 @@ def test_a_malicious_weights_file_runs_nothing_on_any_path(trained_archive, tmp_
 def test_a_damaged_weights_file_is_named_with_its_archive(trained_archive, tmp_path):
     from allennlp.models.archival import load_archive
 
-    from luke_allennlp_compat import WeightsError
+    from luke_allennlp.modeling.weights import WeightsError
 
     with tarfile.open(trained_archive) as tar:
         weights = tar.extractfile("weights.th").read()

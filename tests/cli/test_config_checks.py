@@ -1,4 +1,4 @@
-"""Repair 16 (luke_allennlp_compat/config_checks.py): a config's mistakes refused before any work, `-o` checked.
+"""luke_allennlp/cli/config_checks.py: a config's mistakes refused before any work, `-o` checked.
 (Every config of configs/ passes the checks: tests/configs/ trains each through `train_model_from_file`.)"""
 
 import json
@@ -30,11 +30,11 @@ def test_config_mistakes_stop_allennlp_train_before_any_work(tmp_path, monkeypat
     ]  # fmt: skip
     for overrides, message in cases:
         monkeypatch.setattr(sys, "argv", ["allennlp", "train", CONLL, "-s", out, "-o", overrides])
-        with caplog.at_level(logging.WARNING, logger="luke_allennlp_compat"), pytest.raises(SystemExit) as exited:
+        with caplog.at_level(logging.WARNING, logger="luke_allennlp.cli"), pytest.raises(SystemExit) as exited:
             main(prog="allennlp")
         assert exited.value.code == 1 and capsys.readouterr().err.splitlines()[-1] == f"allennlp: error: {message}"
         assert not os.path.exists(out)
-    assert [r.getMessage() for r in caplog.records if r.name == "luke_allennlp_compat"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "luke_allennlp.cli"] == [
         "-o replaces the whole 'trainer' section, so its type 'luke_gradient_descent' becomes the default and its "
         "other keys are dropped; to change single keys write them dotted, e.g. -o '{\"trainer.num_epoch\": ...}'"
     ]
@@ -43,7 +43,7 @@ def test_config_mistakes_stop_allennlp_train_before_any_work(tmp_path, monkeypat
 def test_types_sizes_keys_and_overrides_of_every_section_are_checked(monkeypatch):
     from allennlp.common.params import Params, with_overrides
 
-    from luke_allennlp_compat import ConfigError, check_config
+    from luke_allennlp.cli.config_checks import ConfigError, check_config
 
     for name in ("MODEL_NAME", "TRAIN_DATA_PATH", "VALIDATION_DATA_PATH"):
         monkeypatch.setenv(name, "x")

@@ -1,4 +1,4 @@
-"""Repair 19 (luke_allennlp_compat/devices.py): devices checked before any work; NUM_GPUS for configs."""
+"""luke_allennlp/cli/devices.py: devices checked before any work; NUM_GPUS for configs."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Repair 17 (luke_allennlp_compat/distributed.py): the launch's checks, the join timeout, a worker's error on one
+"""luke_allennlp/cli/distributed.py: the launch's checks, the join timeout, a worker's error on one
 line. The trainings themselves: tests/training/test_multi_node.py."""
 
 import socket
@@ -9,7 +9,7 @@ from typing import List
 import pytest
 from allennlp.common import Params
 
-from luke_allennlp_compat.distributed import (
+from luke_allennlp.cli.distributed import (
     DistributedSetupError,
     DistributedWorkerError,
     Launch,
@@ -84,7 +84,7 @@ def test_a_user_error_in_a_spawned_worker_is_one_line(monkeypatch, tmp_path, cap
     import allennlp.commands.train as train
     from torch.multiprocessing import ProcessRaisedException
 
-    from luke_allennlp_compat import distributed
+    from luke_allennlp.cli import distributed
 
     def failing(*args):
         raise DistributedSetupError("tests.jsonl:3: no text")
@@ -95,7 +95,7 @@ def test_a_user_error_in_a_spawned_worker_is_one_line(monkeypatch, tmp_path, cap
     assert str(raised.value) == "tests.jsonl:3: no text"
 
     def spawn(fn, args, nprocs):  # what torch.multiprocessing.spawn raises in the parent for that worker
-        trace = f"Traceback (most recent call last):\n  ...\nluke_allennlp_compat.distributed.{raised.typename}: {raised.value}"
+        trace = f"Traceback (most recent call last):\n  ...\nluke_allennlp.cli.distributed.{raised.typename}: {raised.value}"
         raise ProcessRaisedException(f"\n\n-- Process 1 terminated with the following error:\n{trace}", 1, 4242)
 
     monkeypatch.setattr(train.mp, "spawn", spawn)

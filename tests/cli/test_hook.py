@@ -1,11 +1,12 @@
-"""The start-up hook (luke_allennlp_compat/hook.py): the `.pth` line that installs it."""
+"""The start-up hook (luke_allennlp/cli/__main__.py): the `.pth` line that installs the compatibility layer with the
+product's hooks."""
 
 import sysconfig
 from pathlib import Path
 
-import luke_allennlp_compat
+from luke_allennlp.cli import PTH_LINE
 
 
 def test_pth_hook_is_installed():
     pth = Path(sysconfig.get_paths()["purelib"]) / "luke_allennlp_compat.pth"
-    assert pth.read_text() == luke_allennlp_compat.PTH_LINE
+    assert pth.read_text() == PTH_LINE

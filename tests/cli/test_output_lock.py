@@ -1,4 +1,4 @@
-"""One owner per output (luke_allennlp_compat, repair 15): a lock held by a live process refuses a second writer in one
+"""One owner per output (luke_allennlp/resources/output.py, luke_allennlp/cli/output_lock.py): a lock held by a live process refuses a second writer in one
 line naming its PID and host, is released when its holder is killed, and guards allennlp's serialization directory
 against a second `train`, `--recover` or `-f` while a run holds it."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from luke_allennlp_compat import (
+from luke_allennlp.resources.output import (
     OutputInUseError,
     OutputLock,
     is_global_primary,
@@ -24,7 +24,7 @@ from tests.conftest import FIXTURES, REPO_ROOT
 
 HOLDER = """
 import sys, time
-from luke_allennlp_compat.output_lock import OutputLock
+from luke_allennlp.resources.output import OutputLock
 lock = OutputLock(sys.argv[1], sys.argv[2]).acquire()
 print("holding", flush=True)
 time.sleep(600)
@@ -32,7 +32,7 @@ time.sleep(600)
 
 TRY = """
 import sys
-from luke_allennlp_compat.output_lock import OutputInUseError, OutputLock
+from luke_allennlp.resources.output import OutputInUseError, OutputLock
 try:
     OutputLock(sys.argv[1], sys.argv[2]).acquire()
     print("acquired")

@@ -1,4 +1,4 @@
-"""Repair 12 (luke_allennlp_compat/overwrite_guard.py): an output that is an input is refused."""
+"""luke_allennlp/cli/overwrite_guard.py: an output that is an input is refused."""
 
 import os
 import sys

@@ -1,4 +1,4 @@
-"""Repair 10 (luke_allennlp_compat/plugins.py): plugin discovery from any directory."""
+"""luke_allennlp/cli/plugins.py: plugin discovery from any directory."""
 
 from tests.conftest import REPO_ROOT
 

@@ -1,4 +1,4 @@
-"""Repair 3 (luke_allennlp_compat/push_to_hf.py): `allennlp push-to-hf` on the current hub API, and offline."""
+"""luke_allennlp/cli/push_to_hf.py: `allennlp push-to-hf` on the current hub API, and offline."""
 
 import json
 import os
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_commands import run_allennlp
 from tests.conftest import REPO_ROOT
-from tests.luke_allennlp_compat.test_commands import run_allennlp
 
 FAKE_HUB = '''
 """Stands in for huggingface_hub.HfApi in `allennlp push-to-hf` (no network): records the calls and the upload."""

@@ -7,8 +7,8 @@ from allennlp.common.registrable import Registrable
 
 import data_readers  # noqa: F401  (and the readers)
 import luke_allennlp.plugin  # noqa: F401  (registers the project's components)
+from luke_allennlp.cli.registered_types import own_registration
 from luke_allennlp.training import LukeCheckpointer, LukeGradientDescentTrainer
-from luke_allennlp_compat.registered_types import own_registration
 
 PROJECT = ("luke_allennlp", "luke_allennlp_readers", "data_readers")
 

@@ -1,4 +1,4 @@
-"""Repair 8 (luke_allennlp_compat/user_errors.py): known input errors as one `allennlp: error:` line."""
+"""luke_allennlp/cli/user_errors.py: known input errors as one `allennlp: error:` line."""
 
 import logging
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import luke_allennlp_compat
+from luke_allennlp.cli import user_errors
 from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
 
 
@@ -44,8 +44,8 @@ def test_user_error_is_found_in_the_exception_chain():
         except OSError as inner:
             raise RuntimeError("wrapped") from inner
     except RuntimeError as outer:
-        assert str(luke_allennlp_compat.user_error(outer)) == "the message"
-    assert luke_allennlp_compat.user_error(ValueError("not for the user")) is None
+        assert str(user_errors.user_error(outer)) == "the message"
+    assert user_errors.user_error(ValueError("not for the user")) is None
 
 
 def test_errors_raised_on_purpose_by_the_project_are_user_errors():
@@ -61,13 +61,13 @@ def test_errors_raised_on_purpose_by_the_project_are_user_errors():
         try:
             function()
         except ValueError as error:
-            shown = luke_allennlp_compat.user_error(error)
+            shown = user_errors.user_error(error)
             assert (str(shown) if shown else None) == expected
     try:  # the same statement elsewhere is not the project's
         exec(compile("raise ValueError('x')", __file__, "exec"))
     except ValueError as error:
-        assert luke_allennlp_compat.user_error(error) is None
-    assert str(luke_allennlp_compat.user_error(FileNotFoundError("file x not found"))) == "file x not found"
+        assert user_errors.user_error(error) is None
+    assert str(user_errors.user_error(FileNotFoundError("file x not found"))) == "file x not found"
 
 
 def test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback(tmp_path, monkeypatch, capsys):
@@ -141,7 +141,7 @@ def test_disk_full_is_one_line_naming_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(luke_checkpointer, "open", lambda *args: FullDisk(), raising=False)
     with pytest.raises(OSError) as raised:
         luke_checkpointer.save_atomically({"w": torch.zeros(100_000)}, str(path))
-    assert luke_allennlp_compat.one_line(luke_allennlp_compat.user_error(raised.value)) == (
+    assert user_errors.one_line(user_errors.user_error(raised.value)) == (
         f"no space left on device writing {path}: free some space (or write elsewhere) and run the command again"
     )
     assert path.read_bytes() == b"previous" and os.listdir(tmp_path) == [path.name]
@@ -155,7 +155,7 @@ def test_disk_full_is_one_line_naming_the_file(tmp_path, monkeypatch):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(OSError) as raised:
         archival.archive_model(tmp_path)
-    assert str(luke_allennlp_compat.user_error(raised.value)).startswith(
+    assert str(user_errors.user_error(raised.value)).startswith(
         f"no space left on device writing {tmp_path / 'model.tar.gz'}: "
     )
     assert sorted(os.listdir(tmp_path)) == ["best.th", "config.json", path.name]
@@ -199,7 +199,7 @@ def test_interrupted_training_says_what_is_left_in_one_line(tiny_luke_dir, tmp_p
 
 
 def test_interrupted_predict_renames_its_partial_output(tmp_path):
-    from luke_allennlp_compat.user_errors import interruption_state
+    from luke_allennlp.cli.user_errors import interruption_state
 
     output = tmp_path / "out.jsonl"
     output.write_text('{"label": "pos"}\n')
@@ -252,8 +252,8 @@ def test_a_config_value_of_the_wrong_type_anywhere_is_one_line():
                             ({"n": 2, "rate": "x"}, "the config's rate must be a number, not a value of another type")]:  # fmt: skip
         with pytest.raises(TypeError) as raised:
             Sized.from_params(Params(params))
-        assert luke_allennlp_compat.one_line(luke_allennlp_compat.user_error(raised.value)) == message
-    assert luke_allennlp_compat.user_error(TypeError("Expected n to be a int.")) is None
+        assert user_errors.one_line(user_errors.user_error(raised.value)) == message
+    assert user_errors.user_error(TypeError("Expected n to be a int.")) is None
 
 
 def test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line(tiny_luke_dir, tmp_path):
@@ -293,7 +293,7 @@ def test_a_full_disk_said_without_an_errno_is_found_too(tmp_path):
     import sqlite3
 
     error = sqlite3.OperationalError("database or disk is full")
-    assert luke_allennlp_compat.one_line(luke_allennlp_compat.user_error(error)) == (
+    assert user_errors.one_line(user_errors.user_error(error)) == (
         "no space left on device: free some space (or write elsewhere) and run the command again"
     )
 
