@@ -6,10 +6,10 @@ it under a traceback of some 40-200 lines (`allennlp.commands.main` lets every e
 that it prints "allennlp: error: MESSAGE" on stderr and exits with status 1 (the traceback goes to the log at DEBUG
 level, and ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). User errors are, in an exception's chain:
 
-- an exception whose class sets `user_error = True` (`ArchiveError`, `WeightsError`, `CommandLineError` here,
+- an exception whose class sets `user_error = True` (`ArchiveError`, `WeightsError`, `CommandLineError`,
   `luke_allennlp.modeling.loading.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
-- one that this project raises on purpose: a `raise` statement in `luke_allennlp`, the readers' package or this
-  package (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a call
+- one that this project raises on purpose: a `raise` statement in `luke_allennlp` or the readers' package
+  (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a call
   it makes (a bug keeps its traceback);
 - a missing or unreadable file or directory (`FileNotFoundError` and its kin, e.g. cached_path's "file X not found"),
   allennlp's own `ConfigurationError` without an underlying cause, and a config that Jsonnet cannot evaluate (a syntax
