@@ -15,14 +15,14 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): setup.cfg setup.py pyproject.toml $(wildcard luke_allennlp_compat/*.py) Makefile
+$(STAMP): setup.cfg setup.py pyproject.toml $(wildcard luke_allennlp_compat/*.py) luke_allennlp/cli/__init__.py Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q "$(TORCH)"
 	$(PIP) install -q -e ".[dev]"
 	# allennlp pins torch<1.13 and transformers<4.21: install it alone; setup.cfg lists what it needs.
 	$(PIP) install -q --no-deps allennlp==2.10.1
-	# An editable install does not ship the start-up hook that repairs allennlp; write it (see luke_allennlp_compat/__init__.py).
-	$(PY) -m luke_allennlp_compat
+	# An editable install does not ship the start-up hook that repairs allennlp; write it (see luke_allennlp/cli/__init__.py).
+	$(PY) -m luke_allennlp.cli
 	$(VENV)/bin/allennlp --version
 	touch $(STAMP)
 
@@ -80,4 +80,4 @@ wheelhouse-check: install
 	MODEL_DIR=$(CHECK)/tiny-luke DATA=tests/fixtures/data/sentiment.jsonl $(CHECK)/venv/bin/allennlp train \
 		tests/fixtures/configs/luke_classifier.jsonnet -s $(CHECK)/run \
 		-o '{"trainer.type": "luke_gradient_descent", "trainer.precision": "bf16", "trainer.num_epochs": 2}'
-	$(CHECK)/venv/bin/python -m pytest -q -p no:cacheprovider tests/training tests/modeling tests/luke_allennlp_compat
+	$(CHECK)/venv/bin/python -m pytest -q -p no:cacheprovider tests/training tests/modeling tests/luke_allennlp_compat tests/cli

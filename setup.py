@@ -1,5 +1,5 @@
 """
-Packaging lives in setup.cfg; this file ships `luke_allennlp_compat.pth` (see that package) and installs the
+Packaging lives in setup.cfg; this file ships `luke_allennlp_compat.pth` (see `luke_allennlp.cli`) and installs the
 repository's `data_readers/` folder as the package `luke_allennlp_readers`: a generic top-level name such as
 `data_readers` could be another distribution's too, and pip would let one overwrite the other's files.
 """
@@ -11,7 +11,7 @@ from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from luke_allennlp_compat import PTH_LINE  # noqa: E402  (its __init__ imports only the standard library)
+from luke_allennlp.cli import PTH_LINE  # noqa: E402  (it and the package's __init__ import only the standard library)
 
 
 class BuildPyWithPth(build_py):

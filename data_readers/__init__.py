@@ -1,6 +1,6 @@
 """
 Registered AllenNLP dataset readers for the LUKE tasks (one reader per module). They build their inputs with
-`luke_allennlp.data`; importing this package imports `luke_allennlp` too, which registers the rest of the
+`luke_allennlp.data`; importing this package imports `luke_allennlp.plugin` too, which registers the rest of the
 plugin (`luke_allennlp` never imports this package).
 
 The folder is `data_readers` in the repository, but it is installed as `luke_allennlp_readers` (setup.py), so that
@@ -29,7 +29,7 @@ if _first is not None:
         sys.modules[f"{__name__}.{_module}"] = sys.modules[f"{_first}.{_module}"]
     sys.modules[__name__] = sys.modules[_first]
 else:
-    import luke_allennlp  # noqa: F401  (registers the models, embedder, predictors, ... the readers are used with)
+    import luke_allennlp.plugin  # noqa: F401  (registers the models, embedder, predictors, ... the readers are used with)
 
     from .luke_conll2003 import LukeConll2003Reader
     from .luke_entity_disambiguation import LukeEntityDisambiguationReader  # noqa: F401

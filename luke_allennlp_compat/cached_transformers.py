@@ -1,8 +1,10 @@
 """
-Repair 4: `allennlp.common.cached_transformers.get_tokenizer`.
+Repair 3: `allennlp.common.cached_transformers.get_tokenizer`.
 
-allennlp passes `add_special_tokens` to `AutoTokenizer.from_pretrained`, which recent transformers tokenizers reject
-as a constructor argument (allennlp adds special tokens itself, so nothing is lost). The keyword is dropped there.
+allennlp passes `add_special_tokens` to `AutoTokenizer.from_pretrained`. transformers after the 4.20 that allennlp
+pins (and 5.x) refuses a constructor keyword that names a tokenizer method: `PreTrainedTokenizerBase.__init__` raises
+"add_special_tokens conflicts with the method add_special_tokens". allennlp adds special tokens itself, so nothing is
+lost: the keyword is dropped there.
 
 Proved by tests/luke_allennlp_compat/test_cached_transformers.py: `test_pretrained_transformer_tokenizer_and_indexer` (allennlp's
 `PretrainedTransformerTokenizer` on a tiny LUKE directory).

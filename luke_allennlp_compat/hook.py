@@ -2,10 +2,12 @@
 The import hook: each repair runs when allennlp imports the module it repairs, so that nothing heavy is imported at
 start-up (this module and the package's `__init__` import only the standard library).
 
-`REPAIRS` names, for each allennlp (or cached_path) module, the repairs that run just before it executes (`before`:
-given the module object, not yet executed) or just after (`after`: given the executed module), in their order, as
-`"repair module:function"`; a repair module is imported when its first repair runs. `repair_dependencies` runs
-repairs 1 and 3 when `allennlp` itself is first imported.
+`REPAIRS` names, for each allennlp module, the repairs that run just before it executes (`before`: given the module
+object, not yet executed) or just after (`after`: given the executed module), in their order, as
+`"repair module:function"`; a repair module is imported when its first repair runs. `repair_dependencies` runs the
+placeholder repairs when `allennlp` itself is first imported. `install(hooks)` also takes the hooks of the project
+that uses this layer (its behaviours on allennlp's commands: module -> [(moment, callable)]), run after this layer's
+own for the same module; this layer knows nothing of that project.
 """
 
 import importlib
@@ -13,19 +15,19 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from luke_allennlp_compat._patch import logger
+
+Hook = Callable[[types.ModuleType], None]
 
 # module -> [("before" | "after", "repair module:function")]
 REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.training.optimizers": [("before", "adamw:repair_transformers")],  # 2
-    "allennlp.common.push_to_hf": [("after", "push_to_hf:repair_push_to_hf")],  # 3
-    "allennlp.commands.push_to_hf": [("after", "push_to_hf:repair_push_to_hf_command")],  # 3
     "allennlp.common.cached_transformers": [
-        ("before", "startup:defer_names"),  # 13
+        ("before", "startup:defer_names"),  # 4
         ("after", "startup:restore_names"),
-        ("after", "cached_transformers:repair_cached_transformers"),  # 4
+        ("after", "cached_transformers:repair_cached_transformers"),  # 3
     ],
     "allennlp.data.tokenizers.pretrained_transformer_tokenizer": [
         ("before", "tokenizer_methods:repair_tokenizer_methods")
@@ -33,42 +35,14 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.data.token_indexers.pretrained_transformer_indexer": [
         ("before", "tokenizer_methods:repair_tokenizer_methods")
     ],  # 5
-    "allennlp.commands.predict": [("after", "predict_errors:repair_predict")],  # 6 and 12
-    "cached_path._cached_path": [("after", "archives:repair_cached_path")],  # 7
-    "allennlp.commands": [
-        ("after", "user_errors:repair_commands"),  # 8
-        ("after", "archive_types:record_included_packages"),  # 14
-    ],
-    "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],  # 8
-    "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # 7 and 9
-    "allennlp.common.plugins": [("after", "plugins:repair_plugins")],  # 10
-    "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],  # 14
-    "allennlp.commands.train": [
-        ("after", "distributed:repair_train"),  # 17
-        ("after", "output_lock:repair_train_model"),  # 15 (around 17: the global primary holds the lock)
-        ("after", "config_checks:repair_train"),  # 16: the config is checked before the lock is taken
-        ("after", "devices:repair_train"),  # 19
-    ],
-    "allennlp.training.util": [
-        ("after", "overwrite_guard:repair_serialization_dir"),  # 12
-        ("after", "output_lock:repair_create_serialization_dir"),  # 15, around 12: only a lock is empty
-    ],
-    "allennlp.nn.util": [("after", "weights:repair_nn_util")],  # 11
-    "allennlp.nn.initializers": [("after", "weights:repair_initializers")],  # 11
-    "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],  # 11
-    "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],  # 11
-    "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],  # 12
-    "allennlp.common.params": [
-        ("after", "config_checks:repair_params"),  # 16
-        ("after", "devices:repair_params"),  # 19
-    ],
-    "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],  # 18
     "allennlp.modules.token_embedders.pretrained_transformer_embedder": [
-        ("before", "startup:defer_names"),  # 13
+        ("before", "startup:defer_names"),  # 4
         ("after", "startup:restore_names"),
     ],
 }
 
+# module -> [(moment, hook)]: this layer's repairs, then the hooks given to `install`.
+_HOOKS: Dict[str, List[Tuple[str, Hook]]] = {}
 _installed = False
 _dependencies_repaired = False
 
@@ -79,19 +53,33 @@ def repair(target: str) -> Callable[[types.ModuleType], None]:
     return getattr(importlib.import_module(f"luke_allennlp_compat.{module}"), function)
 
 
+def _lazy(target: str) -> Hook:
+    def run(module: types.ModuleType) -> None:
+        repair(target)(module)
+
+    return run
+
+
+for _name, _repairs in REPAIRS.items():
+    _HOOKS[_name] = [(moment, _lazy(target)) for moment, target in _repairs]
+
+
 def _run(module: types.ModuleType, when: str) -> None:
-    for moment, target in REPAIRS.get(module.__name__, ()):
+    for moment, hook in list(_HOOKS.get(module.__name__, ())):
         if moment == when:
-            repair(target)(module)
+            hook(module)
 
 
 def repair_dependencies() -> None:
-    """Repairs 1 and 3. Runs before `allennlp` is first imported, or on demand."""
+    """Repair 1 and huggingface_hub's removed names. Runs before `allennlp` is first imported, or on demand."""
     global _dependencies_repaired
     if _dependencies_repaired:
         return
     _dependencies_repaired = True
-    for target in ("optional_dependencies:repair_optional_dependencies", "push_to_hf:repair_huggingface_hub"):
+    for target in (
+        "optional_dependencies:repair_optional_dependencies",
+        "optional_dependencies:repair_huggingface_hub",
+    ):
         try:
             repair(target)()  # type: ignore[call-arg]
         except ImportError as e:  # that dependency is missing; allennlp will say so itself
@@ -117,7 +105,7 @@ class _AllennlpHook(importlib.abc.MetaPathFinder):
     ) -> Optional[importlib.machinery.ModuleSpec]:
         if fullname == "allennlp":
             repair_dependencies()
-        if fullname not in REPAIRS:
+        if fullname not in _HOOKS:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is not None and spec.loader is not None:
@@ -125,16 +113,30 @@ class _AllennlpHook(importlib.abc.MetaPathFinder):
         return spec
 
 
-def install() -> None:
-    """Installs the import hooks (idempotent). Repairs modules already imported, where that still helps."""
+def install(hooks: Optional[Mapping[str, Sequence[Tuple[str, Hook]]]] = None) -> None:
+    """
+    Installs the import hooks, with `hooks` (module -> [("before" | "after", callable)], run after this layer's own
+    repairs of that module). Idempotent: a hook already given is not added again, and each repair and hook marks what
+    it replaced, so that running one again changes nothing. Repairs modules already imported, where that still helps.
+    """
     global _installed
-    if _installed:
+    added: List[Tuple[str, str, Hook]] = []
+    for name, module_hooks in (hooks or {}).items():
+        known = _HOOKS.setdefault(name, [])
+        for moment, hook in module_hooks:
+            if all(hook is not other and repr(hook) != repr(other) for _, other in known):
+                known.append((moment, hook))
+                added.append((name, moment, hook))
+    if not _installed:
+        _installed = True
+        sys.meta_path.insert(0, _AllennlpHook())
+        repair("startup:install")()  # type: ignore[call-arg]
+        if "allennlp" in sys.modules:
+            repair_dependencies()
+        for name in _HOOKS:
+            if name in sys.modules:
+                _run(sys.modules[name], "after")
         return
-    _installed = True
-    sys.meta_path.insert(0, _AllennlpHook())
-    repair("startup:install")()  # type: ignore[call-arg]
-    if "allennlp" in sys.modules:
-        repair_dependencies()
-    for name in REPAIRS:
-        if name in sys.modules:
-            _run(sys.modules[name], "after")
+    for name, moment, hook in added:  # given after the first install: for what is imported already
+        if moment == "after" and name in sys.modules:
+            hook(sys.modules[name])

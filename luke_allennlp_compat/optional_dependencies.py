@@ -122,3 +122,18 @@ def _replace_if_unimportable(name: str, needed_for: str) -> None:
 def repair_optional_dependencies() -> None:
     for name, needed_for in OPTIONAL_DEPENDENCIES.items():
         _replace_if_unimportable(name, needed_for)
+
+
+def repair_huggingface_hub() -> None:
+    """`HfFolder` and `Repository`, which `allennlp.common.push_to_hf` imports and huggingface_hub 1.0 removed
+    (huggingface/huggingface_hub#3344 and #3340): placeholders that raise on use (`luke_allennlp.cli.push_to_hf`
+    replaces the command that used them)."""
+    import huggingface_hub
+
+    for name in ("HfFolder", "Repository"):
+        if not hasattr(huggingface_hub, name):
+            setattr(
+                huggingface_hub,
+                name,
+                _unavailable(f"huggingface_hub.{name}", f"removed in huggingface_hub {huggingface_hub.__version__}"),
+            )

@@ -1,5 +1,10 @@
 """
-Start-up: what allennlp imports at module level and no command here needs is imported on first use.
+Repair 4, start-up: what allennlp imports at module level and no command here needs is imported on first use.
+
+The upstream change: what allennlp 2.10.1 imports for every command grew heavier than the versions it pins
+(transformers 5's `AutoModel` import loads torch 2's distributed tensors and dynamo, which torch 1.12 and
+transformers 4.20 did not have). It is installed with the import hook at interpreter start-up, before allennlp's
+first import, and knows nothing of the project.
 
 Every `allennlp` command spent some 7 CPU-seconds importing before it did anything, ~3% of it this project's plugins.
 Most of the rest is allennlp 2.10.1 importing, for every command, packages that only a few components use, inside

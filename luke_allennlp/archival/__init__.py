@@ -4,7 +4,7 @@ Self-contained model archives: a `model.tar.gz` that loads, predicts and exports
 allennlp's archive holds the training config, the weights and the vocabulary; loading it rebuilds the model and
 the dataset readers from the config, whose paths (the base checkpoint of `model_name`, an entity vocabulary, the
 stage-1 archive of `from_archive`) had to exist where they were at training time. `archive_model` (what `allennlp
-train` calls, through `luke_allennlp_compat`, repair 9) also writes into the archive, under `bundled/`, what
+train` calls, through `luke_allennlp.cli.self_contained_archives`) also writes into the archive, under `bundled/`, what
 rebuilding needs, and rewrites the archived config to point there:
 
 - a local checkpoint directory named by `model_name` (readers, the `luke` and `pretrained_transformer` embedders,
@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from luke_allennlp_compat.user_errors import DiskFullError, disk_full
+from luke_allennlp.resources.output import DiskFullError, disk_full
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def _walk(node: Any, key: str, bundler: _Bundler, in_model: bool) -> Any:
 
 def _archived_model(archive_file: str) -> Dict[str, Any]:
     """The `model` config of an archive (for `from_archive`), its bundled paths made absolute."""
-    from luke_allennlp_compat import check_archive_config
+    from luke_allennlp.resources.archive_config import check_archive_config
 
     directory, extracted = _extract(archive_file)
     try:
@@ -281,11 +281,11 @@ def _extract(archive_file: Union[str, os.PathLike]) -> Tuple[Path, bool]:
     resolved = cached_path(archive_file)
     if os.path.isdir(resolved):
         return Path(resolved), False
-    from luke_allennlp_compat import extract_archive
+    from luke_allennlp.resources.archives import extract_archive
 
     directory = tempfile.mkdtemp(prefix="luke-archive-")
     try:
-        extract_archive(resolved, directory)  # unsafe members refused, corruption detected (compat repair 7)
+        extract_archive(resolved, directory)  # unsafe members refused, corruption detected
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
@@ -313,12 +313,13 @@ def load_archive(
     """allennlp's `load_archive` (`original`), with the bundled paths pointed at where the archive is extracted."""
     from allennlp.common.params import parse_overrides
 
-    from luke_allennlp_compat import WeightsError, check_archive_config, loading_archive
+    from luke_allennlp.modeling.weights import WeightsError
+    from luke_allennlp.resources.archive_config import check_archive_config, loading_archive
 
     directory, extracted = _extract(archive_file)
     try:
         # An archive is data: its config may name only registered components (checked before anything is built,
-        # the user's overrides aside); while it loads, nothing else can be imported (compat repair 14).
+        # the user's overrides aside); while it loads, nothing else can be imported (`luke_allennlp.cli.archive_types`).
         if (directory / "config.json").is_file():
             check_archive_config(directory / "config.json", archive_file)
     except BaseException:

@@ -25,6 +25,9 @@ import tempfile
 from typing import Dict, Optional
 
 from luke_allennlp.modeling.loading import save_safetensors
+from luke_allennlp.resources.archive_config import check_archive_config
+from luke_allennlp.resources.archives import extract_archive
+from luke_allennlp.resources.output import lock_output, replaced_output
 from luke_allennlp.resources.release import add_marker_rows, checkpoint_entity_rows, entity_aware_queries, release_state
 from luke_allennlp.resources.task_checkpoints import (
     BY_MODEL_TYPE,
@@ -33,7 +36,6 @@ from luke_allennlp.resources.task_checkpoints import (
     uses_markers,
 )
 from luke_allennlp.resources.tokenization import load_word_tokenizer, word_model, write_luke_tokenizer
-from luke_allennlp_compat import check_archive_config, extract_archive, lock_output, replaced_output
 
 
 def export_luke(

@@ -31,8 +31,8 @@ from typing import Any, Dict, Optional
 import torch
 
 from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.resources.output import lock_output
 from luke_allennlp.resources.task_checkpoints import checkpoint_labels, is_regression, model_state, task_of
-from luke_allennlp_compat import lock_output
 
 # The `evaluation` section of the repository's configs (configs/lib/fine_tuning.libsonnet), given to imported archives:
 # `allennlp evaluate --predictions-output-file` writes one line per example (`luke_per_instance`).

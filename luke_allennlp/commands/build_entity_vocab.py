@@ -12,6 +12,7 @@ from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder, print_table
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.output import lock_output, replaced_output
 from luke_allennlp.wikipedia.entity_vocab_builder import (
     PART_KIND,
     build_entity_vocab,
@@ -21,7 +22,6 @@ from luke_allennlp.wikipedia.entity_vocab_builder import (
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab, group_parts
 from luke_allennlp.wikipedia.parts import TitleIndex, read_part_meta
-from luke_allennlp_compat import lock_output, replaced_output
 
 
 @Subcommand.register("build-entity-vocab")

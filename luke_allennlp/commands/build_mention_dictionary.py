@@ -12,6 +12,7 @@ from allennlp.commands.subcommand import Subcommand
 from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, make_output_folder
 from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from luke_allennlp.resources.mentions.store import MentionStore
+from luke_allennlp.resources.output import lock_output, replaced_output
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.mention_dictionary import (
     build_mention_store,
@@ -20,7 +21,6 @@ from luke_allennlp.wikipedia.mention_dictionary import (
     read_page_titles,
 )
 from luke_allennlp.wikipedia.mention_links import collect_mention_links, merge_mention_links
-from luke_allennlp_compat import lock_output, replaced_output
 
 STAGES = ("links", "names", "occurrences", "merge")
 STAGES_HELP = (

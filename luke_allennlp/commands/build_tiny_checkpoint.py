@@ -25,7 +25,7 @@ from allennlp.commands.subcommand import Subcommand
 from luke_allennlp.commands.common import exit_on_bad_input
 from luke_allennlp.fixtures.luke_japanese import write_tiny_luke_japanese_checkpoint
 from luke_allennlp.fixtures.tiny_checkpoints import BASE, write_tiny_checkpoint
-from luke_allennlp_compat import lock_output, replaced_output
+from luke_allennlp.resources.output import lock_output, replaced_output
 
 SIZES = {"tiny": {}, "base": BASE}
 

@@ -7,9 +7,9 @@ import os
 import sys
 from typing import Any, Callable, Sequence, Tuple
 
+from luke_allennlp.resources.output import DiskFullError, disk_full
 from luke_allennlp.wikipedia.dump import DumpError
 from luke_allennlp.wikipedia.parallel import default_num_workers
-from luke_allennlp_compat.user_errors import DiskFullError, disk_full
 
 logger = logging.getLogger(__name__)
 

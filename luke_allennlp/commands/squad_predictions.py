@@ -13,8 +13,8 @@ from typing import Dict
 from allennlp.commands.subcommand import Subcommand
 
 from luke_allennlp.commands.common import exit_on_bad_input
+from luke_allennlp.resources.output import writing_output
 from luke_allennlp.training.metrics.squad_em_and_f1 import exact_match_score, f1_score, max_over_golds
-from luke_allennlp_compat import writing_output
 
 
 @Subcommand.register("squad-predictions")

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
+from luke_allennlp.modeling.weights import load_weights
 
 # `LukeEncoder` is not imported here: `encoder.py` imports this module (`LukeEncoder.from_pretrained` passes its
 # class in), so the two modules form no import circle.
@@ -49,7 +50,7 @@ class HubUnavailableError(OSError):
     """
     A Hugging Face Hub name that cannot be resolved here: not a local directory, not in the local cache, and
     the hub cannot be reached (offline mode, or no network). Its message is one line that says what to do;
-    the `allennlp` command prints it without a traceback (`luke_allennlp_compat`, repair 8).
+    the `allennlp` command prints it without a traceback.
     """
 
     user_error = True  # what the `allennlp` command prints as one line
@@ -199,8 +200,6 @@ def _read_weights(path: str) -> Dict[str, torch.Tensor]:
         from safetensors.torch import load_file
 
         return load_file(path)
-    from luke_allennlp_compat import load_weights  # weights_only=True; an unreadable file is named
-
     return load_weights(path, map_location="cpu")
 
 

@@ -3,6 +3,7 @@ Every file format the project reads or writes, with its reader and writer: what 
 `luke_allennlp.wikipedia` builds. Entity vocabularies (a checkpoint's included), tokenizers (LUKE, mLUKE,
 LUKE-Japanese: loaded for pre-split words, written over a word tokenizer), task checkpoint specs and the weights of a
 release, the text and JSON of task files, the mention dictionary (`mentions/`: one interface, JSON and SQLite
-backends, name matching), page titles, the pretraining corpus directory, the ED benchmark files. Plain Python, above
+backends, name matching), page titles, the pretraining corpus directory, the ED benchmark files; output safety (one
+writer, atomic replacement, a full disk), archive extraction and archive configs. Plain Python, above
 `luke_allennlp.modeling` and below every other package.
 """

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.output import lock_output, replaced_output
 from luke_allennlp.resources.pretraining_corpus import (
     COLUMNS,
     ENTITY_VOCAB_FILE,
@@ -42,7 +43,6 @@ from luke_allennlp.wikipedia.corpus_rows import PLACE_SKIPS, CorpusOptions, init
 from luke_allennlp.wikipedia.dump import WikiDump
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
 from luke_allennlp.wikipedia.parts import TitleIndex, TitleWriter, sum_counts
-from luke_allennlp_compat import lock_output, replaced_output
 
 logger = logging.getLogger(__name__)
 

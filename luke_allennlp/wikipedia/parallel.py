@@ -13,8 +13,8 @@ import os
 import signal
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar
 
+from luke_allennlp.resources.output import worker_signals
 from luke_allennlp.wikipedia.dump import WikiPage
-from luke_allennlp_compat.user_errors import worker_signals
 
 # Blocked while workers are forked, until `_start_worker` has set their handlers.
 WORKER_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))

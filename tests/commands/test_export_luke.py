@@ -14,8 +14,7 @@ from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 
 from luke_allennlp.modeling import LukeEncoder
-from tests.conftest import ALLENNLP, REPO_ROOT, set_config_env
-from tests.luke_allennlp_compat.test_archives import (  # noqa: F401  (outside: a fixture)
+from tests.cli.test_archives import (  # noqa: F401  (outside: a fixture)
     COMMAND_ATTACKS,
     crafted_archive,
     member,
@@ -23,6 +22,7 @@ from tests.luke_allennlp_compat.test_archives import (  # noqa: F401  (outside: 
     write_tar,
     written_outside,
 )
+from tests.conftest import ALLENNLP, REPO_ROOT, set_config_env
 from tests.models.test_luke_pretraining import CONFIG, TINY
 
 
@@ -155,7 +155,7 @@ def test_errors_name_the_problem(archive, tmp_path):
 
 
 def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatch, capsys):  # noqa: F811  (the fixture)
-    """Each attack of tests/luke_allennlp_compat/test_archives.py and a silently corrupted copy, through the command's
+    """Each attack of tests/cli/test_archives.py and a silently corrupted copy, through the command's
     entry point in this process, and one through the real command: an error naming the archive, nothing written
     outside the extraction directory, nothing exported."""
     from allennlp.commands import main
@@ -165,7 +165,7 @@ def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatc
         before = written_outside(outside)
         monkeypatch.setattr(sys, "argv", ["allennlp", "export-luke", str(crafted), str(outside / "tmp" / "out")])
         capsys.readouterr()
-        with pytest.raises(SystemExit):  # one line (luke_allennlp_compat, repair 8)
+        with pytest.raises(SystemExit):  # one line (luke_allennlp.cli.user_errors)
             main(prog="allennlp")
         what = "corrupted" if attack == "corrupted" else "unsafe to extract"
         assert capsys.readouterr().err.startswith(f"allennlp: error: {crafted} is {what}")

@@ -1,4 +1,4 @@
-"""Two builders into one output (luke_allennlp_compat, repair 15): while `allennlp build-entity-vocab` or
+"""Two builders into one output (luke_allennlp.resources.output): while `allennlp build-entity-vocab` or
 `build-pretraining-corpus` writes an output, a second builder into it is refused in one line naming the first's PID
 and host, and the first's output comes out whole; a failed builder removes only its own temporary."""
 

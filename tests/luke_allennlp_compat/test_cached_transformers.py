@@ -1,4 +1,4 @@
-"""Repairs 4 and 5 (luke_allennlp_compat/cached_transformers.py, tokenizer_methods.py): allennlp's tokenizer and
+"""Repairs 3 and 5 (luke_allennlp_compat/cached_transformers.py, tokenizer_methods.py): allennlp's tokenizer and
 indexer on transformers 5."""
 
 

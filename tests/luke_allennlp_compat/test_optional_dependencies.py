@@ -31,7 +31,7 @@ def test_allennlp_trains_without_its_heavy_optional_dependencies(tiny_luke_dir, 
     missing = ["spacy", "boto3", "botocore", "google.cloud", "google.api_core", "google.auth", "torchvision"]
     code = (
         f"import sys\nfor name in {missing!r}: sys.modules[name] = None\n"
-        "import allennlp.commands, allennlp.common.util as util, cached_path, luke_allennlp\n"
+        "import allennlp.commands, allennlp.common.util as util, cached_path, luke_allennlp.plugin\n"
         "from allennlp.commands.train import train_model_from_file\n"
         f"train_model_from_file({str(FIXTURES / 'configs' / 'luke_classifier.jsonnet')!r}, {str(tmp_path / 'run')!r},\n"
         "                      overrides='{\"trainer.num_epochs\": 1}')\n"

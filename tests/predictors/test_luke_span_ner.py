@@ -203,7 +203,7 @@ def test_bad_inputs_get_clear_errors(predictor):
 
 
 def test_predict_names_the_line_of_a_bad_input(predictor, tmp_path):
-    """allennlp's predict loop (repaired in luke_allennlp_compat): file and line, blank lines counted."""
+    """allennlp's predict loop (luke_allennlp.cli.predict_errors): file and line, blank lines counted."""
     path = tmp_path / "in.jsonl"
     good = json.dumps({"sentence": "Peter visited Brussels ."})
 
@@ -245,7 +245,7 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
         str(tmp_path / "out.jsonl"),
     ]
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=dict(os.environ), timeout=300)
-    assert result.returncode == 1 and "Traceback" not in result.stderr  # one line (luke_allennlp_compat, repair 8)
+    assert result.returncode == 1 and "Traceback" not in result.stderr  # one line (luke_allennlp.cli.user_errors)
     # The good line's prediction is kept (the file was left empty, its buffer never written); the blank line counted.
     assert [json.loads(line)["words"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [
         ["Peter", "visited", "Brussels", "."]
@@ -259,7 +259,7 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
 
 
 def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch, capsys):
-    """It used to exit 0 without metrics. One line (luke_allennlp_compat, repair 8)."""
+    """It used to exit 0 without metrics. One line (luke_allennlp.cli.user_errors)."""
     from allennlp.commands import main
 
     (tmp_path / "empty.txt").write_text("-DOCSTART- -X- O O\n\n")

@@ -11,8 +11,8 @@ from allennlp.nn import util as nn_util
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
-from luke_allennlp_compat import WeightsError, load_weights
-from luke_allennlp_compat.user_errors import DiskFullError, disk_full
+from luke_allennlp.modeling.weights import WeightsError, load_weights
+from luke_allennlp.resources.output import DiskFullError, disk_full
 
 logger = logging.getLogger(__name__)
 
@@ -233,4 +233,4 @@ class LukeCheckpointer(Checkpointer):
 class RecoveryError(RuntimeError):
     """`--recover` in a directory whose checkpoints are all unreadable or incomplete."""
 
-    user_error = True  # the `allennlp` command prints it as one line (luke_allennlp_compat, repair 8)
+    user_error = True  # the `allennlp` command prints it as one line

@@ -30,12 +30,12 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.device_prefetch import prefetched
+from luke_allennlp.training.devices import missing_gpu
 from luke_allennlp.training.even_batches import batch_counts, evened, group_sizes, planned_lengths
 from luke_allennlp.training.metrics.counting_metric import local_metrics
 from luke_allennlp.training.random_state import get_random_state, set_random_state
 from luke_allennlp.training.sync_audit import SyncAudit
 from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
-from luke_allennlp_compat import missing_gpu
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-import luke_allennlp_compat
+from luke_allennlp.cli import user_errors
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer, save_atomically
 from tests.training.trainers.test_luke_gradient_descent import env  # noqa: F401  (a fixture)
 
@@ -68,7 +68,7 @@ def test_recover_stops_at_once_when_no_model_state_is_readable(tmp_path):
     with pytest.raises(ConfigurationError) as raised:
         train(out, recover=True, **{"trainer.callbacks": [callback]})
     error = raised.value.__cause__
-    assert isinstance(error, RecoveryError) and luke_allennlp_compat.user_error(raised.value) is error
+    assert isinstance(error, RecoveryError) and user_errors.user_error(raised.value) is error
     assert str(error).startswith(
         f"{out}: no checkpoint to recover from: model_state_e1_b1.th cannot be read as PyTorch weights, it is "
         "truncated or damaged (RuntimeError: PytorchStreamReader failed reading zip archive"

@@ -310,7 +310,7 @@ def test_cuda_device_auto_is_the_cpu_here_and_minus_one_the_cpu(tmp_path, caplog
 
 @pytest.mark.parametrize("device", [0, "0", "cuda:1"])
 def test_a_gpu_this_machine_lacks_is_a_one_line_error(tmp_path, device):
-    from luke_allennlp_compat import one_line, user_error
+    from luke_allennlp.cli.user_errors import one_line, user_error
 
     with pytest.raises(ConfigurationError) as error:
         build_trainer(tmp_path, AutocastProbe(), cuda_device=device)

@@ -1,0 +1,91 @@
+"""
+The product's behaviours on allennlp's commands: what this project changes in how `allennlp` behaves, as opposed to
+the compatibility layer (`luke_allennlp_compat`), which only repairs what newer torch, transformers and
+huggingface_hub broke. One module per behaviour:
+
+- `user_errors`: an error meant for the user is one line (`ALLENNLP_DEBUG=1` for the traceback), so are a full disk
+  and an interruption;
+- `predict_errors`: `allennlp predict` names the file and line of a bad input;
+- `overwrite_guard`: an output that is an input is refused, `-f`/`--recover` checked against what is there;
+- `archives`: safe extraction wherever allennlp extracts an archive (`luke_allennlp.resources.archives`);
+- `self_contained_archives`: archives bundle the files their config names (`luke_allennlp.archival`);
+- `archive_types`: an archive's config names only registered components (`luke_allennlp.resources.archive_config`);
+- `weights`: allennlp's weight loads read weights only (`luke_allennlp.modeling.weights`);
+- `plugins`: this project's plugins found from any directory;
+- `output_lock`: one training run per serialization directory (`luke_allennlp.resources.output`);
+- `config_checks`: a config's wrong types, sizes and unknown keys refused before any work;
+- `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer;
+- `registered_types`: a registered component accepts its own `type`;
+- `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs;
+- `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles.
+
+`HOOKS` says when each runs: for each allennlp (or cached_path) module, the behaviours that run just before it
+executes (`before`: given the module object, not yet executed) or just after (`after`), in their order. The plugin
+entry (`luke_allennlp.plugin`) and the start-up line (`PTH_LINE`) hand it to the compatibility layer's installer,
+which runs them from its import hook; a behaviour module is imported only when allennlp imports the module it changes.
+This package imports only the standard library until then, and never the compatibility layer.
+"""
+
+import importlib
+import types
+from typing import Dict, List, Tuple
+
+# Run by every Python of the environment at start-up (`luke_allennlp_compat.pth`: shipped in the wheel by setup.py,
+# written by `python -m luke_allennlp.cli` for an editable install), so that `allennlp`'s `main` is wrapped before it
+# runs: the plugins are imported only inside it.
+PTH_LINE = "import luke_allennlp_compat, luke_allennlp.cli as c; luke_allennlp_compat.install(c.HOOKS)\n"
+
+
+class Hook:
+    """The behaviour `"module:function"` of this package, imported on first call."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def __call__(self, module: types.ModuleType) -> None:
+        name, function = self.target.split(":")
+        getattr(importlib.import_module(f"{__name__}.{name}"), function)(module)
+
+    def __repr__(self) -> str:
+        return f"Hook({self.target!r})"
+
+
+# allennlp module -> [("before" | "after", "behaviour module:function")]
+_TABLE: Dict[str, List[Tuple[str, str]]] = {
+    "allennlp.common.push_to_hf": [("after", "push_to_hf:repair_push_to_hf")],
+    "allennlp.commands.push_to_hf": [("after", "push_to_hf:repair_push_to_hf_command")],
+    "allennlp.commands.predict": [("after", "predict_errors:repair_predict")],  # with the overwrite guard's
+    "cached_path._cached_path": [("after", "archives:repair_cached_path")],
+    "allennlp.commands": [
+        ("after", "user_errors:repair_commands"),
+        ("after", "archive_types:record_included_packages"),
+    ],
+    "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],
+    "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # extraction, bundles
+    "allennlp.common.plugins": [("after", "plugins:repair_plugins")],
+    "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],
+    "allennlp.commands.train": [
+        ("after", "distributed:repair_train"),
+        ("after", "output_lock:repair_train_model"),  # around distributed's: the global primary holds the lock
+        ("after", "config_checks:repair_train"),  # the config is checked before the lock is taken
+        ("after", "devices:repair_train"),
+    ],
+    "allennlp.training.util": [
+        ("after", "overwrite_guard:repair_serialization_dir"),
+        ("after", "output_lock:repair_create_serialization_dir"),  # around the guard: only a lock is empty
+    ],
+    "allennlp.nn.util": [("after", "weights:repair_nn_util")],
+    "allennlp.nn.initializers": [("after", "weights:repair_initializers")],
+    "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],
+    "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],
+    "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],
+    "allennlp.common.params": [
+        ("after", "config_checks:repair_params"),
+        ("after", "devices:repair_params"),
+    ],
+    "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],
+}
+
+HOOKS: Dict[str, List[Tuple[str, Hook]]] = {
+    module: [(when, Hook(target)) for when, target in hooks] for module, hooks in _TABLE.items()
+}

@@ -1,0 +1,94 @@
+"""
+`allennlp predict` names the bad input line.
+
+A repair of allennlp itself rather than of the stack it runs on. `allennlp predict` reads its JSON-lines input in
+`_PredictManager._get_json_data` and predicts batches in `_PredictManager._predict_json`; an error in either
+(malformed JSON, an input the predictor refuses, bytes that are not UTF-8) stopped the run without saying which line
+(allennlp reads each line with a bare `json.loads`, `Predictor.load_line`). Both are wrapped here: an input error
+(ValueError, KeyError, TypeError, IndexError, bytes that are not UTF-8) is raised again as a ValueError "FILE, line N:
+message" (lines numbered from 1, blank lines counted, as an editor shows them); for a batch (`--batch-size`), the
+first line whose input the predictor refuses is named. A byte-order mark before the first line is ignored. Blank
+lines are skipped and counted (logged at the end). The output file is closed whatever happens, so that an error keeps
+every prediction written before it (allennlp closed it only after the last input: on an error the process exited
+with the predictions still in the file's buffer, and the output file was left empty). Nothing else changes.
+
+Proved by tests/predictors/test_luke_span_ner.py (the real `allennlp predict` on bad lines) and the predictors' tests.
+"""
+
+import sys
+import types
+from typing import Any, List
+
+from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli.overwrite_guard import guard_predict
+
+
+def repair_predict(module: types.ModuleType) -> None:
+    manager = module._PredictManager
+    if repaired(manager._get_json_data):
+        return
+    predict_batch = manager._predict_json
+    run_all = manager.run
+    input_errors = (ValueError, KeyError, TypeError, IndexError)
+
+    def get_json_data(self: Any) -> Any:
+        stdin = self._input_file == "-"
+        name = "<stdin>" if stdin else self._input_file
+        self._luke_lines = {}  # id of each parsed input -> (file, line number)
+        self._luke_blank_lines = 0
+        # Bytes, decoded line by line, so that bytes that are not UTF-8 are found on their own line.
+        lines = sys.stdin.buffer if stdin else module.open_compressed(module.cached_path(name), "rb", encoding=None)
+        try:
+            for number, raw in enumerate(lines, start=1):
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is dropped
+                except UnicodeDecodeError as error:
+                    raise ValueError(f"{name}, line {number}: not UTF-8 text ({error.reason})") from None
+                if not line or line.isspace():
+                    self._luke_blank_lines += 1
+                    continue
+                try:
+                    inputs = self._predictor.load_line(line)
+                except input_errors as error:  # json.JSONDecodeError is a ValueError
+                    raise ValueError(f"{name}, line {number}: {error}") from None
+                self._luke_lines[id(inputs)] = (name, number)
+                yield inputs
+        finally:
+            if not stdin:
+                lines.close()
+            if self._luke_blank_lines:
+                logger.info("%s: %d blank lines skipped", name, self._luke_blank_lines)
+
+    def where(self: Any, batch: List[Any]) -> str:
+        named = [self._luke_lines.get(id(inputs), ("input", 0)) for inputs in batch]
+        if len(batch) == 1:
+            return f"{named[0][0]}, line {named[0][1]}"
+        for (name, number), inputs in zip(named, batch):
+            try:
+                self._predictor._json_to_instance(inputs)
+            except Exception:  # noqa: BLE001  (any refusal names this line)
+                return f"{name}, line {number}"
+        return f"{named[0][0]}, lines {named[0][1]}-{named[-1][1]}"
+
+    def predict_json(self: Any, batch: List[Any]) -> Any:
+        try:
+            results = list(predict_batch(self, batch))
+        except input_errors as error:
+            kind = "" if isinstance(error, ValueError) else f"{type(error).__name__}: "
+            raise ValueError(f"{where(self, batch)}: {kind}{error}") from error
+        finally:
+            for inputs in batch:
+                getattr(self, "_luke_lines", {}).pop(id(inputs), None)
+        yield from results
+
+    def run(self: Any) -> None:
+        try:
+            run_all(self)
+        finally:  # the predictions written before an error are kept
+            if self._output_file is not None and not self._output_file.closed:
+                self._output_file.close()
+
+    replace(manager, "_get_json_data", get_json_data)
+    replace(manager, "run", run)
+    replace(manager, "_predict_json", predict_json)
+    guard_predict(module)  # the overwrite guard's

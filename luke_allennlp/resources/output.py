@@ -1,0 +1,231 @@
+"""
+Output safety: one owner per output, written whole or not at all, and a full disk said in one line.
+
+Two builders into one output (`build-entity-vocab`, `build-pretraining-corpus`, ...) corrupted it, or the loser's
+clean-up deleted the winner's work. An `OutputLock` is an exclusive `flock` on a lock file (released by the OS when its
+process and the workers it forked end, even by SIGKILL; held whatever else the process opens and closes, which a POSIX
+`lockf` lock is not; emulated with byte-range locks over NFS), which holds its holder's PID, host, start time and
+command; a second writer is refused with an `OutputInUseError` naming them, in one line. The lock file is removed on
+release (a stale one, left by a killed holder, is simply taken over). The builders take the lock beside their output
+(`lock_output`: `OUT.lock`) before their work, and write it under a temporary name in its directory renamed into place
+(`replaced_output`; both: `writing_output`), on failure removing only that temporary. `allennlp train` takes the lock
+of its serialization directory (`luke_allennlp.cli.output_lock`).
+
+A full disk is a `DiskFullError` (`disk_full` finds one in an error's chain), and a worker process that writes leaves
+Ctrl-C and SIGHUP to its main process (`worker_signals`).
+"""
+
+import contextlib
+import errno
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+from typing import Any, Dict, Iterator, Optional
+
+LOCK_SUFFIX = ".lock"  # beside a builder's output
+
+_HELD: Dict[str, "OutputLock"] = {}  # lock file (real path) -> the lock this process holds on it
+
+
+class OutputInUseError(OSError):
+    """An output that another process (or this one) is writing (an `OSError`, as `FileExistsError` for an output
+    that exists: the builders' commands report both in one line)."""
+
+    user_error = True  # the `allennlp` command prints it as one line
+
+
+def is_global_primary(node_rank: int = 0) -> bool:
+    """Whether this process is the one that owns a (possibly shared) output: `RANK` 0 under torchrun, else the main
+    process of node 0."""
+    rank = os.environ.get("RANK", "").strip()
+    return rank == "0" if rank else node_rank == 0
+
+
+class OutputLock:
+    """
+    An exclusive lock on `lock_file` for writing `output`: `acquire` raises an `OutputInUseError` naming the
+    holder (PID, host, since when, its command) if another process (or another lock of this one) holds it. Use as a
+    context manager, or `acquire`/`release`.
+
+    # Parameters
+
+    lock_file : `str`
+        The lock file (created; removed on release).
+    output : `str`
+        What is written, for the message.
+    advice : `str`, optional
+        What the refused user can do, appended to the message.
+    """
+
+    def __init__(self, lock_file: Any, output: Any, advice: str = "wait for it to finish, or choose another output"):
+        self.lock_file = os.path.abspath(os.fspath(lock_file))
+        self.output = os.fspath(output)
+        self.advice = advice
+        self._fd: Optional[int] = None
+
+    def acquire(self) -> "OutputLock":
+        import fcntl
+
+        key = os.path.realpath(self.lock_file)
+        if key in _HELD:
+            raise OutputInUseError(self._refusal(_HELD[key]._holder))
+        os.makedirs(os.path.dirname(self.lock_file), exist_ok=True)
+        for _ in range(100):  # (a holder may remove the file between our open and our lock: then again)
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                os.close(fd)
+                if error.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
+                    raise
+                raise OutputInUseError(self._refusal(_read_holder(self.lock_file))) from None
+            try:
+                current = os.path.samestat(os.fstat(fd), os.stat(self.lock_file))
+            except FileNotFoundError:
+                current = False
+            if current:
+                break
+            os.close(fd)
+        else:
+            raise OutputInUseError(f"{self.output}: could not lock {self.lock_file} (it keeps being replaced)")
+        self._holder = _holder()
+        os.ftruncate(fd, 0)
+        os.write(fd, self._holder.encode("utf-8"))
+        self._fd = fd
+        _HELD[key] = self
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        _HELD.pop(os.path.realpath(self.lock_file), None)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.lock_file)  # while still locked: a new holder locks a new file
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> "OutputLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def _refusal(self, holder: str) -> str:
+        return f"{self.output} is in use by another process ({holder}): {self.advice}"
+
+
+def _holder() -> str:
+    command = " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]]) if sys.argv else "python"
+    command = command if len(command) <= 160 else command[:157] + "..."
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
+    return f"PID {os.getpid()} on host {socket.gethostname()}, since {since}: {command}"
+
+
+def _read_holder(lock_file: str) -> str:
+    """The holder's line of a lock file (waiting a moment for a holder that has just locked it to write it)."""
+    for _ in range(20):
+        try:
+            with open(lock_file, encoding="utf-8", errors="replace") as f:
+                text = " ".join(f.read().split())
+        except FileNotFoundError:
+            text = ""
+        if text:
+            return text
+        time.sleep(0.025)
+    return f"holder unknown: {lock_file} is locked but names no process"
+
+
+def lock_output(output: Any, advice: Optional[str] = None) -> OutputLock:
+    """The (not yet acquired) lock of a builder's output: the file `OUTPUT.lock` beside it."""
+    output = os.path.abspath(os.fspath(output)).rstrip(os.sep)
+    kwargs = {"advice": advice} if advice else {}
+    return OutputLock(output + LOCK_SUFFIX, output, **kwargs)
+
+
+@contextlib.contextmanager
+def replaced_output(output: Any, directory: bool = False, merge: bool = False) -> Iterator[str]:
+    """
+    Yields a temporary path beside `output` (an empty directory if `directory`) to write, and renames it into place
+    when the block ends without error (over an existing file, or an empty directory; with `merge`, into an existing
+    directory: each entry renamed over the one of its name, the others kept); on an error only the temporary is
+    removed. The caller holds the output's lock (`lock_output`); `writing_output` takes it.
+    """
+    output = os.path.abspath(os.fspath(output)).rstrip(os.sep)
+    parent, name = os.path.split(output)
+    os.makedirs(parent, exist_ok=True)
+    stem, extension = os.path.splitext(name)  # (the extension kept: some writers choose the format by it)
+    temporary = os.path.join(parent, f".{stem}.tmp-{os.getpid()}{extension}")
+    remove(temporary)  # (left by a killed run of this PID: the lock says no one else writes it)
+    if directory:
+        os.mkdir(temporary)
+    try:
+        yield temporary
+        if directory and merge and os.path.isdir(output) and os.listdir(output):
+            for entry in sorted(os.listdir(temporary)):
+                target = os.path.join(output, entry)
+                if os.path.isdir(target) and not os.path.islink(target):
+                    remove(target)
+                os.replace(os.path.join(temporary, entry), target)
+            return
+        if directory and os.path.isdir(output) and not os.listdir(output):
+            os.rmdir(output)  # (an empty directory the user made: os.replace cannot replace it on every system)
+        os.replace(temporary, output)
+    finally:
+        remove(temporary)
+
+
+@contextlib.contextmanager
+def writing_output(output: Any, directory: bool = False) -> Iterator[str]:
+    """`replaced_output` holding the output's lock (`lock_output`): the output's one writer."""
+    os.makedirs(os.path.dirname(os.path.abspath(os.fspath(output))), exist_ok=True)
+    with lock_output(output), replaced_output(output, directory) as temporary:
+        yield temporary
+
+
+def remove(path: str) -> None:
+    """Removes a file or directory tree if it exists."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+DISK_FULL_MESSAGES = ("No space left on device", "Disk quota exceeded", "database or disk is full")  # (SQLite's)
+
+
+class DiskFullError(OSError):
+    """No space left on the device while writing `filename` (the original `OSError` is its cause)."""
+
+    user_error = True
+
+    def __str__(self) -> str:
+        where = f" writing {self.filename}" if self.filename else ""
+        return f"no space left on device{where}: free some space (or write elsewhere) and run the command again"
+
+
+def disk_full(error: Optional[BaseException]) -> Optional[OSError]:
+    """The `OSError` of a full disk in `error`'s chain, if there is one (or one made for an error that says so
+    without an errno: SQLite's "database or disk is full", Arrow's IO errors)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OSError) and error.errno in DISK_FULL:
+            return error
+        if any(message in str(error) for message in DISK_FULL_MESSAGES):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), getattr(error, "filename", None))
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def worker_signals() -> None:
+    """In a worker process: Ctrl-C and SIGHUP (sent to the whole process group) ignored, the main process stops the
+    workers and says so in one line; SIGTERM (how the main process stops them) exits, as by default."""
+    for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -1,0 +1,209 @@
+"""An archive's config names only registered components (luke_allennlp/resources/archive_config.py, luke_allennlp/cli/archive_types.py): a crafted `config.json`
+whose `type` is an importable callable (`subprocess.Popen` with a `touch` command) runs nothing through any path that
+loads an archive, and the refusal is one line naming the archive and the type."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from luke_allennlp.resources.archive_config import TRUSTED_TYPES_VARIABLE, ArchiveConfigError
+from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
+
+DATA = FIXTURES / "data" / "sentiment.jsonl"
+
+
+@pytest.fixture(scope="module")
+def trained_archive(tiny_luke_dir, tmp_path_factory):
+    """A tiny LUKE text classifier trained for one epoch: its model.tar.gz."""
+    from allennlp.commands.train import train_model_from_file
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
+        monkeypatch.setenv("DATA", str(DATA))
+        out = tmp_path_factory.mktemp("classifier") / "run"
+        train_model_from_file(str(FIXTURES / "configs" / "luke_classifier.jsonnet"), str(out),
+                              overrides=json.dumps({"trainer.num_epochs": 1}))  # fmt: skip
+    return out / "model.tar.gz"
+
+
+def crafted(trained: Path, path: Path, where: str, value) -> Path:
+    """A copy of the trained archive whose config has `value` at `where`, the bundled paths under `where` dropped
+    from its manifest (so that none points into a replaced section)."""
+    with tarfile.open(trained) as source, tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        for info in source:
+            data = source.extractfile(info).read() if info.isreg() else None
+            if info.name == "config.json":
+                config = json.loads(data)
+                set_at(config, where, value)
+                data = json.dumps(config).encode()
+            elif info.name == "bundled/manifest.json":
+                manifest = json.loads(data)
+                manifest["paths"] = {k: v for k, v in manifest["paths"].items() if not k.startswith(where)}
+                data = json.dumps(manifest).encode()
+            if data is not None:
+                info.size = len(data)
+            tar.addfile(info, None if data is None else io.BytesIO(data))
+    return path
+
+
+def popen(marker: Path) -> dict:
+    return {"type": "subprocess.Popen", "args": ["touch", str(marker)]}
+
+
+def ran(marker: Path, wait: float = 0.0) -> bool:
+    """Whether the crafted command created its marker (waiting up to `wait` seconds for the child process)."""
+    deadline = time.monotonic() + wait
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return marker.exists()
+
+
+def attempt(load) -> None:
+    """Runs a load that may fail after the crafted type ran (a Popen is no dataset reader)."""
+    try:
+        load()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def set_at(config: dict, where: str, value) -> None:
+    *parents, last = where.split(".")
+    node = config
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+    node[last] = value
+
+
+# Where a crafted entry goes (any depth, in a list, the vocabulary, the data loader, the trainer) and what is named.
+def variants(marker: Path) -> dict:
+    return {
+        "dataset_reader": ("dataset_reader", popen(marker), "'subprocess.Popen' (at dataset_reader.type)"),
+        "embedder": ("model.text_field_embedder.token_embedders.tokens", popen(marker),
+                     "(at model.text_field_embedder.token_embedders.tokens.type)"),
+        "encoder_os_system": ("model.seq2vec_encoder", {"type": "os.system", "command": f"touch {marker}"},
+                              "'os.system' (at model.seq2vec_encoder.type)"),
+        "validation_reader": ("validation_dataset_reader", {"type": "builtins.eval", "source": "1"},
+                              "'builtins.eval' (at validation_dataset_reader.type)"),
+        "vocabulary": ("vocabulary", {"type": "torch.hub.load", "repo_or_dir": "x/y", "model": "m"},
+                       "'torch.hub.load' (at vocabulary.type)"),
+        "data_loader": ("data_loader.batch_sampler", popen(marker), "(at data_loader.batch_sampler.type)"),
+        "trainer_list": ("trainer.callbacks", [{"type": "tensorboard"}, popen(marker)], "(at trainer.callbacks.1.type)"),
+        "remote_code": ("model.text_field_embedder.token_embedders.tokens.transformer_kwargs",
+                        {"trust_remote_code": True}, "sets trust_remote_code (at model.text_field_embedder"),
+    }  # fmt: skip
+
+
+def test_a_crafted_config_runs_nothing_on_any_loading_path(trained_archive, tmp_path, monkeypatch):
+    """The issue's archive through `load_archive`, a `from_archive` model, `Predictor.from_path`, `export-luke` and
+    a stage-2 bundle of a `from_archive` model, the other crafted entries through `load_archive`: refused before
+    anything is imported or built, the archive and the type named; nothing ran."""
+    from allennlp.common import Params
+    from allennlp.models import Model
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    from luke_allennlp.archival import bundle_config
+    from luke_allennlp.archival.export_luke import export_luke
+
+    monkeypatch.delenv(TRUSTED_TYPES_VARIABLE, raising=False)
+    marker = tmp_path / "code-ran"
+    for name, (where, value, named) in variants(marker).items():
+        archive = crafted(trained_archive, tmp_path / f"{name}.tar.gz", where, value)
+        loads = [partial(load_archive, str(archive))]
+        if name == "dataset_reader":
+            loads += [
+                partial(Model.from_params, Params({"type": "from_archive", "archive_file": str(archive)})),
+                partial(Predictor.from_path, str(archive)),
+                partial(export_luke, str(archive), str(tmp_path / "exported")),
+            ]
+        if name == "embedder":  # (stage 2 of pretraining trains the model section of stage 1's archive)
+            stage2 = {"model": {"type": "from_archive", "archive_file": str(archive)}}
+            loads.append(partial(bundle_config, stage2, tmp_path / "stage2"))
+        for load in loads:
+            with pytest.raises(ArchiveConfigError) as refused:
+                load()
+            message = str(refused.value)
+            assert message.startswith(f"{archive}: its config ") and named in message, message
+            assert "\n" not in message
+        assert not ran(marker), name
+    assert not (tmp_path / "exported").exists()
+
+
+def test_registered_names_and_opted_in_modules_load(trained_archive, tmp_path, monkeypatch):
+    """What stays allowed: the trained archive itself, a registered class named by its module path, and (the
+    opt-in) a module named by LUKE_ARCHIVE_TRUSTED_TYPES or loaded with --include-package."""
+    from allennlp.commands import import_module_and_submodules
+    from allennlp.models.archival import load_archive
+
+    from luke_allennlp.resources import archive_config
+
+    monkeypatch.delenv(TRUSTED_TYPES_VARIABLE, raising=False)
+    assert type(load_archive(str(trained_archive)).model).__name__ == "BasicClassifier"
+    by_path = crafted(trained_archive, tmp_path / "by-path.tar.gz", "model.type",
+                      "allennlp.models.basic_classifier.BasicClassifier")  # fmt: skip
+    assert type(load_archive(str(by_path)).model).__name__ == "BasicClassifier"
+
+    marker = tmp_path / "code-ran"
+    archive = crafted(trained_archive, tmp_path / "popen.tar.gz", "dataset_reader", popen(marker))
+    monkeypatch.setenv(TRUSTED_TYPES_VARIABLE, "subprocess")
+    attempt(lambda: load_archive(str(archive)))
+    assert ran(marker, wait=10)
+    marker.unlink()
+    monkeypatch.setenv(TRUSTED_TYPES_VARIABLE, "subprocess.check_call")  # another name of the module: no
+    with pytest.raises(ArchiveConfigError):
+        load_archive(str(archive))
+    monkeypatch.delenv(TRUSTED_TYPES_VARIABLE)
+    monkeypatch.setattr(archive_config, "INCLUDED", set())
+    import_module_and_submodules("subprocess")  # what `--include-package subprocess` calls
+    attempt(lambda: load_archive(str(archive)))
+    assert ran(marker, wait=10)
+
+
+def test_resolve_class_name_refuses_while_an_archive_loads():
+    """The second line of defence: whatever builds a component while an archive loads cannot import a dotted name
+    that is not allowed; outside a load, allennlp's own behaviour (a user's config may name its classes)."""
+    from allennlp.data import DatasetReader
+
+    from luke_allennlp.resources.archive_config import loading_archive
+
+    with loading_archive("some.tar.gz"), pytest.raises(ArchiveConfigError, match="^some.tar.gz: .*'json.JSONDecoder'"):
+        DatasetReader.resolve_class_name("json.JSONDecoder")
+    assert DatasetReader.resolve_class_name("json.JSONDecoder")[0].__name__ == "JSONDecoder"
+
+
+def test_allennlp_predict_and_evaluate_refuse_the_crafted_archive(trained_archive, tmp_path, monkeypatch, capsys):
+    """The user's path: `allennlp evaluate` (whose data loader comes from the archive; in this process) and the real
+    `allennlp predict` command: one line naming the archive and the type, exit status 1, the marker never made."""
+    from allennlp.commands import main
+
+    marker = tmp_path / "code-ran"
+    monkeypatch.delenv(TRUSTED_TYPES_VARIABLE, raising=False)
+    loader = crafted(trained_archive, tmp_path / "loader.tar.gz", "data_loader.batch_sampler", popen(marker))
+    monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(loader), str(DATA)])
+    with pytest.raises(SystemExit) as exited:
+        main(prog="allennlp")
+    assert exited.value.code == 1
+    assert capsys.readouterr().err.startswith(
+        f"allennlp: error: {loader}: its config names the type 'subprocess.Popen'"
+    )
+
+    archive = crafted(trained_archive, tmp_path / "reader.tar.gz", "dataset_reader", popen(marker))
+    env = {k: v for k, v in os.environ.items() if k != TRUSTED_TYPES_VARIABLE}
+    result = subprocess.run([str(ALLENNLP), "predict", str(archive), str(DATA), "--silent"], capture_output=True,
+                            text=True, cwd=REPO_ROOT, env=env, timeout=600)  # fmt: skip
+    assert result.returncode == 1, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if " - INFO - " not in line]
+    assert errors == [
+        f"allennlp: error: {archive}: its config names the type 'subprocess.Popen' (at dataset_reader.type), not a "
+        "registered component of allennlp or of the packages loaded: loading an archive imports and runs nothing "
+        f"else (if you trust this archive: --include-package subprocess, or {TRUSTED_TYPES_VARIABLE}=subprocess)"
+    ], result.stderr[-3000:]
+    assert not ran(marker, wait=1)
