@@ -4,6 +4,12 @@ gradient all-reduce of each optimizer step, metrics that all-reduce per batch), 
 number of batches. allennlp stopped every process when the first ran out of data, so the others' last batches were
 never trained on nor counted. Here a process with fewer batches splits its last ones (each batch of a tensor dict is
 cut along its first dimension, the batch dimension), so that every instance is seen exactly once.
+
+Validation data may leave a process with no batch at all (a validation file of one document): that process
+validates nothing and joins the reductions that make the loss and the metrics with zero counts, so the metrics are
+those of one process over the whole file. That holds for metrics that make their one collective call when they are
+read; a metric that reduces at every batch (allennlp's own, e.g. `CategoricalAccuracy`) would wait at the first
+batch for the process that has none, so such a model is refused before training.
 """
 
 import math
@@ -11,6 +17,7 @@ from typing import Any, Iterable, Iterator, List, Optional, Sequence
 
 import torch
 import torch.distributed as dist
+from allennlp.training.metrics import Metric
 
 
 def batch_size(batch: Any) -> Optional[int]:
@@ -83,15 +90,46 @@ def batch_counts(count: int, device: torch.device) -> Sequence[int]:
     return [int(c) for c in torch.cat(gathered).tolist()]
 
 
+def _without_a_batch(counts: Sequence[int], what: str) -> Optional[str]:
+    if not (0 in counts and max(counts) > 0):
+        return None
+    empty = [str(rank) for rank, count in enumerate(counts) if count == 0]
+    who = f"process {empty[0]} gets" if len(empty) == 1 else f"processes {', '.join(empty)} get"
+    return f"The {what} is too small for {len(counts)} processes: {who} no batch (batches per process: {list(counts)})"
+
+
 def refuse_too_little_data(counts: Sequence[int], what: str = "data") -> None:
     """Raises a `ValueError` with every process's batch count where some processes have batches and others none:
     a process without a batch has nothing to split and could not keep in step with the others."""
-    if 0 in counts and max(counts) > 0:
-        empty = [str(rank) for rank, count in enumerate(counts) if count == 0]
-        who = f"process {empty[0]} gets" if len(empty) == 1 else f"processes {', '.join(empty)} get"
+    problem = _without_a_batch(counts, what)
+    if problem:
+        raise ValueError(f"{problem}; use fewer processes or more data")
+
+
+def metrics_reduced_per_batch(model: torch.nn.Module) -> List[str]:
+    """The model's metrics (attributes of its modules, or values of a dict attribute) that may make collective calls
+    at every batch: every allennlp `Metric` but those marked `gathered_when_read`, as `"name (Class)"`."""
+    found = []
+    for prefix, module in model.named_modules():
+        for attribute, value in vars(module).items():
+            named = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, metric in named:
+                if isinstance(metric, Metric) and not getattr(metric, "gathered_when_read", False):
+                    name = ".".join(part for part in (prefix, attribute, key) if part)
+                    found.append(f"{name} ({type(metric).__name__})")
+    return found
+
+
+def refuse_too_little_validation_data(counts: Sequence[int], model: torch.nn.Module) -> None:
+    """Raises a `ValueError` where some process gets no validation batch and the model has a metric that reduces
+    at every batch (see the module's docstring); a process without a validation batch is otherwise fine."""
+    problem = _without_a_batch(counts, "validation data")
+    per_batch = metrics_reduced_per_batch(model) if problem else []
+    if per_batch:
         raise ValueError(
-            f"The {what} is too small for {len(counts)} processes: {who} no batch (batches per process: "
-            f"{list(counts)}); use fewer processes or more data"
+            f"{problem}, and the model's metric {', '.join(per_batch)} sums over the processes at every batch, "
+            "so the others would wait for it; use fewer processes, more validation data, or metrics that gather "
+            "their counts when read (this project's luke_* metrics)"
         )
 
 
@@ -101,6 +139,13 @@ def planned_lengths(counts: Sequence[int], accumulation: int) -> List[int]:
     refuse_too_little_data(counts)
     steps = max(math.ceil(c / accumulation) for c in counts)
     return [c if math.ceil(c / accumulation) == steps else (steps - 1) * accumulation + 1 for c in counts]
+
+
+def validation_lengths(counts: Sequence[int]) -> List[int]:
+    """Each process's number of validation batches once evened: the most any process has, and none for a process
+    that has none (it validates nothing and adds nothing to the sums that make the metrics)."""
+    most = max(counts, default=0)
+    return [most if count else 0 for count in counts]
 
 
 def group_sizes(lengths: Sequence[int], accumulation: int, step: int) -> int:

@@ -7,7 +7,7 @@ import os
 import signal
 import threading
 import time
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.distributed as dist
@@ -30,7 +30,15 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.device_prefetch import prefetched
-from luke_allennlp.training.even_batches import batch_counts, evened, group_sizes, planned_lengths
+from luke_allennlp.training.even_batches import (
+    batch_counts,
+    evened,
+    group_sizes,
+    planned_lengths,
+    refuse_too_little_data,
+    refuse_too_little_validation_data,
+    validation_lengths,
+)
 from luke_allennlp.training.metrics.counting_metric import local_metrics
 from luke_allennlp.training.random_state import get_random_state, set_random_state
 from luke_allennlp.training.sync_audit import SyncAudit
@@ -284,6 +292,8 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
     def train(self) -> Dict[str, Any]:
         # What is loaded by now (model, vocabulary, instances in memory) stays: the collector need not walk it again,
         # and data-loader workers forked later do not copy the pages it would touch.
+        if self._distributed:
+            self._refuse_too_little_data()
         gc.collect()
         gc.freeze()
         with quiet_worker_sigterm():
@@ -361,14 +371,41 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if not called:
             (self._scaler.scale(loss) if self._scaler is not None else loss).backward()
 
+    def _batch_counts(self, loader: Optional[DataLoader]) -> Optional[Sequence[int]]:
+        """Every process's number of batches in `loader` (one all-gather when distributed), or None where the data
+        loader has no length (batches read lazily) or there is none."""
+        try:
+            count = len(loader) if loader is not None else -1
+        except TypeError:
+            count = -1
+        counts = batch_counts(count, self.cuda_device)
+        return None if -1 in counts else counts
+
     def _planned_lengths(self, loader: DataLoader, accumulation: int) -> Optional[List[int]]:
         """Every process's number of micro-batches this epoch once evened (see `even_batches`), or None where the
         data loader has no length (batches read lazily)."""
-        try:
-            count = len(loader)
-        except TypeError:
-            return None
-        return planned_lengths(batch_counts(count, self.cuda_device), accumulation)
+        counts = self._batch_counts(loader)
+        return planned_lengths(counts, accumulation) if counts is not None else None
+
+    def _refuse_too_little_data(self) -> None:
+        """Before training: training data that leaves a process without a batch, and validation data that does so
+        where the model's metrics reduce at every batch, are refused with every process's count (found only at the
+        first validation, the first epoch's work would be lost)."""
+        counts = self._batch_counts(self.data_loader)
+        if counts is not None:
+            refuse_too_little_data(counts, "training data")
+        counts = self._batch_counts(self._validation_data_loader)
+        if counts is not None:
+            refuse_too_little_validation_data(counts, self.model)
+
+    def _sync_buffers_before_uneven_validation(self) -> None:
+        """DDP broadcasts rank 0's buffers in the first forward pass after training (a collective call); where a
+        process validates no batch, every process makes that broadcast here instead, before validating."""
+        ddp = self._pytorch_model
+        if isinstance(ddp, torch.nn.parallel.DistributedDataParallel) and ddp.will_sync_module_buffers():
+            for buffer in ddp.module.buffers():
+                dist.broadcast(buffer, 0)
+            ddp.require_forward_param_sync = False  # as DDP's own forward pass without gradients leaves it
 
     def _train_epoch(self, epoch: int) -> Dict[str, float]:
         logger.info("Epoch %d/%d", epoch, self._num_epochs - 1)
@@ -578,10 +615,13 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         loader = self._validation_data_loader
         if loader is None:
             raise ConfigurationError("Validation results cannot be calculated without a validation_data_loader")
-        lengths = self._planned_lengths(loader, 1)
+        counts = self._batch_counts(loader)
+        lengths = validation_lengths(counts) if counts is not None else None
         if self._distributed and lengths is None:  # batches read lazily: allennlp's loop (all stop with the first)
             return super()._validation_loss(epoch)
         logger.info("Validating")
+        if lengths is not None and 0 in lengths:
+            self._sync_buffers_before_uneven_validation()
         self._pytorch_model.eval()
         if self._moving_average is not None:  # the averaged weights, for validation only
             self._moving_average.assign_average_value()
