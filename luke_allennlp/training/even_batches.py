@@ -13,10 +13,11 @@ batch for the process that has none, so such a model is refused before training.
 """
 
 import math
-from typing import Any, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
+from allennlp.common import Lazy
 from allennlp.training.metrics import Metric
 
 
@@ -98,6 +99,49 @@ def _without_a_batch(counts: Sequence[int], what: str) -> Optional[str]:
     return f"The {what} is too small for {len(counts)} processes: {who} no batch (batches per process: {list(counts)})"
 
 
+def loader_batch_counts(loader: Any, device: torch.device) -> Optional[Sequence[int]]:
+    """Every process's number of batches in `loader` (one all-gather when distributed), or None where a loader has
+    no length (batches read lazily) or there is none."""
+    try:
+        count = len(loader) if loader is not None else -1
+    except TypeError:
+        count = -1
+    counts = batch_counts(count, device)
+    return None if -1 in counts else counts
+
+
+def scheduled_by_every_process(schedule: Lazy, data_loader: Any, accumulation: int, cuda_device: Any) -> Lazy:
+    """`schedule` (a lazy learning-rate scheduler) counting the optimizer steps every process takes in an epoch
+    (those of the process with the most batches; one all-gather): with each process counting its own, the
+    schedules, hence the weights, drift apart on uneven data. Unchanged for a loader without a length."""
+    try:
+        count = len(data_loader)
+    except TypeError:
+        return schedule
+    device = torch.device("cuda", cuda_device) if isinstance(cuda_device, int) and cuda_device >= 0 else (
+        cuda_device if isinstance(cuda_device, torch.device) else torch.device("cpu"))  # fmt: skip
+    steps = max(math.ceil(c / accumulation) for c in batch_counts(count, device))
+    return Lazy(lambda **kwargs: schedule.construct(**{**kwargs, "num_steps_per_epoch": steps}))
+
+
+def step_signal(micro_batches: int, time_is_up: bool, device: torch.device) -> Tuple[int, int, bool]:
+    """One small all-reduce for a step, where the batch counts are not known ahead or rank 0's clock decides
+    checkpoints: (micro-batches of all processes, processes with data, whether rank 0 says to save)."""
+    signal = torch.tensor([micro_batches, int(micro_batches > 0), int(time_is_up)], device=device)
+    dist.all_reduce(signal, dist.ReduceOp.SUM)
+    total, with_data, up = signal.tolist()
+    return total, with_data, bool(up)
+
+
+def sync_buffers_before_uneven_validation(model: torch.nn.Module) -> None:
+    """DDP broadcasts rank 0's buffers in the first forward pass after training (a collective call); where a
+    process validates no batch, every process makes that broadcast here instead, before validating."""
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel) and model.will_sync_module_buffers():
+        for buffer in model.module.buffers():
+            dist.broadcast(buffer, 0)
+        model.require_forward_param_sync = False  # as DDP's own forward pass without gradients leaves it
+
+
 def refuse_too_little_data(counts: Sequence[int], what: str = "data") -> None:
     """Raises a `ValueError` with every process's batch count where some processes have batches and others none:
     a process without a batch has nothing to split and could not keep in step with the others."""
@@ -151,3 +195,16 @@ def validation_lengths(counts: Sequence[int]) -> List[int]:
 def group_sizes(lengths: Sequence[int], accumulation: int, step: int) -> int:
     """The number of micro-batches, summed over the processes, of optimizer step `step` (from 0)."""
     return sum(min(accumulation, max(n - step * accumulation, 0)) for n in lengths)
+
+
+def refuse_too_little_data_for(data_loader: Any, validation_loader: Any, model: torch.nn.Module,
+                               device: torch.device) -> None:  # fmt: skip
+    """Before training: training data that leaves a process without a batch, and validation data that does so
+    where the model's metrics reduce at every batch, are refused with every process's count (found only at the
+    first validation, the first epoch's work would be lost)."""
+    counts = loader_batch_counts(data_loader, device)
+    if counts is not None:
+        refuse_too_little_data(counts, "training data")
+    counts = loader_batch_counts(validation_loader, device)
+    if counts is not None:
+        refuse_too_little_validation_data(counts, model)
