@@ -26,8 +26,6 @@ here instead of allennlp's `_train_worker`:
 - allennlp's launch joins through a `TCPStore` that gives up after `distributed.join_timeout` seconds (default
   `JOIN_TIMEOUT`) with one line naming the address; several nodes need `primary_port`.
 - A user error in a spawned worker is one line (`luke_allennlp.cli.user_errors`), not a `ProcessRaisedException` around a traceback.
-- Training or validation data that leaves a process without a batch is refused before training, with the counts
-  (a validation file of one document for two processes stopped training after its first epoch).
 - `evaluate_on_test` is refused (rank 0 would evaluate alone, waiting for the others in the metrics' all-reduce).
 
 `--recover` reads the primary's directory: `LukeCheckpointer` broadcasts rank 0's checkpoint to the others.
@@ -35,8 +33,7 @@ here instead of allennlp's `_train_worker`:
 Proved by tests/training/test_multi_node.py (`test_torchrun_trains_the_model_of_two_spawned_workers`,
 `test_two_nodes_with_a_shared_directory_*`, `test_two_nodes_with_a_directory_each_*`: the weights of allennlp's
 two-process launch, the results in the primary's directory alone, `--recover`) and
-tests/cli/test_distributed.py (the checks, the join timeout, a worker's one-line error, data too
-small for the processes).
+tests/cli/test_distributed.py (the checks, the join timeout, a worker's one-line error).
 """
 
 import os
@@ -372,7 +369,6 @@ def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: s
                                             local_rank=global_rank, ddp_accelerator=accelerator)  # fmt: skip
         if dry_run:
             return
-        refuse_too_little_data(train_loop.trainer)
         dist.barrier()
         try:
             metrics = train_loop.run()
@@ -390,29 +386,3 @@ def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: s
             shutil.rmtree(vocabulary_dir, ignore_errors=True)
         if launch.torchrun and dist.is_initialized():
             dist.destroy_process_group()
-
-
-def refuse_too_little_data(trainer: Any) -> None:
-    """Before training: training or validation data that leaves a process without a batch is refused, with every
-    process's count (validation data too small stopped training after the first epoch, the epoch's work lost)."""
-    import torch
-    import torch.distributed as dist
-
-    for what, loader in (("training data", trainer.data_loader),
-                         ("validation data", getattr(trainer, "_validation_data_loader", None))):  # fmt: skip
-        try:
-            count = len(loader) if loader is not None else -1
-        except TypeError:  # read lazily: counted as it goes
-            count = -1
-        device = trainer.cuda_device if dist.get_backend() == "nccl" else torch.device("cpu")
-        mine = torch.tensor([count], device=device)
-        gathered = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
-        dist.all_gather(gathered, mine)
-        counts = [int(c) for c in torch.cat(gathered).tolist()]
-        if -1 not in counts and 0 in counts and max(counts) > 0:
-            empty = [str(rank) for rank, c in enumerate(counts) if c == 0]
-            who = f"process {empty[0]} gets" if len(empty) == 1 else f"processes {', '.join(empty)} get"
-            raise DistributedSetupError(
-                f"The {what} is too small for {len(counts)} processes: {who} no batch (batches per process: "
-                f"{counts}); use fewer processes or more data"
-            )

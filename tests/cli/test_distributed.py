@@ -4,7 +4,6 @@ line. The trainings themselves: tests/training/test_multi_node.py."""
 import socket
 import sys
 import time
-from typing import List
 
 import pytest
 from allennlp.common import Params
@@ -16,7 +15,6 @@ from luke_allennlp.cli.distributed import (
     _spawned_worker,
     join,
     plan,
-    refuse_too_little_data,
 )
 
 TORCHRUN = {
@@ -104,36 +102,3 @@ def test_a_user_error_in_a_spawned_worker_is_one_line(monkeypatch, tmp_path, cap
     with pytest.raises(DistributedWorkerError) as converted:
         train.train_model(params, str(tmp_path / "out"), node_rank=1)
     assert str(converted.value) == "tests.jsonl:3: no text"
-
-
-def test_data_too_small_for_the_processes_is_refused_before_training_with_the_counts(monkeypatch):
-    """A validation file of one document for two processes: the process without a validation batch crashed after
-    the first training epoch ("This process has 0 instances ... needs 2 batches"), the epoch lost."""
-    import types
-
-    import torch
-    import torch.distributed as dist
-
-    others = {"training data": 4, "validation data": 0}  # what the other process (rank 1) counts
-    asked: List[str] = []
-
-    def all_gather(gathered, mine):
-        what = list(others)[len(asked)]
-        asked.append(what)
-        gathered[0].copy_(mine)
-        gathered[1].fill_(others[what])
-
-    monkeypatch.setattr(dist, "get_world_size", lambda: 2)
-    monkeypatch.setattr(dist, "get_backend", lambda: "gloo")
-    monkeypatch.setattr(dist, "all_gather", all_gather)
-    trainer = types.SimpleNamespace(data_loader=[0] * 5, _validation_data_loader=[0], cuda_device=torch.device("cpu"))
-    with pytest.raises(DistributedSetupError) as refused:
-        refuse_too_little_data(trainer)
-    assert str(refused.value) == (
-        "The validation data is too small for 2 processes: process 1 gets no batch (batches per process: [1, 0]); "
-        "use fewer processes or more data"
-    )
-    asked.clear()
-    others["validation data"] = 1
-    refuse_too_little_data(trainer)
-    assert asked == ["training data", "validation data"]

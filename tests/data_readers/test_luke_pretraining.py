@@ -16,7 +16,7 @@ from data_readers.luke_pretraining import LukePretrainingReader, word_start_tabl
 from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
-from luke_allennlp.training.trainers.luke_gradient_descent import stop_data_loader_workers
+from luke_allennlp.training.trainers.loader_workers import stop_data_loader_workers
 from tests.data_readers.sharding import read_in_shards
 
 

@@ -134,7 +134,7 @@ def in_two_processes(task: Callable, tmp_path) -> List[Any]:
 def both_checks(rank: int, world_size: int) -> Dict[str, Any]:
     return {"metrics": run_metrics(rank, world_size), "training": count_all_reduces(rank, world_size),
             "syncs": count_syncs(rank, world_size), "timed_checkpoints": timed_checkpoints(rank, world_size),
-            "lazy": lazy_uneven(rank, world_size)}  # fmt: skip
+            "lazy": lazy_uneven(rank, world_size), "small_data": too_little_data(rank, world_size)}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -152,8 +152,9 @@ def test_every_task_metric_is_exact_in_two_processes(two_processes):
         assert any(v not in (0.0, 1.0) for v in single[name].values()), name  # a case with something to get wrong
 
 
-def ddp_trainer(rank: int, world_size: int, model, instances, batch_size: int, serialization_dir=None, **params):
-    """The trainer, distributed (gloo), over this process's instances."""
+def ddp_trainer(rank: int, world_size: int, model, instances, batch_size: int, serialization_dir=None,
+                validation=None, **params):  # fmt: skip
+    """The trainer, distributed (gloo), over this process's instances (and validation instances, if given)."""
     from allennlp.common import Params
     from allennlp.data.data_loaders import SimpleDataLoader
     from allennlp.nn.parallel import TorchDdpAccelerator
@@ -166,6 +167,7 @@ def ddp_trainer(rank: int, world_size: int, model, instances, batch_size: int, s
         model=model,
         serialization_dir=serialization_dir,
         data_loader=SimpleDataLoader(instances, batch_size=batch_size),
+        validation_data_loader=SimpleDataLoader(validation, batch_size=batch_size) if validation is not None else None,
         distributed=True,
         local_rank=rank,
         world_size=world_size,
@@ -227,15 +229,19 @@ class DeviceMetricProbe(torch.nn.Module):
         return None
 
 
-def probe_trainer(rank: int, world_size: int, batches: int, serialization_dir=None, **params):
+def probe_instances(count: int, seed: int) -> List[Any]:
     from allennlp.data import Instance
     from allennlp.data.fields import TensorField
 
+    g = torch.Generator().manual_seed(seed)
+    return [Instance({"x": TensorField(torch.randn(4, generator=g)), "y": TensorField(torch.tensor(i % 3))})
+            for i in range(count)]  # fmt: skip
+
+
+def probe_trainer(rank: int, world_size: int, batches: int, serialization_dir=None, model=None, **params):
     torch.manual_seed(0)
-    g = torch.Generator().manual_seed(rank)
-    instances = [Instance({"x": TensorField(torch.randn(4, generator=g)), "y": TensorField(torch.tensor(i % 3))})
-                 for i in range(2 * batches)]  # fmt: skip
-    return ddp_trainer(rank, world_size, DeviceMetricProbe(), instances, 2, serialization_dir, **params)
+    model = model if model is not None else DeviceMetricProbe()
+    return ddp_trainer(rank, world_size, model, probe_instances(2 * batches, rank), 2, serialization_dir, **params)
 
 
 def count_syncs(rank: int, world_size: int) -> Dict[str, Any]:
@@ -354,3 +360,84 @@ def lazy_uneven(rank: int, world_size: int) -> Dict[str, Any]:
 def test_a_loader_without_length_stops_all_processes_with_the_first(two_processes):
     first, second = (process["lazy"] for process in two_processes)
     assert first["steps"] == second["steps"] == 3 and first["weight"] == second["weight"]
+
+
+class BufferedProbe(DeviceMetricProbe):
+    """With a buffer: DDP broadcasts rank 0's buffers in the first forward pass after training, a collective call
+    that a process validating no batch must make too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.ones(4))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return super().forward(x * self.scale, y)
+
+
+class PerBatchProbe(DeviceMetricProbe):
+    """With allennlp's `CategoricalAccuracy`, which all-reduces at every batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from allennlp.training.metrics import CategoricalAccuracy
+
+        self.categorical = CategoricalAccuracy()
+
+
+def too_little_data(rank: int, world_size: int) -> Dict[str, Any]:
+    """A validation set of 5 instances (3 batches): process 1 gets no validation batch, trains 2 epochs and validates
+    after each (no batch), while process 0 validates both. Then the refusals before training: a process without a
+    training batch, and one without a validation batch where the model has a metric that reduces at every batch."""
+    import shutil
+    import tempfile
+
+    from allennlp.data.data_loaders import SimpleDataLoader
+
+    from luke_allennlp.training.metrics.counting_metric import local_metrics
+
+    validation = probe_instances(5, 10) if rank == 0 else []
+    model = BufferedProbe()
+    shared = [tempfile.mkdtemp() if rank == 0 else None]  # every process loads the best weights rank 0 wrote
+    dist.broadcast_object_list(shared, 0)
+    trainer = probe_trainer(rank, world_size, 3, shared[0], model=model, validation=validation, num_epochs=2)
+    metrics = trainer.train()
+    dist.barrier()
+    if rank == 0:
+        shutil.rmtree(shared[0])
+    results: Dict[str, Any] = {"validation": {k: v for k, v in metrics.items() if k.startswith("best_validation_")}}
+    if rank == 0:  # one process over the whole validation set, with the best epoch's weights (the model's now)
+        model.eval()
+        with torch.no_grad(), local_metrics():
+            losses = [model(**batch)["loss"].item() for batch in SimpleDataLoader(validation, batch_size=2)]
+            results["single"] = {"best_validation_loss": sum(losses) / len(losses), **{f"best_validation_{k}": v
+                                 for k, v in model.get_metrics(reset=True).items()}}  # fmt: skip
+    for name, trainer in [
+        ("training", probe_trainer(rank, world_size, 1 - rank)),
+        ("per_batch", probe_trainer(rank, world_size, 2, model=PerBatchProbe(), validation=validation)),
+    ]:
+        weight = trainer.model.linear.weight.tolist()
+        try:
+            trainer.train()
+        except ValueError as e:
+            results[name] = str(e)
+        assert trainer._total_batches_completed == 0 and trainer.model.linear.weight.tolist() == weight
+    return results
+
+
+def test_a_process_without_validation_data_validates_nothing_and_adds_nothing(two_processes):
+    first, second = (process["small_data"] for process in two_processes)
+    assert set(first["validation"]) == {f"best_validation_{k}" for k in ("loss", "accuracy", "perplexity")}
+    assert first["validation"]["best_validation_accuracy"] not in (0.0, 1.0)
+    assert first["validation"] == second["validation"]
+    assert first["validation"] == pytest.approx(first["single"], rel=1e-6)
+    assert first["training"] == second["training"] and first["per_batch"] == second["per_batch"]
+    assert first["training"] == (
+        "The training data is too small for 2 processes: process 1 gets no batch (batches per process: [1, 0]); "
+        "use fewer processes or more data"
+    )
+    assert first["per_batch"] == (
+        "The validation data is too small for 2 processes: process 1 gets no batch (batches per process: [3, 0]), "
+        "and the model's metric categorical (CategoricalAccuracy) sums over the processes at every batch, so the "
+        "others would wait for it; use fewer processes, more validation data, or metrics that gather their counts "
+        "when read (this project's luke_* metrics)"
+    )

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from luke_allennlp.training.even_batches import evened, group_sizes, planned_lengths, split_to
+from luke_allennlp.training.even_batches import evened, group_sizes, planned_lengths, split_to, validation_lengths
 
 
 def batch(start: int, size: int) -> dict:
@@ -46,3 +46,7 @@ def test_a_process_without_a_batch_is_refused_with_the_counts():
     ):
         planned_lengths([2, 1, 0], 1)
     assert planned_lengths([0, 0], 1) == [0, 0]  # no data at all: nothing to keep in step
+
+
+def test_a_process_without_validation_batches_validates_none_and_the_others_keep_in_step():
+    assert validation_lengths([3, 0, 2]) == [3, 0, 3] and validation_lengths([0, 0]) == [0, 0]

@@ -13,6 +13,7 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.modeling.weights import WeightsError, load_weights
 from luke_allennlp.resources.output import DiskFullError, disk_full
+from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +75,11 @@ class LukeCheckpointer(Checkpointer):
         # rank 0's time decision for the next `maybe_save_checkpoint`, when the trainer has it already
         self.agreed_time_is_up: Optional[bool] = None
 
+    @property
+    def saves_by_time(self) -> bool:
+        """Whether checkpoints are saved every N seconds (rank 0's clock decides: one all-reduce a step)."""
+        return self._save_every_num_seconds is not None
+
     def time_is_up(self) -> bool:
         """Whether `save_every_num_seconds` have passed since the last save, by this process's clock."""
         return self._save_every_num_seconds is not None and (
@@ -121,8 +127,9 @@ class LukeCheckpointer(Checkpointer):
         state = trainer.get_checkpoint_state()  # a collective call under distributed training
         # Every process counts the save (allennlp's returned early on ranks >= 1: they then saved at every batch).
         self._last_save_time = time.time()
-        self._last_save_num_epochs_completed = trainer._epochs_completed  # type: ignore[attr-defined]
-        self._last_save_num_batches_in_epoch_completed = trainer._batches_in_epoch_completed  # type: ignore
+        position = AllenNlpTrainerState(trainer)
+        self._last_save_num_epochs_completed = position.epochs_completed
+        self._last_save_num_batches_in_epoch_completed = position.batches_in_epoch_completed
         if state is None:  # a non-primary process of distributed training with an unsharded model
             return
         point = (state.trainer_state["epochs_completed"], state.trainer_state["batches_in_epoch_completed"])

@@ -18,6 +18,9 @@ class MaskedPrediction(Metric):
     """
 
     supports_distributed = True
+    # Every process makes its one collective call when the metric is read, not at each batch: a process that
+    # validates no batch still reads it with the others (see `even_batches.metrics_reduced_per_batch`).
+    gathered_when_read = True
 
     def __init__(self) -> None:
         self.reset()

@@ -160,22 +160,6 @@ def test_fp16_needs_a_gpu_and_use_amp_must_agree(tmp_path):
         build(precision="bf16", use_amp=True)
 
 
-@pytest.mark.parametrize(
-    "capability, expected", [((7, 0), "fp32"), ((7, 5), "fp32"), ((8, 0), "bf16"), ((9, 0), "bf16")]
-)
-def test_auto_precision_is_bf16_only_on_gpus_that_compute_in_bf16(monkeypatch, capability, expected):
-    """A V100 (7.0) or T4 (7.5): torch says bf16 is supported (emulated), but "auto" must not pick it."""
-    from luke_allennlp.training.trainers.luke_gradient_descent import resolve_precision
-
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
-    gpu = torch.device("cuda", 0)
-    assert resolve_precision("auto", False, gpu) == expected
-    assert resolve_precision("auto", True, gpu) == "fp16"  # use_amp
-    assert resolve_precision("bf16", False, gpu) == "bf16"  # what the config says, as it says
-    assert resolve_precision("auto", False, torch.device("cpu")) == "fp32"
-
-
 def test_the_gradient_scaler_state_round_trips_through_a_checkpoint(tmp_path):
     """fp16 needs a GPU; its gradient scaler does not: a CPU `GradScaler` in the trainer's fp16 path (scaled
     backward, `scaler.step`, `scaler.update`) grows its scale as on a GPU, and `--recover` restores it exactly
@@ -206,41 +190,6 @@ def test_the_gradient_scaler_state_round_trips_through_a_checkpoint(tmp_path):
     recovered._scaler = torch.amp.GradScaler("cpu")  # a fresh one: 65536, growth tracker 0
     recovered._maybe_restore_checkpoint()
     assert recovered._scaler.state_dict() == saved
-
-
-def _busy_worker() -> None:
-    import time
-
-    time.sleep(30)  # a data-loader worker still reading when its loader stops
-
-
-def test_a_worker_terminated_at_the_end_of_training_dies_without_a_traceback(capfd):
-    """The `allennlp` command turns SIGTERM into `SigTermReceived`; a data-loader worker forked while training
-    inherits that handler, and one that the loader terminates at the end printed the exception's traceback (six after
-    a successful single-process pretraining run). Under the trainer's `quiet_worker_sigterm` it dies as by default,
-    and the training process keeps the command's handler."""
-    import multiprocessing
-    import signal
-
-    from allennlp.common.util import SigTermReceived, _handle_sigterm
-
-    from luke_allennlp.training.trainers.luke_gradient_descent import quiet_worker_sigterm
-
-    previous = signal.signal(signal.SIGTERM, _handle_sigterm)  # as allennlp's __main__ installs it
-    try:
-        with quiet_worker_sigterm():
-            worker = multiprocessing.get_context("fork").Process(target=_busy_worker, daemon=True)
-            worker.start()
-            worker.join(0.5)
-            worker.terminate()
-            worker.join(10)
-        assert worker.exitcode == -signal.SIGTERM
-        assert "Traceback" not in capfd.readouterr().err
-        assert signal.getsignal(signal.SIGTERM) is _handle_sigterm
-        with quiet_worker_sigterm(), pytest.raises(SigTermReceived):  # the training process: the command's handler
-            os.kill(os.getpid(), signal.SIGTERM)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class ReadsItsLoss(AutocastProbe):
