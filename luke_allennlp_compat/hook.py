@@ -124,6 +124,7 @@ def install(hooks: Optional[Mapping[str, Sequence[Tuple[str, Hook]]]] = None) ->
     for name, module_hooks in (hooks or {}).items():
         known = _HOOKS.setdefault(name, [])
         for moment, hook in module_hooks:
+            # The same hook, or one that names the same function (a project's lazy hooks have such a repr).
             if all(hook is not other and repr(hook) != repr(other) for _, other in known):
                 known.append((moment, hook))
                 added.append((name, moment, hook))

@@ -1,118 +1,20 @@
-"""One owner per output (luke_allennlp/resources/output.py, luke_allennlp/cli/output_lock.py): a lock held by a live process refuses a second writer in one
-line naming its PID and host, is released when its holder is killed, and guards allennlp's serialization directory
-against a second `train`, `--recover` or `-f` while a run holds it."""
+"""One training run per serialization directory (luke_allennlp/cli/output_lock.py): a lock held by a live process
+guards allennlp's serialization directory against a second `train`, `--recover` or `-f` while a run holds it."""
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from luke_allennlp.resources.output import (
-    OutputInUseError,
-    OutputLock,
-    is_global_primary,
-    lock_output,
-    replaced_output,
-    writing_output,
-)
-from tests.conftest import FIXTURES, REPO_ROOT
-
-HOLDER = """
-import sys, time
-from luke_allennlp.resources.output import OutputLock
-lock = OutputLock(sys.argv[1], sys.argv[2]).acquire()
-print("holding", flush=True)
-time.sleep(600)
-"""
-
-TRY = """
-import sys
 from luke_allennlp.resources.output import OutputInUseError, OutputLock
-try:
-    OutputLock(sys.argv[1], sys.argv[2]).acquire()
-    print("acquired")
-except OutputInUseError as error:
-    print(error)
-"""
+from tests.conftest import FIXTURES, REPO_ROOT
+from tests.resources.test_output import TRY, holder  # noqa: F401  (a fixture)
 
 
-@pytest.fixture
-def holder():
-    """Starts a process that holds the lock of a file (`holder(lock_file, output)`), killed at the end."""
-    processes = []
-
-    def start(lock_file: Path, output: Path) -> subprocess.Popen:
-        process = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock_file), str(output)], cwd=REPO_ROOT,
-                                   stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})  # fmt: skip
-        processes.append(process)
-        assert process.stdout.readline().strip() == "holding"
-        return process
-
-    yield start
-    for process in processes:
-        process.kill()
-        process.wait()
-
-
-def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_releases(holder, tmp_path):
-    output = tmp_path / "vocab.jsonl"
-    process = holder(Path(f"{output}.lock"), output)
-    with pytest.raises(OutputInUseError) as refused:
-        lock_output(output).acquire()
-    message = str(refused.value)
-    assert message.startswith(
-        f"{output} is in use by another process (PID {process.pid} on host {socket.gethostname()}, "
-    )
-    assert "\n" not in message and "-c" in message  # (its command)
-    with pytest.raises(OutputInUseError, match=f"PID {process.pid} "):
-        with writing_output(output) as temporary:
-            Path(temporary).write_text("loser")
-    assert not output.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["vocab.jsonl.lock"]
-
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    with writing_output(output) as temporary:  # the stale lock file of the killed holder is taken over
-        assert not output.exists()
-        Path(temporary).write_text("winner")
-        with pytest.raises(OutputInUseError, match=f"PID {os.getpid()} "):  # (a second lock in this process too)
-            lock_output(output).acquire()
-    assert output.read_text() == "winner" and sorted(p.name for p in tmp_path.iterdir()) == ["vocab.jsonl"]
-
-
-def test_writing_output_replaces_only_on_success_and_removes_only_its_own_temporary(tmp_path):
-    output = tmp_path / "corpus"
-    (tmp_path / "other").mkdir()
-    with pytest.raises(RuntimeError), writing_output(output, directory=True) as temporary:
-        (Path(temporary) / "part").write_text("half")
-        raise RuntimeError("interrupted")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["other"]
-    output.mkdir()  # (an empty directory made beforehand is replaced)
-    with writing_output(output, directory=True) as temporary:
-        (Path(temporary) / "part").write_text("whole")
-    assert (output / "part").read_text() == "whole"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "other"]
-    (output / "kept").write_text("the user's")  # (export-luke into an existing directory: file by file)
-    with replaced_output(output, directory=True, merge=True) as temporary:
-        (Path(temporary) / "part").write_text("newer")
-    assert (output / "part").read_text() == "newer" and (output / "kept").read_text() == "the user's"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "other"]
-
-
-def test_only_the_global_primary_locks(monkeypatch):
-    monkeypatch.delenv("RANK", raising=False)
-    assert is_global_primary(0) and not is_global_primary(1)
-    monkeypatch.setenv("RANK", "3")
-    assert not is_global_primary(0)
-    monkeypatch.setenv("RANK", "0")
-    assert is_global_primary(0)
-
-
-def test_a_serialization_directory_has_one_run_at_a_time(holder, tiny_luke_dir, tmp_path, monkeypatch, capsys):
+def test_a_serialization_directory_has_one_run_at_a_time(holder, tiny_luke_dir, tmp_path, monkeypatch, capsys):  # noqa: F811
     """While a run holds `-s DIR` (a holder process), `allennlp train`, `--recover` and `-f` are refused in one line
     naming it, and nothing in DIR is touched; a run holds the lock for its life (only on the global primary); once the
     holder is killed, `--recover` goes on."""
