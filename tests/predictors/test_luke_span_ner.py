@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 import unicodedata
 from pathlib import Path
 
@@ -249,6 +250,54 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
         f'allennlp: error: {path}, line 3: input: the input needs "sentence" (text), "words" (a list of strings) or '
         '"document" (text or a list of sentences)'
     )
+
+
+def test_predict_reads_compressed_inputs_and_names_compressed_data_under_another_name(
+    archive, predictor, tmp_path, monkeypatch, capsys
+):
+    """`.gz`, `.bz2` and `.xz` inputs are decompressed as they are read, standard input too; compressed data under
+    another name, or not what its name says, is one line naming the file (it was "not UTF-8 text", or a traceback)."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+
+    from allennlp.commands import main
+
+    text = (
+        json.dumps({"sentence": "Peter visited Brussels ."}) + "\n\n" + json.dumps({"words": ["Hi", "."]}) + "\n"
+    ).encode()
+    plain, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    plain.write_bytes(text)
+
+    def predict(path, via_main=False):
+        out.unlink(missing_ok=True)
+        if not via_main:
+            _PredictManager(predictor, str(path), str(out), 2, False, False).run()
+            return [json.loads(line)["words"] for line in out.read_text().splitlines()]
+        monkeypatch.setattr(sys, "argv", ["allennlp", "predict", str(archive), str(path), "--silent", "--output-file", str(out)])  # fmt: skip
+        with pytest.raises(SystemExit) as exited:
+            main(prog="allennlp")
+        return exited.value.code, capsys.readouterr().err.strip().splitlines()[-1]
+
+    expected = [["Peter", "visited", "Brussels", "."], ["Hi", "."]]
+    for suffix, compress in ((".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)):
+        (tmp_path / f"in.jsonl{suffix}").write_bytes(compress(text))
+        assert predict(tmp_path / f"in.jsonl{suffix}") == expected
+    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=io.BufferedReader(io.BytesIO(gzip.compress(text)))))
+    assert predict("-") == expected
+    misnamed = tmp_path / "misnamed.jsonl"
+    misnamed.write_bytes(gzip.compress(text))
+    assert predict(misnamed, via_main=True) == (1, (
+        f"allennlp: error: {misnamed}: gzip-compressed data, not text: name it with .gz to read it compressed, or "
+        "decompress it"
+    ))  # fmt: skip
+    (tmp_path / "cut.jsonl.gz").write_bytes(gzip.compress(text)[:30])
+    with pytest.raises(ValueError, match=r"cut\.jsonl\.gz: not gzip data, or truncated, as its name says \(Compressed"):
+        predict(tmp_path / "cut.jsonl.gz")
+    (tmp_path / "plain.jsonl.xz").write_bytes(text)
+    with pytest.raises(ValueError, match=r"plain\.jsonl\.xz: not xz data, or truncated, as its name says"):
+        predict(tmp_path / "plain.jsonl.xz")
 
 
 def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch, capsys):
