@@ -28,7 +28,8 @@ resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--
 `FILE.partial` (not left as if complete); the builders remove what they had written. The exit status is 128 + the
 signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
 handlers are restored when `main` returns. The data loader's worker processes ignore Ctrl-C and SIGHUP, which reach
-the whole process group (each printed a traceback of its own), and exit on SIGTERM.
+the whole process group (each printed a traceback of its own), and exit on SIGTERM. (The workers also read an
+`endless` reader one pass unless the loader draws `batches_per_epoch` batches lazily: `finite_reads`.)
 
 Any other exception is left to allennlp.
 
@@ -321,6 +322,17 @@ def worker_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+def finite_reads(loader: Any) -> None:
+    """In a data loader's worker process: a reader that reads pass after pass without end (`endless`, the pretraining
+    reader's) does so only for a loader that draws `batches_per_epoch` batches lazily (`max_instances_in_memory`);
+    any other loader waits for the reader to end (its epoch, or its loading of every instance into memory, would never
+    end), so there it reads one pass. The worker's copy of the reader is changed, not the main process's."""
+    if getattr(loader.reader, "endless", False) is True and (
+        loader.batches_per_epoch is None or loader.max_instances_in_memory is None
+    ):
+        loader.reader.endless = False
+
+
 def repair_data_loader_workers(module: types.ModuleType) -> None:
     """allennlp's `MultiProcessDataLoader` workers (`num_workers` > 0, e.g. the pretraining configs) each printed a
     KeyboardInterrupt traceback on Ctrl-C: they now leave signals to the main process (`worker_signals`)."""
@@ -332,6 +344,7 @@ def repair_data_loader_workers(module: types.ModuleType) -> None:
 
         def patched_worker(self: Any, *args: Any, _worker: Any = worker) -> None:
             worker_signals()
+            finite_reads(self)
             _worker(self, *args)
 
         replace(loader, name, patched_worker)
