@@ -126,7 +126,7 @@ def test_ner_checkpoint_nil_label_and_spans(tmp_path):
     assert set(metrics) >= {"f1", "precision", "recall"}
 
 
-def test_typing_checkpoint(tmp_path):
+def test_typing_checkpoint(tmp_path, shared_data):
     checkpoint = write_tiny_task_checkpoint(tmp_path / "open-entity", "LukeForEntityClassification",
                                             ["entity", "event", "group", "location", "object", "organization", "person",
                                              "place", "time"], task="entity_classification", seed=2)  # fmt: skip
@@ -152,6 +152,19 @@ def test_typing_checkpoint(tmp_path):
     ours, tensors = forward(archive, [reader.text_to_instance(text, span)])
     assert tensors["word_ids"].tolist() == inputs["input_ids"].tolist()
     assert reader.stats["mention_positions_capped"] == 1
+    with torch.no_grad():
+        theirs = model_of(checkpoint, "LukeForEntityClassification")(**inputs).logits
+    assert (ours["logits"] - theirs).abs().max().item() < TOLERANCE
+    # A real Open Entity example (train.json's longest mention, 216 characters): the same through the reader's file.
+    examples = json.loads((shared_data / "open_entity" / "train.json").read_text())
+    longest = max(examples, key=lambda e: e["end"] - e["start"])
+    (tmp_path / "long.json").write_text(json.dumps([longest]))
+    [instance] = reader.read(str(tmp_path / "long.json"))
+    span = (longest["start"], longest["end"])
+    inputs = transformers_inputs(checkpoint, "entity_classification", longest["sent"], [span])
+    ours, tensors = forward(archive, [instance])
+    assert tensors["word_ids"].tolist() == inputs["input_ids"].tolist()
+    assert reader.stats["mention_positions_capped"] == 1 and (inputs["entity_position_ids"] >= 0).sum() == 30
     with torch.no_grad():
         theirs = model_of(checkpoint, "LukeForEntityClassification")(**inputs).logits
     assert (ours["logits"] - theirs).abs().max().item() < TOLERANCE
