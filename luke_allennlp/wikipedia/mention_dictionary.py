@@ -58,7 +58,16 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from luke_allennlp.wikipedia.dump import WikiDump, WikiPage
 from luke_allennlp.wikipedia.markup import LINK_SCOPES, clean_wikitext
 from luke_allennlp.wikipedia.mention_store import FORMAT as STORE_FORMAT
-from luke_allennlp.wikipedia.mention_store import INDEXES, SCHEMA, MentionStore, fold, sqlite_name_matcher, write_store
+from luke_allennlp.wikipedia.mention_store import (
+    INDEXES,
+    NAME_TOKENS,
+    SCHEMA,
+    MentionStore,
+    check_name_tokens,
+    fold,
+    sqlite_name_matcher,
+    write_store,
+)
 from luke_allennlp.wikipedia.mention_store import VERSION as STORE_VERSION
 from luke_allennlp.wikipedia.name_matcher import TOKEN, NameMatcher, cjk_key
 from luke_allennlp.wikipedia.parallel import ordered_map, page_batches
@@ -189,7 +198,7 @@ class MentionDictionary:
     def to_json(self) -> Dict[str, Any]:
         return {"version": VERSION, "dump": self.dump, "min_link_probability": self.min_link_probability,
                 "pages": self.pages, "link_probability": self._link_probability, "entities": self.entities or {},
-                "stats": self.stats}  # fmt: skip
+                "stats": self.stats, "name_tokens": NAME_TOKENS}  # fmt: skip
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         """As JSON if `path` ends with `.json`, else as a SQLite file (`MentionStore`)."""
@@ -241,6 +250,7 @@ class MentionDictionary:
             found = data.get("version") if isinstance(data, dict) else type(data).__name__
             readable = " or ".join(map(str, READABLE_VERSIONS))
             raise ValueError(f"{path}: not a mention dictionary of version {readable} (version: {found!r})")
+        check_name_tokens(data, path)
         keys = ("pages", "link_probability") + (("entities",) if data["version"] >= 2 else ())
         for key in keys:
             if not isinstance(data.get(key), dict):
@@ -397,7 +407,8 @@ def merge_mention_links(parts: Sequence["os.PathLike[str] | str"], out_path: "os
     set_meta(connection, kind=NAMES, dump=" ".join(meta["dump"] for meta in metas), links_in=metas[0]["links_in"],
              page_stats=page_stats, pages=sum(meta["pages"] for meta in metas),
              link_fates=sum_counts([meta["link_fates"] for meta in metas]),
-             dump_stats=sum_counts([meta["dump_stats"] for meta in metas]), redirects=redirect_stats.__dict__)  # fmt: skip
+             dump_stats=sum_counts([meta["dump_stats"] for meta in metas]), redirects=redirect_stats.__dict__,
+             name_tokens=NAME_TOKENS)  # fmt: skip
     connection.close()
 
 
@@ -492,7 +503,7 @@ def count_name_occurrences(
 ) -> None:
     """Stage 3, on one dump part: how often each name of the names file occurs unlinked in the part's running
     text, to the part file `out_path`. Workers look the names up in the names file (not in memory)."""
-    read_part_meta(names_path, NAMES)
+    check_part_name_tokens(read_part_meta(names_path, NAMES), names_path, "names")
     connection = open_readonly(os.fspath(names_path), mmap_bytes=0)
     columns = {row[1] for row in connection.execute("PRAGMA table_info(names)")}
     connection.close()
@@ -506,7 +517,8 @@ def count_name_occurrences(
     for counts in ordered_map(_count_occurrences, batches, num_workers, _init_matcher, (os.fspath(names_path),)):
         unlinked.add(counts)
     unlinked.flush()
-    set_meta(connection, kind=OCCURRENCES, dump=os.fspath(dump_path), names=os.fspath(names_path))
+    set_meta(connection, kind=OCCURRENCES, dump=os.fspath(dump_path), names=os.fspath(names_path),
+             name_tokens=NAME_TOKENS)  # fmt: skip
     connection.close()
 
 
@@ -527,8 +539,9 @@ def merge_mention_parts(
     if not 0.0 <= min_link_probability <= 1.0:
         raise ValueError(f"min_link_probability must be in [0, 1], got {min_link_probability}")
     names_meta = read_part_meta(names_path, NAMES)
+    check_part_name_tokens(names_meta, names_path, "names")
     for path in occurrence_parts:
-        read_part_meta(path, OCCURRENCES)
+        check_part_name_tokens(read_part_meta(path, OCCURRENCES), path, "occurrences")
     out_path = os.fspath(out_path)
     building = out_path + ".building"
     connection = connect(building, create=True)
@@ -601,7 +614,7 @@ def merge_mention_parts(
     summary = {**{k: stats[k] for k in sorted(stats)}, **links, "include_missing_pages": include_missing_pages,
                "dump": names_meta["dump_stats"], "redirects": names_meta["redirects"]}  # fmt: skip
     set_meta(connection, format=STORE_FORMAT, version=VERSION, dump=names_meta["dump"],
-             min_link_probability=min_link_probability, stats=summary)  # fmt: skip
+             min_link_probability=min_link_probability, stats=summary, name_tokens=NAME_TOKENS)  # fmt: skip
     connection.execute("DETACH DATABASE n")
     connection.close()
     os.replace(building, out_path)
@@ -614,6 +627,14 @@ def merge_mention_parts(
 _STATS = ("names", "low_probability_names_dropped", "entity_links", "entity_links_to_missing_pages",
           "entity_links_through_redirect_loops", "page_names", "pages_with_names", "names_through_redirect_loops",
           "names_to_missing_pages", "page_names_never_linked_in_text", "low_probability_page_names_dropped")  # fmt: skip
+
+
+def check_part_name_tokens(meta: Dict[str, Any], path: "os.PathLike[str] | str", stage: str) -> None:
+    """Refuses a part file of the stage `names` or `occurrences` whose names were cut into tokens otherwise than
+    today's (`NAME_TOKENS`: a part written before has none), saying to run its stage again."""
+    if meta.get("name_tokens") != NAME_TOKENS:
+        raise ValueError(f"{os.fspath(path)}: a part file built before names kept their combining marks (name tokens "
+                         f"{meta.get('name_tokens') or 1}, now {NAME_TOKENS}): run the stage `{stage}` again")  # fmt: skip
 
 
 def _tokens(name: str) -> Tuple[Optional[str], int]:

@@ -29,6 +29,10 @@ logger = logging.getLogger(__name__)
 
 FORMAT = "luke-mention-dictionary"
 VERSION = 2
+# How names are cut into tokens (`name_matcher.TOKEN`, `CJK_TOKEN`), on which a dictionary's lookups and link
+# probabilities depend: 2 since a word keeps its combining marks (decomposed "München", Devanagari vowel signs); the
+# dictionaries built before have no `name_tokens` and find and count names differently (`check_name_tokens`).
+NAME_TOKENS = 2
 
 SCHEMA = """
 CREATE TABLE titles(id INTEGER PRIMARY KEY, title TEXT NOT NULL UNIQUE);
@@ -93,6 +97,28 @@ def sqlite_name_matcher(
     return LookupNameMatcher(first_token, contains, value, cjk_characters=cjk_characters)
 
 
+def check_name_tokens(meta: Dict[str, Any], path: str) -> None:
+    """
+    Refuses a mention dictionary that `allennlp build-mention-dictionary` wrote with other name tokens than today's
+    `NAME_TOKENS` (its metadata, or the JSON file's top level: a build's `stats` without `name_tokens`), naming the
+    command that rebuilds it. A dictionary written by hand (no build `stats`) is read as it is.
+    """
+    found = meta.get("name_tokens")
+    if found == NAME_TOKENS or (found is None and not meta.get("stats")):
+        return
+    stats = meta.get("stats") or {}
+    command = ["allennlp build-mention-dictionary", meta.get("dump") or "DUMP", path,
+               f"--min-link-probability {meta.get('min_link_probability', 0.0):g}"]  # fmt: skip
+    if stats.get("links_in", "page") != "page":
+        command.append(f"--links-in {stats['links_in']}")
+    if stats.get("include_missing_pages"):
+        command.append("--include-missing-pages")
+    raise ValueError(
+        f"{path}: built before names kept their combining marks (name tokens {found or 1}, now {NAME_TOKENS}): it "
+        f"finds and counts names differently; rebuild it: {' '.join(command)} (with its --page-titles, if any)"
+    )
+
+
 def fold(name: str) -> str:
     """A name without case and white space (the key of `candidates(..., ignore_case=True)`)."""
     return "".join(name.split()).casefold()
@@ -123,6 +149,7 @@ class MentionStore:
         if meta.get("format") != FORMAT or meta.get("version") != VERSION:
             raise ValueError(f"{self.source}: not a mention dictionary of version {VERSION} "
                              f"(format {meta.get('format')!r}, version {meta.get('version')!r})")  # fmt: skip
+        check_name_tokens(meta, self.source)
         self.dump: str = meta.get("dump", "")
         self.min_link_probability: float = meta.get("min_link_probability", 0.0)
         self.stats: Dict[str, Any] = meta.get("stats", {})
@@ -244,6 +271,6 @@ def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
                             for name, target in names_of_page.items()))  # fmt: skip
     connection.executescript(INDEXES)
     set_meta(connection, format=FORMAT, version=VERSION, dump=dictionary.dump,
-             min_link_probability=dictionary.min_link_probability, stats=dictionary.stats)  # fmt: skip
+             min_link_probability=dictionary.min_link_probability, stats=dictionary.stats, name_tokens=NAME_TOKENS)  # fmt: skip
     connection.close()
     os.replace(building, path)
