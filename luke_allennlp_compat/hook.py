@@ -40,6 +40,7 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
         ("after", "archive_types:record_included_packages"),  # 14
     ],
     "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],  # 8
+    "allennlp.evaluation.evaluator": [("after", "user_errors:repair_evaluator")],  # 8
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # 7 and 9
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],  # 10
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],  # 14

@@ -25,7 +25,8 @@ An interruption is one line too: SIGTERM, SIGHUP (both raise `Interrupted`, a `S
 error: train interrupted by SIGTERM while training: ..." saying what is left: for `train`, the last checkpoint (intact:
 checkpoints and archives are written under a temporary name and renamed) and that `allennlp train --recover -s DIR`
 resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--predictions-output-file` renamed
-`FILE.partial` (not left as if complete); the builders remove what they had written. The exit status is 128 + the
+`FILE.partial` (not left as if complete, and holding every prediction written before: `repair_evaluator` closes
+the predictions file of `evaluate`); the builders remove what they had written. The exit status is 128 + the
 signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
 handlers are restored when `main` returns. The data loader's worker processes ignore Ctrl-C and SIGHUP, which reach
 the whole process group (each printed a traceback of its own), and exit on SIGTERM. (The workers also read an
@@ -320,6 +321,33 @@ def worker_signals() -> None:
         if signum is not None:
             signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def repair_evaluator(module: types.ModuleType) -> None:
+    """allennlp's `SimpleEvaluator` closed its predictions file (`evaluate --predictions-output-file`) only after the
+    last batch: stopped by an interruption or an error, the predictions written so far stayed in the file's buffer and
+    the file was left empty. It is closed whatever happens, so they are kept (in `FILE.partial` after an interruption:
+    `interruption_state`)."""
+    evaluator = module.SimpleEvaluator
+    if repaired(evaluator.__call__):
+        return
+    call = evaluator.__call__
+
+    def evaluate(self: Any, *args: Any, **kwargs: Any) -> Any:  # (so named for `PHASES`: "while evaluating")
+        try:
+            return call(self, *args, **kwargs)
+        except BaseException as error:
+            tb = error.__traceback__
+            while tb is not None:  # the file is a local of allennlp's `__call__`
+                predictions = (
+                    tb.tb_frame.f_locals.get("predictions_file") if tb.tb_frame.f_code is call.__code__ else None
+                )
+                if predictions is not None and not predictions.closed:
+                    predictions.close()
+                tb = tb.tb_next
+            raise
+
+    replace(evaluator, "__call__", evaluate)
 
 
 def finite_reads(loader: Any) -> None:

@@ -300,6 +300,67 @@ def test_predict_reads_compressed_inputs_and_names_compressed_data_under_another
         predict(tmp_path / "plain.jsonl.xz")
 
 
+def test_the_allennlp_predict_command_stopped_by_sigterm_keeps_what_it_wrote(archive, tmp_path):
+    """The real command, sent SIGTERM once it has printed its first prediction: one line saying what was written, the
+    predictions written before the signal kept whole in `OUT.partial` (nothing left under the output's name)."""
+    import signal
+
+    path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    path.write_text("".join(json.dumps({"sentence": f"Peter visited Brussels {i} ."}) + "\n" for i in range(5000)))
+    command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--output-file", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # (each prediction is printed as it is made)
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=env)
+    printed = 0
+    for line in run.stdout:
+        if line.startswith("prediction:"):
+            printed += 1
+            run.send_signal(signal.SIGTERM)
+            break
+    rest, err = run.communicate(timeout=300)
+    printed += sum(line.startswith("prediction:") for line in rest.splitlines())
+    assert run.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err[-3000:]
+    assert err.strip().splitlines()[-1] == (
+        f"allennlp: error: predict interrupted by SIGTERM while predicting; what was written so far is in "
+        f"{out}.partial (incomplete): run the command again"
+    )
+    kept = [json.loads(line)["words"] for line in Path(f"{out}.partial").read_text().splitlines()]
+    assert not out.exists() and 1 <= printed <= 5000 and len(kept) in (printed - 1, printed)  # (printed, then written)
+    assert kept == [["Peter", "visited", "Brussels", str(i), "."] for i in range(len(kept))]
+
+
+def test_evaluate_interrupted_by_ctrl_c_keeps_the_predictions_written(archive, conll_slice, tmp_path, monkeypatch,
+                                                                      capsys):  # fmt: skip
+    """Ctrl-C (SIGINT, sent from inside the third batch's forward) during `allennlp evaluate`: one line, status 130,
+    and the first two batches' predictions in `FILE.partial` (allennlp left them in the file's buffer: it was empty)."""
+    import signal
+
+    from allennlp.commands import main
+
+    from luke_allennlp.models.luke_span_ner import LukeSpanNer
+
+    forward, calls = LukeSpanNer.forward, []
+
+    def interrupted_forward(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(LukeSpanNer, "forward", interrupted_forward)
+    predictions = tmp_path / "predictions.jsonl"
+    monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(archive), str(conll_slice), "--batch-size", "2",
+                                      "--predictions-output-file", str(predictions)])  # fmt: skip
+    with pytest.raises(SystemExit) as exited:
+        main(prog="allennlp")
+    assert exited.value.code == 128 + signal.SIGINT
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"allennlp: error: evaluate interrupted by SIGINT while evaluating; what was written so far is in "
+        f"{predictions}.partial (incomplete): run the command again"
+    )
+    kept = [json.loads(line) for line in Path(f"{predictions}.partial").read_text().splitlines()]
+    assert not predictions.exists() and len(kept) == 4 and all("tags" in row or "entities" in row for row in kept)
+
+
 def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch, capsys):
     """It used to exit 0 without metrics. One line (luke_allennlp_compat, repair 8)."""
     from allennlp.commands import main
