@@ -96,6 +96,26 @@ def test_relation_checkpoint_through_the_command(relation_checkpoint, tmp_path):
     assert torch.equal(table[0], theirs_table[2])
 
 
+def test_a_checkpoint_naming_its_own_code_runs_none_of_it(relation_checkpoint, tmp_path):
+    """A task checkpoint whose config and tokenizer config name Python files of their own (`auto_map`, transformers'
+    remote code): importing it, and loading and running the archive, never imports them (issue 28: loading shared
+    files runs nothing they name)."""
+    import shutil
+
+    checkpoint = tmp_path / "crafted"
+    shutil.copytree(relation_checkpoint, checkpoint)
+    marker = tmp_path / "code-ran"
+    (checkpoint / "crafted_code.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    for name, classes in (("config.json", ("AutoConfig", "AutoModel")), ("tokenizer_config.json", ("AutoTokenizer",))):
+        config = json.loads((checkpoint / name).read_text())
+        config["auto_map"] = {c: ["crafted_code.Crafted", None] if c == "AutoTokenizer" else "crafted_code.Crafted"
+                              for c in classes}  # fmt: skip
+        (checkpoint / name).write_text(json.dumps(config))
+    archive = load_archive(import_luke_task(str(checkpoint), str(tmp_path / "imported")))
+    forward(archive, [archive.dataset_reader.text_to_instance(TEXT, HEAD, TAIL)])
+    assert not marker.exists()
+
+
 def test_ner_checkpoint_nil_label_and_spans(tmp_path):
     """The original LUKE's NIL label becomes O; every span the reader scores gets transformers' logits."""
     checkpoint = write_tiny_task_checkpoint(tmp_path / "conll", "LukeForEntitySpanClassification",

@@ -198,6 +198,43 @@ def test_interrupted_training_says_what_is_left_in_one_line(tiny_luke_dir, tmp_p
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)) == before  # restored
 
 
+def test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact(tiny_luke_dir, tmp_path,
+                                                                                      monkeypatch, capsys):  # fmt: skip
+    """SIGTERM while `allennlp train` writes `model.tar.gz` (sent from inside the writer, as a `kill` would): one line
+    naming the phase, the intact last checkpoint and --recover; no archive left half written."""
+    import signal
+
+    from allennlp.commands import main
+
+    from luke_allennlp import archival
+
+    write = archival._write_archive
+
+    def write_then_signal(archive_file, *args):
+        write(archive_file, *args)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(archival, "_write_archive", write_then_signal)
+    monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
+    monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
+    out = tmp_path / "out"
+    overrides = '{"trainer.num_epochs": 1, "trainer.learning_rate_scheduler": null}'
+    monkeypatch.setattr(sys, "argv", ["allennlp", "train", str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
+                                      "-s", str(out), "-o", overrides])  # fmt: skip
+    handlers = logging.getLogger().handlers[:]
+    try:
+        with pytest.raises(SystemExit) as exited:
+            main(prog="allennlp")
+    finally:  # (allennlp's train logs to this test's stderr, closed after it)
+        logging.getLogger().handlers[:] = handlers
+    assert exited.value.code == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"allennlp: error: train interrupted by SIGTERM while writing the archive; the last checkpoint in {out} "
+        f"(after 1 epoch(s)) is intact: `allennlp train --recover -s {out}` resumes from it"
+    )
+    assert not [name for name in os.listdir(out) if "tar.gz" in name]
+
+
 def test_interrupted_predict_renames_its_partial_output(tmp_path):
     from luke_allennlp_compat.user_errors import interruption_state
 
