@@ -195,7 +195,7 @@ class LukeConll2003Reader(DatasetReader):
             logger.log(
                 logging.WARNING if self.stats["gold_entities_with_positions_capped"] else logging.INFO,
                 "%s: %d of %d spans (%d gold entities) have more subwords than the checkpoint's max_mention_length "
-                "(%d): their entity position ids keep the first %d, as transformers' LukeTokenizer does",
+                "(%d): a LUKE model's entity position ids keep their first %d, as transformers' LukeTokenizer does",
                 file_path, self.stats["spans_with_positions_capped"], self.stats["spans"],
                 self.stats["gold_entities_with_positions_capped"], self.position_cap, self.position_cap,
             )  # fmt: skip

@@ -167,7 +167,7 @@ CHECKPOINT = re.compile(r"model_state_e(\d+)_b(\d+)(?:_w\d+)?\.th$")
 PHASES = {
     "_read": "reading the data", "read": "reading the data", "_try_train": "training", "_train_epoch": "training",
     "_validation_loss": "validating", "save_checkpoint": "saving a checkpoint", "archive_model": "writing the archive",
-    "evaluate": "evaluating", "_predict_instances": "predicting", "_predict_json": "predicting",
+    "evaluate": "evaluating", "predict": "predicting", "_predict_instances": "predicting", "_predict_json": "predicting",
     "save": "writing the output",
 }  # fmt: skip
 _interrupted_class: Optional[type] = None

@@ -334,5 +334,5 @@ def test_gold_entities_cut_by_the_entity_position_cap_are_a_warning_with_their_c
     [record] = [r for r in caplog.records if "position ids" in r.getMessage()]
     assert record.levelname == "WARNING" and record.getMessage() == (
         f"{data}: 5 of 21 spans (1 gold entities) have more subwords than the checkpoint's max_mention_length (30): "
-        "their entity position ids keep the first 30, as transformers' LukeTokenizer does"
+        "a LUKE model's entity position ids keep their first 30, as transformers' LukeTokenizer does"
     )
