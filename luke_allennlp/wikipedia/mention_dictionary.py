@@ -42,9 +42,11 @@ parts runs part by part (one process per part, any scheduler), exactly as one ru
 
 The dictionary is also read from (and for small dumps written as) the version-2 JSON file
 `{"version": 2, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability":
-{name: p}, "entities": {name: [[entity, links], ...]}, "stats": {...}}`, read whole by `MentionDictionary.from_file`,
+{name: p}, "entities": {name: [[entity, links], ...]}, "stats": {...}, "name_tokens": 2}`, read whole by `MentionDictionary.from_file`,
 which opens a SQLite file as a `MentionStore` with the same queries. Version 1 (no "entities") is still read, for
-the names of pages; asking it for candidates is an error that says to rebuild it.
+the names of pages; asking it for candidates is an error that says to rebuild it. A dictionary (or part file) the
+builder wrote before names kept their combining marks has no `name_tokens` and is refused, naming the command (or
+stage) that rebuilds it (`mention_store.check_name_tokens`, `check_part_name_tokens`).
 """
 
 import itertools

@@ -4,7 +4,7 @@ The mention dictionary as a SQLite file (what `allennlp build-mention-dictionary
 touches, not the dictionary, and data-loader workers share the file's pages (the operating system's page cache)
 instead of each loading a copy. Same content and answers as the version-2 JSON (`MentionDictionary`).
 
-Tables: `meta(key, value)` (JSON values: `format`, `version`, `dump`, `min_link_probability`, `stats`);
+Tables: `meta(key, value)` (JSON values: `format`, `version`, `dump`, `min_link_probability`, `stats`, `name_tokens`);
 `titles(id, title)`; `names(id, name, folded, link_probability, first_token, n_tokens, links, cjk_first_token,
 cjk_n_tokens)` (`folded`: without case and white space, for `ignore_case`; `first_token`/`n_tokens`: `NameMatcher`'s
 tokens; `links`: the name's links to its candidates, 0 if it has none; `cjk_first_token`/`cjk_n_tokens`: the
