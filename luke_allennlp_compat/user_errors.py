@@ -40,7 +40,10 @@ Proved by tests/luke_allennlp_compat/test_user_errors.py: `test_known_input_erro
 `test_disk_full_is_one_line_naming_the_file`, `test_interrupted_training_says_what_is_left_in_one_line`,
 `test_an_interrupted_builder_leaves_no_partial_output`, `test_interrupted_predict_renames_its_partial_output`,
 `test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line`,
-`test_data_loader_workers_leave_signals_to_the_main_process`.
+`test_data_loader_workers_leave_signals_to_the_main_process`,
+`test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact`; the real `predict` stopped by
+SIGTERM and `evaluate` by Ctrl-C in tests/predictors/test_luke_span_ner.py; `finite_reads` by
+tests/data_readers/test_luke_pretraining.py (`test_an_endless_reader_read_to_its_end_reads_one_pass`).
 """
 
 import errno
