@@ -316,15 +316,18 @@ def test_the_allennlp_predict_command_stopped_by_sigterm_keeps_what_it_wrote(arc
     path.write_text("".join(json.dumps({"sentence": f"Peter visited Brussels {i} ."}) + "\n" for i in range(5000)))
     command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--output-file", str(out)]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # (each prediction is printed as it is made)
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=env)
-    printed = 0
-    for line in run.stdout:
-        if line.startswith("prediction:"):
-            printed += 1
-            run.send_signal(signal.SIGTERM)
-            break
-    rest, err = run.communicate(timeout=300)
-    printed += sum(line.startswith("prediction:") for line in rest.splitlines())
+    # stdout read to its end through one buffer (`communicate` would skip the lines it had read ahead), stderr to a
+    # file (a pipe left unread would fill with the logs)
+    with open(tmp_path / "stderr.txt", "w") as stderr:
+        run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=REPO_ROOT, env=env)
+        printed = 0
+        for line in run.stdout:
+            if line.startswith("prediction:"):
+                printed += 1
+                if printed == 1:
+                    run.send_signal(signal.SIGTERM)
+        run.wait(timeout=300)
+    err = (tmp_path / "stderr.txt").read_text()
     assert run.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err[-3000:]
     assert err.strip().splitlines()[-1] == (
         f"allennlp: error: predict interrupted by SIGTERM while predicting; what was written so far is in "
