@@ -19,6 +19,7 @@ from luke_allennlp.data.inputs import (
     tokenize_words,
 )
 from luke_allennlp.data.tags import tags_to_spans
+from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.files import read_lines
 from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
@@ -33,6 +34,9 @@ STATS = (
     "truncated_sentences",
     "truncated_gold_entities",
     "gold_entities_too_long",
+    "spans",
+    "spans_with_positions_capped",
+    "gold_entities_with_positions_capped",
     "word_boundaries_inside_subwords",
 )
 # The columns' separator: ASCII spaces (tabs accepted). Not any Unicode white space, as `str.split()` would
@@ -108,7 +112,12 @@ class LukeConll2003Reader(DatasetReader):
     max_seq_length : `int`, optional (default = `512`)
         Subwords per encoder input, special tokens included.
     max_mention_length : `int`, optional (default = `16`)
-        Longest span, in words. Gold entities that are longer cannot be predicted; they are counted and logged.
+        Longest span, in words. Gold entities that are longer cannot be predicted; they are counted and logged (a
+        warning). Spans longer than the checkpoint's own `max_mention_length` in subwords (its tokenizer config's,
+        else 30) are scored, but their entity position ids keep their first subwords (the `luke` embedder's cap, as
+        transformers' `LukeTokenizer`); they are counted too (`spans_with_positions_capped`, of them
+        `gold_entities_with_positions_capped`) and logged (a warning where gold entities are among them; on
+        CoNLL-2003 eng.testa, 111 of 512,968 spans and no gold entity, with RoBERTa's tokenizer).
     max_entities : `int`, optional (default = `128`)
         Spans per encoder pass.
     encoding : `str`, optional (default = `"iob1"`)
@@ -153,6 +162,7 @@ class LukeConll2003Reader(DatasetReader):
         self.inputs = MentionInputs(self.tokenizer, max_seq_length)
         self.max_words = self.inputs.room  # subwords for text
         self.max_mention_length = max_mention_length
+        self.position_cap = checkpoint_max_mention_length(model_name)  # (subwords: the embedder's default)
         self.max_entities = max_entities
         self.encoding = encoding
         self.label_namespace = label_namespace
@@ -195,6 +205,19 @@ class LukeConll2003Reader(DatasetReader):
                 file_path,
                 self.stats["gold_entities_too_long"],
                 self.max_mention_length,
+            )
+        if self.stats["spans_with_positions_capped"]:
+            # (as the original and transformers' models read them: a warning only where gold entities are cut)
+            logger.log(
+                logging.WARNING if self.stats["gold_entities_with_positions_capped"] else logging.INFO,
+                "%s: %d of %d spans (%d gold entities) have more subwords than the checkpoint's max_mention_length "
+                "(%d): a LUKE model's entity position ids keep their first %d, as transformers' LukeTokenizer does",
+                file_path,
+                self.stats["spans_with_positions_capped"],
+                self.stats["spans"],
+                self.stats["gold_entities_with_positions_capped"],
+                self.position_cap,
+                self.position_cap,
             )
 
     def read_documents(self, path: str) -> Iterator[List[Sentence]]:
@@ -331,6 +354,7 @@ class LukeConll2003Reader(DatasetReader):
         for (start, end), kind in (gold or {}).items():
             if end <= kept and end - start <= self.max_mention_length:
                 labels[layout.index[start, end - start - 1]] = kind
+        self._count_capped_spans(layout, starts, ends, labels)
         word_ids = self.inputs.with_special_tokens(window)
         fields = tensor_fields(
             self.inputs.pad_id,
@@ -356,6 +380,20 @@ class LukeConll2003Reader(DatasetReader):
         if gold is not None:
             fields["labels"] = LabelArrayField(labels.reshape(-1, self.max_entities), self.label_namespace, instance_id)
         return Instance(fields)
+
+    def _count_capped_spans(
+        self, layout: "SpanLayout", starts: np.ndarray, ends: np.ndarray, labels: np.ndarray
+    ) -> None:
+        """Counts the spans (and gold entities: labels other than `O`) whose subwords outnumber `position_cap`."""
+        subwords = ends[layout.ends - 1] - starts[layout.starts]  # (spans,)
+        capped = subwords > self.position_cap
+        self.stats["spans"] = self.stats.get("spans", 0) + layout.count
+        gold_capped = int((labels[: layout.count][capped] != "O").sum())
+        for key, count in (
+            ("spans_with_positions_capped", int(capped.sum())),
+            ("gold_entities_with_positions_capped", gold_capped),
+        ):
+            self.stats[key] = self.stats.get(key, 0) + count
 
     def _span_layout(self, words: int) -> "SpanLayout":
         """The spans of a sentence of `words` words depend only on its length: built once per length."""

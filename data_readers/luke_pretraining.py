@@ -115,9 +115,13 @@ class LukePretrainingReader(DatasetReader):
     max_entities : `int`, optional (default = `None`)
         Entities per instance; `None` = all the corpus gives.
     endless : `bool`, optional (default = `False`)
-        Read pass after pass (each with new masks and order) without end, for a data loader with
-        `batches_per_epoch`: its workers then live across passes, instead of a new set being started (imports,
-        corpus opening: about a second) at the end of each pass while training waits.
+        In the worker processes of a data loader that draws `batches_per_epoch` batches lazily
+        (`max_instances_in_memory`, `num_workers` > 0), read pass after pass (each with new masks and order) without
+        end: the workers then live across passes, instead of a new set being started (imports, corpus opening: about
+        a second) at the end of each pass while training waits. Read anywhere else (`reader.read(path)`, allennlp's
+        `ModelTestCase`, `allennlp evaluate` or `predict`, a data loader without `batches_per_epoch` or with
+        `num_workers: 0`) it reads one pass, as if false: reading it to its end then ends (the data loader's
+        workers are told by `luke_allennlp.cli.user_errors.finite_reads`; in the main process there are no workers to keep).
     masked_positions : `bool`, optional (default = `False`)
         Each instance also holds `masked_lm_positions` and `masked_entity_positions`: the positions of its masked
         subwords and entities, padded with -1 to a size that bounds every row's (`max(1, round(words x
@@ -161,6 +165,7 @@ class LukePretrainingReader(DatasetReader):
         self.max_seq_length = max_seq_length
         self.max_entities = max_entities
         self.endless = endless
+        self._said_one_pass = False
         self.masked_positions = masked_positions
         # How many passes each worker slot has started. Shared memory: data-loader workers are new processes
         # on every pass, so a plain attribute would not survive from one pass to the next.
@@ -241,8 +246,16 @@ class LukePretrainingReader(DatasetReader):
             for instance in self._read_pass(file_path, dataset, names, starts):
                 read += 1
                 yield instance
-            if not self.endless or not read:  # (a shard without rows would loop without yielding)
+            if not self._reads_endlessly() or not read:  # (a shard without rows would loop without yielding)
                 return
+
+    def _reads_endlessly(self) -> bool:
+        """`endless` is honoured only in a data loader's worker process: there the loader (repaired in
+        `luke_allennlp.cli.user_errors.finite_reads`) has set it false unless it draws `batches_per_epoch` batches lazily."""
+        if self.endless and self.get_worker_info() is None and not self._said_one_pass:
+            logger.info("luke_pretraining: endless, but read outside a data loader's workers: one pass")
+            self._said_one_pass = True
+        return self.endless and self.get_worker_info() is not None
 
     def _read_pass(
         self, file_path: str, dataset: "Dataset", names: List[str], starts: np.ndarray

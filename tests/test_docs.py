@@ -175,6 +175,20 @@ def test_readme_is_short_and_its_commands_are_run():
             assert " ".join(command.split()) in run_commands, f"{where(block)}: {command} (not in the {name} block)"
 
 
+def test_a_newcomers_first_day_is_in_the_docs():
+    """What a newcomer missed (issue 28): the offline pretraining route, a command for the shipped SemEval data, `-f`,
+    serving the site for its search, code lines wrapped rather than cut, and how long the long blocks take."""
+    pretraining = [b for b in BLOCKS if b.file == "docs/pretraining.md"]
+    assert any("build-tiny-checkpoint" in b.code and "--kind roberta" in b.code for b in pretraining)
+    assert any("../shared/data/semeval2010_task8/" in b.code and "allennlp train" in b.code for b in BLOCKS)
+    assert "`-f` (`--force`)" in TEXTS["docs/training.md"]
+    assert "mkdocs serve" in TEXTS["README.md"] and "mkdocs serve" in TEXTS["docs/index.md"]
+    assert "white-space: pre-wrap" in (REPO_ROOT / "docs" / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(r"about \d+ minutes", TEXTS["docs/tasks/jglue.md"])
+    assert re.search(r"\d+(\.\d+)? minutes to the corpus", TEXTS["docs/pretraining.md"])
+    assert "~7 CPU-seconds" not in "".join(TEXTS.values())  # (the start-up measured 3.4)
+
+
 def test_evaluations_write_their_metrics():
     """`allennlp evaluate` prints no final metrics: every example names the file it writes them to
     (`evaluate-cross-lingual`: the folder)."""

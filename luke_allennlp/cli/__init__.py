@@ -61,6 +61,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
         ("after", "archive_types:record_included_packages"),
     ],
     "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],
+    "allennlp.evaluation.evaluator": [("after", "user_errors:repair_evaluator")],  # its predictions file closed
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # extraction, bundles
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],

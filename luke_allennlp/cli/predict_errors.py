@@ -7,20 +7,54 @@ A repair of allennlp itself rather than of the stack it runs on. `allennlp predi
 (allennlp reads each line with a bare `json.loads`, `Predictor.load_line`). Both are wrapped here: an input error
 (ValueError, KeyError, TypeError, IndexError, bytes that are not UTF-8) is raised again as a ValueError "FILE, line N:
 message" (lines numbered from 1, blank lines counted, as an editor shows them); for a batch (`--batch-size`), the
-first line whose input the predictor refuses is named. A byte-order mark before the first line is ignored. Blank
+first line whose input the predictor refuses is named. An input named `.gz`, `.bz2` or `.xz` is decompressed as it
+is read (by the name given: cached_path's download of a URL has another), standard input when its
+first bytes are compressed data; compressed data under another name, or a file that is not what its name says or is
+cut short, is one line naming the file (it was "not UTF-8 text", or a decompressor's traceback), as in the readers'
+`luke_allennlp.resources.files`. A byte-order mark before the first line is ignored. Blank
 lines are skipped and counted (logged at the end). The output file is closed whatever happens, so that an error keeps
 every prediction written before it (allennlp closed it only after the last input: on an error the process exited
 with the predictions still in the file's buffer, and the output file was left empty). Nothing else changes.
 
-Proved by tests/predictors/test_luke_span_ner.py (the real `allennlp predict` on bad lines) and the predictors' tests.
+Proved by tests/predictors/test_luke_span_ner.py (the real `allennlp predict` on bad lines and compressed inputs) and
+the predictors' tests.
 """
 
+import importlib
 import sys
 import types
-from typing import Any, List
+from typing import Any, BinaryIO, Iterator, List
 
 from luke_allennlp.cli._patch import logger, repaired, replace
 from luke_allennlp.cli.overwrite_guard import guard_predict
+from luke_allennlp.resources.files import COMPRESSIONS  # those the readers decompress
+
+
+def input_lines(raw: BinaryIO, name: str, stdin: bool) -> Iterator[bytes]:
+    """
+    The lines of the input `name`, decompressed as they are read if its name ends with `.gz`, `.bz2` or `.xz` (the
+    suffix of the name given, not of cached_path's download of a URL) or, for standard input, if its first bytes are
+    compressed data. Compressed data under another name, and data that is not what its name says (or is cut short), are
+    an error naming the file, rather than "not UTF-8 text" or a decompressor's traceback.
+    """
+    head = raw.peek(8)[:8]  # type: ignore[attr-defined]
+    suffix = next((suffix for suffix in COMPRESSIONS if name.endswith(suffix)), None)
+    if suffix is None:
+        suffix = next((suffix for suffix, (_, _, magic) in COMPRESSIONS.items() if head.startswith(magic)), None)
+        if suffix is not None and not stdin:
+            raise ValueError(
+                f"{name}: {COMPRESSIONS[suffix][0]}-compressed data, not text: name it with {suffix} to read it "
+                "compressed, or decompress it"
+            )
+    if suffix is None:
+        yield from raw
+        return
+    label, decompressor, _ = COMPRESSIONS[suffix]
+    opener = importlib.import_module(decompressor)
+    try:
+        yield from opener.open(raw, "rb")
+    except (OSError, EOFError, getattr(opener, "LZMAError", OSError)) as error:  # (gzip.BadGzipFile, cut short)
+        raise ValueError(f"{name}: not {label} data, or truncated, as its name says ({error})") from None
 
 
 def repair_predict(module: types.ModuleType) -> None:
@@ -37,9 +71,9 @@ def repair_predict(module: types.ModuleType) -> None:
         self._luke_lines = {}  # id of each parsed input -> (file, line number)
         self._luke_blank_lines = 0
         # Bytes, decoded line by line, so that bytes that are not UTF-8 are found on their own line.
-        lines = sys.stdin.buffer if stdin else module.open_compressed(module.cached_path(name), "rb", encoding=None)
+        lines = sys.stdin.buffer if stdin else open(module.cached_path(name), "rb")
         try:
-            for number, raw in enumerate(lines, start=1):
+            for number, raw in enumerate(input_lines(lines, name, stdin), start=1):
                 try:
                     line = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark is dropped
                 except UnicodeDecodeError as error:
@@ -81,7 +115,8 @@ def repair_predict(module: types.ModuleType) -> None:
                 getattr(self, "_luke_lines", {}).pop(id(inputs), None)
         yield from results
 
-    def run(self: Any) -> None:
+    # (so named for `user_errors.PHASES`: an interruption anywhere in it is "while predicting")
+    def predict(self: Any) -> None:
         try:
             run_all(self)
         finally:  # the predictions written before an error are kept
@@ -89,6 +124,6 @@ def repair_predict(module: types.ModuleType) -> None:
                 self._output_file.close()
 
     replace(manager, "_get_json_data", get_json_data)
-    replace(manager, "run", run)
+    replace(manager, "run", predict)
     replace(manager, "_predict_json", predict_json)
     guard_predict(module)  # the overwrite guard's

@@ -25,10 +25,12 @@ An interruption is one line too: SIGTERM, SIGHUP (both raise `Interrupted`, a `S
 error: train interrupted by SIGTERM while training: ..." saying what is left: for `train`, the last checkpoint (intact:
 checkpoints and archives are written under a temporary name and renamed) and that `allennlp train --recover -s DIR`
 resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--predictions-output-file` renamed
-`FILE.partial` (not left as if complete); the builders remove what they had written. The exit status is 128 + the
+`FILE.partial` (not left as if complete, and holding every prediction written before: `repair_evaluator` closes
+the predictions file of `evaluate`); the builders remove what they had written. The exit status is 128 + the
 signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
 handlers are restored when `main` returns. The data loader's worker processes ignore Ctrl-C and SIGHUP, which reach
-the whole process group (each printed a traceback of its own), and exit on SIGTERM.
+the whole process group (each printed a traceback of its own), and exit on SIGTERM. (The workers also read an
+`endless` reader one pass unless the loader draws `batches_per_epoch` batches lazily: `finite_reads`.)
 
 Any other exception is left to allennlp.
 
@@ -38,7 +40,10 @@ Proved by tests/cli/test_user_errors.py: `test_known_input_errors_are_one_line_a
 `test_disk_full_is_one_line_naming_the_file`, `test_interrupted_training_says_what_is_left_in_one_line`,
 `test_an_interrupted_builder_leaves_no_partial_output`, `test_interrupted_predict_renames_its_partial_output`,
 `test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line`,
-`test_data_loader_workers_leave_signals_to_the_main_process`.
+`test_data_loader_workers_leave_signals_to_the_main_process`,
+`test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact`; the real `predict` stopped by
+SIGTERM and `evaluate` by Ctrl-C in tests/predictors/test_luke_span_ner.py; `finite_reads` by
+tests/data_readers/test_luke_pretraining.py (`test_an_endless_reader_read_to_its_end_reads_one_pass`).
 """
 
 import os
@@ -137,7 +142,7 @@ CHECKPOINT = re.compile(r"model_state_e(\d+)_b(\d+)(?:_w\d+)?\.th$")
 PHASES = {
     "_read": "reading the data", "read": "reading the data", "_try_train": "training", "_train_epoch": "training",
     "_validation_loss": "validating", "save_checkpoint": "saving a checkpoint", "archive_model": "writing the archive",
-    "evaluate": "evaluating", "_predict_instances": "predicting", "_predict_json": "predicting",
+    "evaluate": "evaluating", "predict": "predicting", "_predict_instances": "predicting", "_predict_json": "predicting",
     "save": "writing the output",
 }  # fmt: skip
 _interrupted_class: Optional[type] = None
@@ -284,6 +289,44 @@ def repair_commands(module: types.ModuleType) -> None:
     replace(module, "main", patched_main)
 
 
+def repair_evaluator(module: types.ModuleType) -> None:
+    """allennlp's `SimpleEvaluator` closed its predictions file (`evaluate --predictions-output-file`) only after the
+    last batch: stopped by an interruption or an error, the predictions written so far stayed in the file's buffer and
+    the file was left empty. It is closed whatever happens, so they are kept (in `FILE.partial` after an interruption:
+    `interruption_state`)."""
+    evaluator = module.SimpleEvaluator
+    if repaired(evaluator.__call__):
+        return
+    call = evaluator.__call__
+
+    def evaluate(self: Any, *args: Any, **kwargs: Any) -> Any:  # (so named for `PHASES`: "while evaluating")
+        try:
+            return call(self, *args, **kwargs)
+        except BaseException as error:
+            tb = error.__traceback__
+            while tb is not None:  # the file is a local of allennlp's `__call__`
+                predictions = (
+                    tb.tb_frame.f_locals.get("predictions_file") if tb.tb_frame.f_code is call.__code__ else None
+                )
+                if predictions is not None and not predictions.closed:
+                    predictions.close()
+                tb = tb.tb_next
+            raise
+
+    replace(evaluator, "__call__", evaluate)
+
+
+def finite_reads(loader: Any) -> None:
+    """In a data loader's worker process: a reader that reads pass after pass without end (`endless`, the pretraining
+    reader's) does so only for a loader that draws `batches_per_epoch` batches lazily (`max_instances_in_memory`);
+    any other loader waits for the reader to end (its epoch, or its loading of every instance into memory, would never
+    end), so there it reads one pass. The worker's copy of the reader is changed, not the main process's."""
+    if getattr(loader.reader, "endless", False) is True and (
+        loader.batches_per_epoch is None or loader.max_instances_in_memory is None
+    ):
+        loader.reader.endless = False
+
+
 def repair_data_loader_workers(module: types.ModuleType) -> None:
     """allennlp's `MultiProcessDataLoader` workers (`num_workers` > 0, e.g. the pretraining configs) each printed a
     KeyboardInterrupt traceback on Ctrl-C: they now leave signals to the main process (`worker_signals`)."""
@@ -295,6 +338,7 @@ def repair_data_loader_workers(module: types.ModuleType) -> None:
 
         def patched_worker(self: Any, *args: Any, _worker: Any = worker) -> None:
             worker_signals()
+            finite_reads(self)
             _worker(self, *args)
 
         replace(loader, name, patched_worker)

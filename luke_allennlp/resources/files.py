@@ -30,9 +30,10 @@ def _decompressed(raw: bytes, path: str, name: str) -> bytes:
 
     for suffix, (label, module, magic) in COMPRESSIONS.items():
         if path.endswith(suffix):
+            decompressor = importlib.import_module(module)
             try:
-                return importlib.import_module(module).decompress(raw)
-            except (OSError, EOFError, ValueError) as error:  # (gzip.BadGzipFile, lzma.LZMAError, ...)
+                return decompressor.decompress(raw)
+            except (OSError, EOFError, ValueError, getattr(decompressor, "LZMAError", OSError)) as error:
                 raise ValueError(f"{name}: not {label} data, or truncated, as its name says ({error})") from None
         if raw.startswith(magic):
             raise ValueError(

@@ -42,7 +42,9 @@ parts runs part by part (one process per part, any scheduler), exactly as one ru
 
 Stages 1 and 2 are in `luke_allennlp.wikipedia.mention_links`. The files, and their readers (the SQLite
 `MentionStore`, the JSON `MentionDictionary` that small dumps may be written as), are in
-`luke_allennlp.resources.mentions`.
+`luke_allennlp.resources.mentions`. A part file of stage 2 or 3 that was written before names kept their combining
+marks (no `name_tokens`, `NAME_TOKENS`) is refused, naming the stage to run again (`check_part_name_tokens`); so is
+such a dictionary, naming the command that rebuilds it (`luke_allennlp.resources.mentions.base.check_name_tokens`).
 """
 
 import json
@@ -52,7 +54,7 @@ import tempfile
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from luke_allennlp.resources.mentions.base import FORMAT, VERSION, fold
+from luke_allennlp.resources.mentions.base import FORMAT, NAME_TOKENS, VERSION, fold
 from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from luke_allennlp.resources.mentions.name_matcher import NameMatcher, cjk_key
 from luke_allennlp.resources.mentions.store import INDEXES, SCHEMA, MentionStore, sqlite_name_matcher
@@ -131,7 +133,7 @@ def count_name_occurrences(
 ) -> None:
     """Stage 3, on one dump part: how often each name of the names file occurs unlinked in the part's running
     text, to the part file `out_path`. Workers look the names up in the names file (not in memory)."""
-    read_part_meta(names_path, NAMES)
+    check_part_name_tokens(read_part_meta(names_path, NAMES), names_path, "names")
     connection = open_readonly(os.fspath(names_path), mmap_bytes=0)
     columns = {row[1] for row in connection.execute("PRAGMA table_info(names)")}
     connection.close()
@@ -145,7 +147,8 @@ def count_name_occurrences(
     for counts in ordered_map(_count_occurrences, batches, num_workers, _init_matcher, (os.fspath(names_path),)):
         unlinked.add(counts)
     unlinked.flush()
-    set_meta(connection, kind=OCCURRENCES, dump=os.fspath(dump_path), names=os.fspath(names_path))
+    set_meta(connection, kind=OCCURRENCES, dump=os.fspath(dump_path), names=os.fspath(names_path),
+             name_tokens=NAME_TOKENS)  # fmt: skip
     connection.close()
 
 
@@ -166,8 +169,9 @@ def merge_mention_parts(
     if not 0.0 <= min_link_probability <= 1.0:
         raise ValueError(f"min_link_probability must be in [0, 1], got {min_link_probability}")
     names_meta = read_part_meta(names_path, NAMES)
+    check_part_name_tokens(names_meta, names_path, "names")
     for path in occurrence_parts:
-        read_part_meta(path, OCCURRENCES)
+        check_part_name_tokens(read_part_meta(path, OCCURRENCES), path, "occurrences")
     out_path = os.fspath(out_path)
     building = out_path + ".building"
     connection = connect(building, create=True)
@@ -240,7 +244,7 @@ def merge_mention_parts(
     summary = {**{k: stats[k] for k in sorted(stats)}, **links, "include_missing_pages": include_missing_pages,
                "dump": names_meta["dump_stats"], "redirects": names_meta["redirects"]}  # fmt: skip
     set_meta(connection, format=FORMAT, version=VERSION, dump=names_meta["dump"],
-             min_link_probability=min_link_probability, stats=summary)  # fmt: skip
+             min_link_probability=min_link_probability, stats=summary, name_tokens=NAME_TOKENS)  # fmt: skip
     connection.execute("DETACH DATABASE n")
     connection.close()
     os.replace(building, out_path)
@@ -253,6 +257,14 @@ def merge_mention_parts(
 _STATS = ("names", "low_probability_names_dropped", "entity_links", "entity_links_to_missing_pages",
           "entity_links_through_redirect_loops", "page_names", "pages_with_names", "names_through_redirect_loops",
           "names_to_missing_pages", "page_names_never_linked_in_text", "low_probability_page_names_dropped")  # fmt: skip
+
+
+def check_part_name_tokens(meta: Dict[str, Any], path: "os.PathLike[str] | str", stage: str) -> None:
+    """Refuses a part file of the stage `names` or `occurrences` whose names were cut into tokens otherwise than
+    today's (`NAME_TOKENS`: a part written before has none), saying to run its stage again."""
+    if meta.get("name_tokens") != NAME_TOKENS:
+        raise ValueError(f"{os.fspath(path)}: a part file built before names kept their combining marks (name tokens "
+                         f"{meta.get('name_tokens') or 1}, now {NAME_TOKENS}): run the stage `{stage}` again")  # fmt: skip
 
 
 # --- the four stages in one run -------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """
-Stages 1 and 2 of the mention dictionary's build (`luke_allennlp.resources.mentions.json_dictionary` describes them all):
+Stages 1 and 2 of the mention dictionary's build (`luke_allennlp.wikipedia.mention_dictionary` describes them all):
 the names linked on each page with their targets, collected per dump part (`collect_mention_links`) and merged over
 the parts, targets through redirects, into the names file (`merge_mention_links`) that stage 3 counts the
 occurrences of.
@@ -10,6 +10,7 @@ import os
 from collections import Counter
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
+from luke_allennlp.resources.mentions.base import NAME_TOKENS
 from luke_allennlp.resources.mentions.name_matcher import TOKEN, cjk_key
 from luke_allennlp.resources.sqlite import connect, set_meta
 from luke_allennlp.resources.titles import Namespaces, normalize_title
@@ -161,7 +162,8 @@ def merge_mention_links(parts: Sequence["os.PathLike[str] | str"], out_path: "os
     set_meta(connection, kind=NAMES, dump=" ".join(meta["dump"] for meta in metas), links_in=metas[0]["links_in"],
              page_stats=page_stats, pages=sum(meta["pages"] for meta in metas),
              link_fates=sum_counts([meta["link_fates"] for meta in metas]),
-             dump_stats=sum_counts([meta["dump_stats"] for meta in metas]), redirects=redirect_stats.__dict__)  # fmt: skip
+             dump_stats=sum_counts([meta["dump_stats"] for meta in metas]), redirects=redirect_stats.__dict__,
+             name_tokens=NAME_TOKENS)  # fmt: skip
     connection.close()
 
 

@@ -1,5 +1,6 @@
 """luke_allennlp/cli/user_errors.py: known input errors as one `allennlp: error:` line."""
 
+import json
 import logging
 import os
 import subprocess
@@ -161,15 +162,32 @@ def test_disk_full_is_one_line_naming_the_file(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["best.th", "config.json", path.name]
 
 
+def _train_in_process(model_dir, out, epochs, monkeypatch) -> int:
+    """`allennlp train` of the fixture classifier into `out` through allennlp's (repaired) main: its exit status."""
+    from allennlp.commands import main
+
+    monkeypatch.setenv("MODEL_DIR", str(model_dir))
+    monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
+    overrides = json.dumps({"trainer.num_epochs": epochs, "trainer.learning_rate_scheduler": None})
+    monkeypatch.setattr(sys, "argv", ["allennlp", "train", str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
+                                      "-s", str(out), "-o", overrides])  # fmt: skip
+    handlers = logging.getLogger().handlers[:]
+    try:
+        with pytest.raises(SystemExit) as exited:
+            main(prog="allennlp")
+    finally:  # (allennlp's train logs to this test's stderr, closed after it)
+        logging.getLogger().handlers[:] = handlers
+    return exited.value.code
+
+
 def test_interrupted_training_says_what_is_left_in_one_line(tiny_luke_dir, tmp_path, monkeypatch, capsys):
     """`allennlp train` stopped by a signal after its first checkpoint (here sent from inside the trainer, as a
     `kill` would): one line saying what was interrupted, that the checkpoint is intact and that --recover resumes."""
     import signal
 
-    from allennlp.commands import main
     from allennlp.training.checkpointer import Checkpointer
 
-    signum = "SIGHUP"  # (SIGTERM and Ctrl-C: below)
+    signum = "SIGHUP"  # (SIGTERM: the real command below; Ctrl-C: while writing the archive, next)
     save = Checkpointer.save_checkpoint
 
     def save_then_signal(self, trainer):
@@ -177,25 +195,38 @@ def test_interrupted_training_says_what_is_left_in_one_line(tiny_luke_dir, tmp_p
         os.kill(os.getpid(), getattr(signal, signum))
 
     monkeypatch.setattr(Checkpointer, "save_checkpoint", save_then_signal)
-    monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
-    monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
     out = tmp_path / "out"
-    overrides = '{"trainer.num_epochs": 3, "trainer.learning_rate_scheduler": null}'
-    monkeypatch.setattr(sys, "argv", ["allennlp", "train", str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
-                                      "-s", str(out), "-o", overrides])  # fmt: skip
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
-    handlers = logging.getLogger().handlers[:]
-    try:
-        with pytest.raises(SystemExit) as exited:
-            main(prog="allennlp")
-    finally:  # (allennlp's train logs to this test's stderr, closed after it)
-        logging.getLogger().handlers[:] = handlers
-    assert exited.value.code == 128 + getattr(signal, signum)
+    assert _train_in_process(tiny_luke_dir, out, 3, monkeypatch) == 128 + getattr(signal, signum)
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"allennlp: error: train interrupted by {signum} while training; the last checkpoint in {out} (after 1 "
         f"epoch(s)) is intact: `allennlp train --recover -s {out}` resumes from it"
     )
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)) == before  # restored
+
+
+def test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact(tiny_luke_dir, tmp_path,
+                                                                                      monkeypatch, capsys):  # fmt: skip
+    """Ctrl-C while `allennlp train` writes `model.tar.gz` (SIGINT sent from inside the writer): one line naming the
+    phase, the intact last checkpoint and --recover; no archive left half written."""
+    import signal
+
+    from luke_allennlp import archival
+
+    write = archival._write_archive
+
+    def write_then_signal(archive_file, *args):
+        write(archive_file, *args)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(archival, "_write_archive", write_then_signal)
+    out = tmp_path / "out"
+    assert _train_in_process(tiny_luke_dir, out, 1, monkeypatch) == 128 + signal.SIGINT
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"allennlp: error: train interrupted by SIGINT while writing the archive; the last checkpoint in {out} "
+        f"(after 1 epoch(s)) is intact: `allennlp train --recover -s {out}` resumes from it"
+    )
+    assert not [name for name in os.listdir(out) if "tar.gz" in name]
 
 
 def test_interrupted_predict_renames_its_partial_output(tmp_path):

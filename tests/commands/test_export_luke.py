@@ -85,7 +85,7 @@ def test_computes_what_the_archive_computes(archive, exported, pretraining_corpu
     loaded = load_archive(str(archive))
     reader = loaded.dataset_reader
     reader.dynamic_masking = False
-    reader.endless = False  # (the config reads pass after pass for its data loader)
+    assert reader.endless  # (the config's, for its data loader's workers: read here, one pass)
     batch = Batch(list(reader.read(str(pretraining_corpus)))[:4])
     batch.index_instances(loaded.model.vocab)
     tensors = batch.as_tensor_dict()

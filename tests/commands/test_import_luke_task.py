@@ -96,6 +96,26 @@ def test_relation_checkpoint_through_the_command(relation_checkpoint, tmp_path):
     assert torch.equal(table[0], theirs_table[2])
 
 
+def test_a_checkpoint_naming_its_own_code_runs_none_of_it(relation_checkpoint, tmp_path):
+    """A task checkpoint whose config and tokenizer config name Python files of their own (`auto_map`, transformers'
+    remote code): importing it, and loading and running the archive, never imports them (issue 28: loading shared
+    files runs nothing they name)."""
+    import shutil
+
+    checkpoint = tmp_path / "crafted"
+    shutil.copytree(relation_checkpoint, checkpoint)
+    marker = tmp_path / "code-ran"
+    (checkpoint / "crafted_code.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    for name, classes in (("config.json", ("AutoConfig", "AutoModel")), ("tokenizer_config.json", ("AutoTokenizer",))):
+        config = json.loads((checkpoint / name).read_text())
+        config["auto_map"] = {c: ["crafted_code.Crafted", None] if c == "AutoTokenizer" else "crafted_code.Crafted"
+                              for c in classes}  # fmt: skip
+        (checkpoint / name).write_text(json.dumps(config))
+    archive = load_archive(import_luke_task(str(checkpoint), str(tmp_path / "imported")))
+    forward(archive, [archive.dataset_reader.text_to_instance(TEXT, HEAD, TAIL)])
+    assert not marker.exists()
+
+
 def test_ner_checkpoint_nil_label_and_spans(tmp_path):
     """The original LUKE's NIL label becomes O; every span the reader scores gets transformers' logits."""
     checkpoint = write_tiny_task_checkpoint(tmp_path / "conll", "LukeForEntitySpanClassification",
@@ -126,7 +146,7 @@ def test_ner_checkpoint_nil_label_and_spans(tmp_path):
     assert set(metrics) >= {"f1", "precision", "recall"}
 
 
-def test_typing_checkpoint(tmp_path):
+def test_typing_checkpoint(tmp_path, shared_data):
     checkpoint = write_tiny_task_checkpoint(tmp_path / "open-entity", "LukeForEntityClassification",
                                             ["entity", "event", "group", "location", "object", "organization", "person",
                                              "place", "time"], task="entity_classification", seed=2)  # fmt: skip
@@ -152,6 +172,19 @@ def test_typing_checkpoint(tmp_path):
     ours, tensors = forward(archive, [reader.text_to_instance(text, span)])
     assert tensors["word_ids"].tolist() == inputs["input_ids"].tolist()
     assert reader.stats["mention_positions_capped"] == 1
+    with torch.no_grad():
+        theirs = model_of(checkpoint, "LukeForEntityClassification")(**inputs).logits
+    assert (ours["logits"] - theirs).abs().max().item() < TOLERANCE
+    # A real Open Entity example (train.json's longest mention, 216 characters): the same through the reader's file.
+    examples = json.loads((shared_data / "open_entity" / "train.json").read_text())
+    longest = max(examples, key=lambda e: e["end"] - e["start"])
+    (tmp_path / "long.json").write_text(json.dumps([longest]))
+    [instance] = reader.read(str(tmp_path / "long.json"))
+    span = (longest["start"], longest["end"])
+    inputs = transformers_inputs(checkpoint, "entity_classification", longest["sent"], [span])
+    ours, tensors = forward(archive, [instance])
+    assert tensors["word_ids"].tolist() == inputs["input_ids"].tolist()
+    assert reader.stats["mention_positions_capped"] == 1 and (inputs["entity_position_ids"] >= 0).sum() == 30
     with torch.no_grad():
         theirs = model_of(checkpoint, "LukeForEntityClassification")(**inputs).logits
     assert (ours["logits"] - theirs).abs().max().item() < TOLERANCE

@@ -40,6 +40,9 @@ def test_reads_real_dev_set_without_losing_an_entity(reader, shared_data):
     labelled = sum(int(((i["labels"].labels != None) & (i["labels"].labels != "O")).sum()) for i in instances)  # noqa: E711
     assert gold == labelled == 5942
     assert reader.stats["truncated_sentences"] == 0 and reader.stats["gold_entities_too_long"] == 0
+    # Spans of more subwords than the embedder's entity positions (30): counted, none of them a gold entity.
+    assert (reader.stats["spans"], reader.stats["spans_with_positions_capped"]) == (512968, 111)
+    assert reader.stats["gold_entities_with_positions_capped"] == 0
 
 
 def test_instance_layout(reader, shared_data):
@@ -315,3 +318,24 @@ def test_gold_entities_longer_than_the_span_limit_are_a_warning_with_their_count
     assert "long.txt: 2 gold entities are longer than max_mention_length (2 words)" in caplog.text
     assert [r.levelname for r in caplog.records if "max_mention_length" in r.getMessage()] == ["WARNING"]
     assert len(instances[0]["metadata"]["gold_spans"]) == 3  # kept: evaluation counts the two as misses
+
+
+def test_gold_entities_cut_by_the_entity_position_cap_are_a_warning_with_their_count(tiny_luke_dir, tmp_path, caplog):
+    """Spans of more subwords than the checkpoint's max_mention_length (30): their entity positions are the first 30
+    (the embedder's cap, as LukeTokenizer's); counted, and a warning where gold entities are among them."""
+    reader = LukeConll2003Reader(str(tiny_luke_dir))
+    long = ["Xqzvbnmkjhgfdswert", "Wzxqkvjpfgh-Qzxvkwjpfgh", "Xqzvbnmkjhgfdswert"]  # 12 + 16 + 12 subwords
+    data = tmp_path / "long.txt"
+    lines = [f"{w} NNP O I-ORG" for w in long] + ["met NN O O", "Pat NNP O I-PER", "Xqzvbnmkjhgfdswert NNP O I-PER"]
+    data.write_text("-DOCSTART- -X- O O\n\n" + "\n".join(lines) + "\n")
+    with caplog.at_level(logging.INFO):
+        [instance] = reader.read(str(data))
+    # 21 spans (6 words: 12, 16, 12, 1, 1, 12 subwords); over 30 subwords: those from the first word over 3 words or
+    # more (40, 41, 42, 54) and the second word to the end (42)
+    assert reader.stats["spans"] == 21 and reader.stats["spans_with_positions_capped"] == 4 + 1
+    assert reader.stats["gold_entities_with_positions_capped"] == 1 and len(instance["metadata"]["gold_spans"]) == 2
+    [record] = [r for r in caplog.records if "position ids" in r.getMessage()]
+    assert record.levelname == "WARNING" and record.getMessage() == (
+        f"{data}: 5 of 21 spans (1 gold entities) have more subwords than the checkpoint's max_mention_length (30): "
+        "a LUKE model's entity position ids keep their first 30, as transformers' LukeTokenizer does"
+    )

@@ -369,13 +369,15 @@ def test_an_endless_reader_keeps_its_data_loader_workers_across_passes(pretraini
     reader that ends makes allennlp's data loader start a new worker at every pass (the stall between passes)."""
     import multiprocessing.context
 
+    from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
+
     starts = []
     start = multiprocessing.context.ForkProcess.start
     monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", lambda self: (starts.append(1), start(self)))
     rows = len(corpus_rows)
-    endless = list(
-        itertools.islice(LukePretrainingReader(seed=7, endless=True).read(str(pretraining_corpus)), 2 * rows)
-    )
+    in_a_worker = LukePretrainingReader(seed=7, endless=True)
+    in_a_worker._set_worker_info(WorkerInfo(1, 0))  # (as a data loader's only worker)
+    endless = list(itertools.islice(in_a_worker.read(str(pretraining_corpus)), 2 * rows))
     passes = LukePretrainingReader(seed=7)
     separate = list(passes.read(str(pretraining_corpus))) + list(passes.read(str(pretraining_corpus)))
     assert [field(i, "word_ids").tolist() for i in endless] == [field(i, "word_ids").tolist() for i in separate]
@@ -400,6 +402,23 @@ def test_an_endless_reader_keeps_its_data_loader_workers_across_passes(pretraini
     starts.clear()
     batches(LukePretrainingReader(seed=7))
     assert len(starts) >= 2
+
+
+def test_an_endless_reader_read_to_its_end_reads_one_pass(pretraining_corpus, corpus_rows):
+    """Read directly (`list(reader.read(path))`, allennlp's ModelTestCase, evaluate, export-luke), or by a data loader
+    whose epoch ends when the reader does (no `batches_per_epoch`, or instances all in memory), an endless reader
+    reads one pass: it read forever (a test worker ran out of memory)."""
+    rows = len(corpus_rows)
+    reader = LukePretrainingReader(seed=7, endless=True)
+    assert len(list(itertools.islice(reader.read(str(pretraining_corpus)), rows + 1))) == rows
+    loader = MultiProcessDataLoader(reader, str(pretraining_corpus), batch_size=8, max_instances_in_memory=16,
+                                    num_workers=1)  # fmt: skip
+    loader.index_with(Vocabulary.empty())
+    try:
+        batches = list(itertools.islice(iter(loader), rows // 8 + 2))
+    finally:
+        stop_data_loader_workers(loader)
+    assert sum(len(batch["word_ids"]) for batch in batches) == rows and reader.endless  # (the worker's copy changed)
 
 
 def test_masked_positions_are_the_labelled_positions_at_one_static_size(pretraining_corpus):

@@ -27,14 +27,12 @@ def set_env(monkeypatch, model_dir, corpus):
 
 class TestLukePretraining(ModelTestCase):
     @pytest.fixture(autouse=True)
-    def _model(self, tiny_roberta_mlm_dir, pretraining_corpus, monkeypatch, tmp_path):
+    def _model(self, tiny_roberta_mlm_dir, pretraining_corpus, monkeypatch):
         set_env(monkeypatch, tiny_roberta_mlm_dir, pretraining_corpus)
         self.corpus = pretraining_corpus
-        # The config's reader is endless (for its data loader's batches_per_epoch); ModelTestCase reads the whole
-        # dataset into a list, so here one pass ends it.
-        finite = tmp_path / "luke_base_one_pass.jsonnet"
-        finite.write_text(f"(import '{CONFIG}') + {{dataset_reader+: {{endless: false}}}}\n")
-        self.set_up_model(finite, pretraining_corpus)
+        # The config's reader is endless (for its data loader's batches_per_epoch): ModelTestCase reads the whole
+        # dataset into a list, where it reads one pass.
+        self.set_up_model(CONFIG, pretraining_corpus)
 
     def test_train_save_and_load(self):
         # Saved and loaded models are compared on the same batch, so masks must not change between the reads.

@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 import unicodedata
 from pathlib import Path
 
@@ -256,6 +257,118 @@ def test_the_allennlp_predict_command_names_the_line(archive, tmp_path):
         f'allennlp: error: {path}, line 3: input: the input needs "sentence" (text), "words" (a list of strings) or '
         '"document" (text or a list of sentences)'
     )
+
+
+def test_predict_reads_compressed_inputs_and_names_compressed_data_under_another_name(
+    archive, predictor, tmp_path, monkeypatch, capsys
+):
+    """`.gz`, `.bz2` and `.xz` inputs are decompressed as they are read, standard input too; compressed data under
+    another name, or not what its name says, is one line naming the file (it was "not UTF-8 text", or a traceback)."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+
+    from allennlp.commands import main
+
+    text = (
+        json.dumps({"sentence": "Peter visited Brussels ."}) + "\n\n" + json.dumps({"words": ["Hi", "."]}) + "\n"
+    ).encode()
+    plain, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    plain.write_bytes(text)
+
+    def predict(path, via_main=False):
+        out.unlink(missing_ok=True)
+        if not via_main:
+            _PredictManager(predictor, str(path), str(out), 2, False, False).run()
+            return [json.loads(line)["words"] for line in out.read_text().splitlines()]
+        monkeypatch.setattr(sys, "argv", ["allennlp", "predict", str(archive), str(path), "--silent", "--output-file", str(out)])  # fmt: skip
+        with pytest.raises(SystemExit) as exited:
+            main(prog="allennlp")
+        return exited.value.code, capsys.readouterr().err.strip().splitlines()[-1]
+
+    expected = [["Peter", "visited", "Brussels", "."], ["Hi", "."]]
+    for suffix, compress in ((".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)):
+        (tmp_path / f"in.jsonl{suffix}").write_bytes(compress(text))
+        assert predict(tmp_path / f"in.jsonl{suffix}") == expected
+    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=io.BufferedReader(io.BytesIO(gzip.compress(text)))))
+    assert predict("-") == expected
+    misnamed = tmp_path / "misnamed.jsonl"
+    misnamed.write_bytes(gzip.compress(text))
+    assert predict(misnamed, via_main=True) == (1, (
+        f"allennlp: error: {misnamed}: gzip-compressed data, not text: name it with .gz to read it compressed, or "
+        "decompress it"
+    ))  # fmt: skip
+    (tmp_path / "cut.jsonl.gz").write_bytes(gzip.compress(text)[:30])
+    with pytest.raises(ValueError, match=r"cut\.jsonl\.gz: not gzip data, or truncated, as its name says \(Compressed"):
+        predict(tmp_path / "cut.jsonl.gz")
+    (tmp_path / "plain.jsonl.xz").write_bytes(text)
+    with pytest.raises(ValueError, match=r"plain\.jsonl\.xz: not xz data, or truncated, as its name says"):
+        predict(tmp_path / "plain.jsonl.xz")
+
+
+def test_the_allennlp_predict_command_stopped_by_sigterm_keeps_what_it_wrote(archive, tmp_path):
+    """The real command, sent SIGTERM once it has printed its first prediction: one line saying what was written, the
+    predictions written before the signal kept whole in `OUT.partial` (nothing left under the output's name)."""
+    import signal
+
+    path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    path.write_text("".join(json.dumps({"sentence": f"Peter visited Brussels {i} ."}) + "\n" for i in range(5000)))
+    command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--output-file", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # (each prediction is printed as it is made)
+    # stdout read to its end through one buffer (`communicate` would skip the lines it had read ahead), stderr to a
+    # file (a pipe left unread would fill with the logs)
+    with open(tmp_path / "stderr.txt", "w") as stderr:
+        run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=REPO_ROOT, env=env)
+        printed = 0
+        for line in run.stdout:
+            if line.startswith("prediction:"):
+                printed += 1
+                if printed == 1:
+                    run.send_signal(signal.SIGTERM)
+        run.wait(timeout=300)
+    err = (tmp_path / "stderr.txt").read_text()
+    assert run.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err[-3000:]
+    assert err.strip().splitlines()[-1] == (
+        f"allennlp: error: predict interrupted by SIGTERM while predicting; what was written so far is in "
+        f"{out}.partial (incomplete): run the command again"
+    )
+    kept = [json.loads(line)["words"] for line in Path(f"{out}.partial").read_text().splitlines()]
+    assert not out.exists() and 1 <= printed <= 5000 and len(kept) in (printed - 1, printed)  # (printed, then written)
+    assert kept == [["Peter", "visited", "Brussels", str(i), "."] for i in range(len(kept))]
+
+
+def test_evaluate_interrupted_by_ctrl_c_keeps_the_predictions_written(archive, conll_slice, tmp_path, monkeypatch,
+                                                                      capsys):  # fmt: skip
+    """Ctrl-C (SIGINT, sent from inside the third batch's forward) during `allennlp evaluate`: one line, status 130,
+    and the first two batches' predictions in `FILE.partial` (allennlp left them in the file's buffer: it was empty)."""
+    import signal
+
+    from allennlp.commands import main
+
+    from luke_allennlp.models.luke_span_ner import LukeSpanNer
+
+    forward, calls = LukeSpanNer.forward, []
+
+    def interrupted_forward(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return forward(self, *args, **kwargs)
+
+    monkeypatch.setattr(LukeSpanNer, "forward", interrupted_forward)
+    predictions = tmp_path / "predictions.jsonl"
+    monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(archive), str(conll_slice), "--batch-size", "2",
+                                      "--predictions-output-file", str(predictions)])  # fmt: skip
+    with pytest.raises(SystemExit) as exited:
+        main(prog="allennlp")
+    assert exited.value.code == 128 + signal.SIGINT
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"allennlp: error: evaluate interrupted by SIGINT while evaluating; what was written so far is in "
+        f"{predictions}.partial (incomplete): run the command again"
+    )
+    kept = [json.loads(line) for line in Path(f"{predictions}.partial").read_text().splitlines()]
+    assert not predictions.exists() and len(kept) == 4 and all("tags" in row or "entities" in row for row in kept)
 
 
 def test_evaluate_on_an_empty_file_fails_and_says_why(archive, tmp_path, monkeypatch, capsys):

@@ -30,6 +30,9 @@ def test_gz_and_bz2_files_are_read_as_the_plain_file_and_misnamed_compressed_dat
     )
     with pytest.raises(ValueError, match=r"plain.gz: not gzip data, or truncated, as its name says \(Not a gzip"):
         read_lines(str(tmp_path / "plain.gz"))
+    (tmp_path / "plain.xz").write_bytes(raw)  # (lzma's error is no OSError: it was a traceback)
+    with pytest.raises(ValueError, match=r"plain.xz: not xz data, or truncated, as its name says \(Input format"):
+        read_lines(str(tmp_path / "plain.xz"))
 
 
 def test_a_lone_surrogate_in_json_is_refused_naming_the_line_and_field(shared_data, tmp_path, tiny_luke_dir):

@@ -205,6 +205,28 @@ def test_a_names_file_without_the_cjk_keys_is_refused_with_the_stage_to_rerun(tm
         count_name_occurrences(parts[0], tmp_path / "names.sqlite", tmp_path / "again.sqlite")
 
 
+def test_part_files_built_before_names_kept_their_combining_marks_are_refused_with_the_stage_to_rerun(
+    tmp_path_factory, tmp_path
+):
+    import sqlite3
+
+    from luke_allennlp.wikipedia.mention_dictionary import count_name_occurrences, merge_mention_parts
+
+    _, parts = cut_dump(tmp_path_factory, SIZES[0])
+    _mention_parts(tmp_path, parts[:1])
+    for name in ("occurrences0", "names"):
+        connection = sqlite3.connect(tmp_path / f"{name}.sqlite")
+        connection.execute("DELETE FROM meta WHERE key = 'name_tokens'")
+        connection.commit()
+        connection.close()
+        stage = name.rstrip("0")
+        with pytest.raises(ValueError, match=rf"{name}\.sqlite: a part file built before names kept their combining "
+                                             rf"marks \(name tokens 1, now 2\): run the stage `{stage}` again"):  # fmt: skip
+            merge_mention_parts(tmp_path / "names.sqlite", [tmp_path / "occurrences0.sqlite"], tmp_path / "out.sqlite")
+    with pytest.raises(ValueError, match=r"names\.sqlite: a part file built before .* run the stage `names` again"):
+        count_name_occurrences(parts[0], tmp_path / "names.sqlite", tmp_path / "again.sqlite")
+
+
 @pytest.mark.parametrize("pages", SIZES)
 def test_pretraining_corpus_from_parts(tmp_path_factory, tmp_path, pages):
     from datasets import load_from_disk

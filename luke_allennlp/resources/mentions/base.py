@@ -14,6 +14,33 @@ from luke_allennlp.resources.titles import normalize_title
 
 FORMAT = "luke-mention-dictionary"  # the SQLite file's `format`
 VERSION = 2  # of both files: version 2 has candidates (p(entity | name)), version 1 (JSON only) has not
+# How names are cut into tokens (`name_matcher.TOKEN`, `CJK_TOKEN`), on which a dictionary's lookups and link
+# probabilities depend: 2 since a word keeps its combining marks (decomposed "München", Devanagari vowel signs); the
+# dictionaries built before have no `name_tokens` and find and count names differently (`check_name_tokens`).
+NAME_TOKENS = 2
+
+
+def check_name_tokens(meta: Dict[str, Any], path: str) -> None:
+    """
+    Refuses a mention dictionary that `allennlp build-mention-dictionary` wrote with other name tokens than today's
+    `NAME_TOKENS` (the SQLite file's metadata, or the JSON file's top level: a build's `stats` without
+    `name_tokens`), naming the command that rebuilds it. A dictionary written by hand (no build `stats`) is read as
+    it is. Both backends call it as they open a file.
+    """
+    found = meta.get("name_tokens")
+    if found == NAME_TOKENS or (found is None and not meta.get("stats")):
+        return
+    stats = meta.get("stats") or {}
+    command = ["allennlp build-mention-dictionary", meta.get("dump") or "DUMP", path,
+               f"--min-link-probability {meta.get('min_link_probability', 0.0):g}"]  # fmt: skip
+    if stats.get("links_in", "page") != "page":
+        command.append(f"--links-in {stats['links_in']}")
+    if stats.get("include_missing_pages"):
+        command.append("--include-missing-pages")
+    raise ValueError(
+        f"{path}: built before names kept their combining marks (name tokens {found or 1}, now {NAME_TOKENS}): it "
+        f"finds and counts names differently; rebuild it: {' '.join(command)} (with its --page-titles, if any)"
+    )
 
 
 def fold(name: str) -> str:

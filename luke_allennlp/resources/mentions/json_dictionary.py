@@ -1,7 +1,7 @@
 """
 The mention dictionary as a JSON file, read whole (for small dictionaries): version 2 is
 `{"version": 2, "dump", "min_link_probability", "pages": {title: {name: target}}, "link_probability": {name: p},
-"entities": {name: [[entity, links], ...]}, "stats": {...}}`. Version 1 (no "entities") is still read, for the names of
+"entities": {name: [[entity, links], ...]}, "stats": {...}, "name_tokens": 2}`. Version 1 (no "entities") is still read, for the names of
 pages; asking it for candidates is an error that says to rebuild it. `MentionDictionary.from_file` also opens the
 SQLite file (`MentionStore`), and `save` writes either.
 """
@@ -11,7 +11,7 @@ import os
 from collections import Counter
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from luke_allennlp.resources.mentions.base import VERSION, MentionDictionaryBase, fold
+from luke_allennlp.resources.mentions.base import NAME_TOKENS, VERSION, MentionDictionaryBase, check_name_tokens, fold
 from luke_allennlp.resources.mentions.name_matcher import NameMatcher
 from luke_allennlp.resources.mentions.store import MentionStore, write_store
 from luke_allennlp.resources.sqlite import is_sqlite
@@ -105,7 +105,7 @@ class MentionDictionary(MentionDictionaryBase):
     def to_json(self) -> Dict[str, Any]:
         return {"version": VERSION, "dump": self.dump, "min_link_probability": self.min_link_probability,
                 "pages": self.pages, "link_probability": self._link_probability, "entities": self.entities or {},
-                "stats": self.stats}  # fmt: skip
+                "stats": self.stats, "name_tokens": NAME_TOKENS}  # fmt: skip
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         """As JSON if `path` ends with `.json`, else as a SQLite file (`MentionStore`)."""
@@ -141,6 +141,7 @@ class MentionDictionary(MentionDictionaryBase):
             found = data.get("version") if isinstance(data, dict) else type(data).__name__
             readable = " or ".join(map(str, READABLE_VERSIONS))
             raise ValueError(f"{path}: not a mention dictionary of version {readable} (version: {found!r})")
+        check_name_tokens(data, path)
         keys = ("pages", "link_probability") + (("entities",) if data["version"] >= 2 else ())
         for key in keys:
             if not isinstance(data.get(key), dict):

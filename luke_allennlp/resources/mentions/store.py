@@ -4,7 +4,7 @@ The mention dictionary as a SQLite file (what `allennlp build-mention-dictionary
 touches, not the dictionary, and data-loader workers share the file's pages (the operating system's page cache)
 instead of each loading a copy. Same content and answers as the version-2 JSON (`MentionDictionary`).
 
-Tables: `meta(key, value)` (JSON values: `format`, `version`, `dump`, `min_link_probability`, `stats`);
+Tables: `meta(key, value)` (JSON values: `format`, `version`, `dump`, `min_link_probability`, `stats`, `name_tokens`);
 `titles(id, title)`; `names(id, name, folded, link_probability, first_token, n_tokens, links, cjk_first_token,
 cjk_n_tokens)` (`folded`: without case and white space, for `ignore_case`; `first_token`/`n_tokens`: `NameMatcher`'s
 tokens; `links`: the name's links to its candidates, 0 if it has none; `cjk_first_token`/`cjk_n_tokens`: the
@@ -18,7 +18,14 @@ import os
 import sqlite3
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from luke_allennlp.resources.mentions.base import FORMAT, VERSION, MentionDictionaryBase, fold
+from luke_allennlp.resources.mentions.base import (
+    FORMAT,
+    NAME_TOKENS,
+    VERSION,
+    MentionDictionaryBase,
+    check_name_tokens,
+    fold,
+)
 from luke_allennlp.resources.mentions.name_matcher import TOKEN, LookupNameMatcher, NameMatcher, cjk_key
 from luke_allennlp.resources.sqlite import connect, get_meta, is_sqlite, open_readonly, set_meta
 
@@ -112,6 +119,7 @@ class MentionStore(MentionDictionaryBase):
         if meta.get("format") != FORMAT or meta.get("version") != VERSION:
             raise ValueError(f"{self.source}: not a mention dictionary of version {VERSION} "
                              f"(format {meta.get('format')!r}, version {meta.get('version')!r})")  # fmt: skip
+        check_name_tokens(meta, self.source)
         self.dump: str = meta.get("dump", "")
         self.min_link_probability: float = meta.get("min_link_probability", 0.0)
         self.stats: Dict[str, Any] = meta.get("stats", {})
@@ -237,6 +245,6 @@ def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
                             for name, target in names_of_page.items()))  # fmt: skip
     connection.executescript(INDEXES)
     set_meta(connection, format=FORMAT, version=VERSION, dump=dictionary.dump,
-             min_link_probability=dictionary.min_link_probability, stats=dictionary.stats)  # fmt: skip
+             min_link_probability=dictionary.min_link_probability, stats=dictionary.stats, name_tokens=NAME_TOKENS)  # fmt: skip
     connection.close()
     os.replace(building, path)

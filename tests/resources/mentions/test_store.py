@@ -236,3 +236,40 @@ def test_both_backends_are_one_interface(both, tmp_path):
     for backend in (handwritten, MentionStore(tmp_path / "handwritten.sqlite")):
         assert backend.candidates("new york") == []
         assert backend.candidates("new york", ignore_case=True) == [("New York City", 1.0)]
+
+
+def test_dictionaries_built_before_names_kept_their_combining_marks_are_refused_with_the_command(both, tmp_path):
+    """A dictionary the builder wrote before a word kept its combining marks (no `name_tokens`) finds and counts names
+    differently: one line naming it and the command that rebuilds it. Today's files load; hand-written ones too."""
+    import shutil
+    import sqlite3
+
+    dictionary, store, path = both
+    assert store.connection.execute("SELECT value FROM meta WHERE key = 'name_tokens'").fetchone() == ("2",)
+    assert dictionary.to_json()["name_tokens"] == 2
+    old = tmp_path / "old.sqlite"
+    shutil.copy(path, old)
+    connection = sqlite3.connect(old)
+    connection.execute("DELETE FROM meta WHERE key = 'name_tokens'")
+    connection.commit()
+    connection.close()
+    assert dictionary.stats["include_missing_pages"]  # (the fixture's: built from two pages of a dump)
+    command = (f"allennlp build-mention-dictionary {dictionary.dump} {old} "
+               f"--min-link-probability {dictionary.min_link_probability:g} --include-missing-pages")  # fmt: skip
+    with pytest.raises(ValueError) as refused:
+        MentionDictionary.from_file(old)
+    assert str(refused.value) == (
+        f"{old}: built before names kept their combining marks (name tokens 1, now 2): it finds and counts names "
+        f"differently; rebuild it: {command} (with its --page-titles, if any)"
+    )
+    data = {k: v for k, v in dictionary.to_json().items() if k != "name_tokens"}
+    (tmp_path / "old.json").write_text(json.dumps({**data, "stats": {**data["stats"], "links_in": "text"}}))
+    with pytest.raises(
+        ValueError, match=r"old\.json: built before names kept .* --links-in text --include-missing-pages \(with"
+    ):
+        MentionDictionary.from_file(tmp_path / "old.json")
+    (tmp_path / "new.json").write_text(json.dumps(dictionary.to_json()))
+    assert MentionDictionary.from_file(tmp_path / "new.json").entities == dictionary.entities
+    (tmp_path / "by_hand.json").write_text(json.dumps({"version": 2, "pages": {}, "link_probability": {"a": 1.0},
+                                                       "entities": {"a": [["A", 1]]}}))  # fmt: skip
+    assert MentionDictionary.from_file(tmp_path / "by_hand.json").candidates("a") == [("A", 1.0)]
