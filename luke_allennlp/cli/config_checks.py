@@ -36,8 +36,14 @@ from typing import Any, Dict, Optional
 
 from luke_allennlp.cli._patch import logger, repaired, replace
 
-AT_LEAST_ONE = {"batch_size", "num_epochs", "num_gradient_accumulation_steps", "batches_per_epoch",
-                "max_instances_in_memory", "max_tokens"}  # fmt: skip
+AT_LEAST_ONE = {
+    "batch_size",
+    "num_epochs",
+    "num_gradient_accumulation_steps",
+    "batches_per_epoch",
+    "max_instances_in_memory",
+    "max_tokens",
+}
 TRAINER_ALIASES = {"run_sanity_checks"}  # allennlp's `gradient_descent` still reads its old name
 
 
@@ -205,9 +211,12 @@ def repair_params(module: types.ModuleType) -> None:
                     logger.warning(
                         "-o replaces the whole %r section, so its type %s becomes %s and its other keys are dropped; "
                         "to change single keys write them dotted, e.g. -o '{\"%s.%s\": ...}'",
-                        prefix + key, repr(old["type"]) if "type" in old else "(the default)",
-                        repr(new["type"]) if "type" in new else "the default", prefix + key, next(iter(new), "key"),
-                    )  # fmt: skip
+                        prefix + key,
+                        repr(old["type"]) if "type" in old else "(the default)",
+                        repr(new["type"]) if "type" in new else "the default",
+                        prefix + key,
+                        next(iter(new), "key"),
+                    )
         try:
             return with_overrides(original, overrides_dict, prefix)
         except ValueError as error:

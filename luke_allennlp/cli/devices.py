@@ -47,8 +47,9 @@ def check_devices(params: Any) -> None:
             index = _index(device)
             problem = missing_gpu("a device in distributed.cuda_devices", index) if index is not None else None
             if problem:
-                raise ConfigurationError(problem.replace('"auto" (a GPU where there is one, else the CPU) or -1',
-                                                         "-1 for each process"))  # fmt: skip
+                raise ConfigurationError(
+                    problem.replace('"auto" (a GPU where there is one, else the CPU) or -1', "-1 for each process")
+                )
         return
     trainer = params.get("trainer")
     device = trainer.get("cuda_device") if trainer is not None and hasattr(trainer, "get") else None

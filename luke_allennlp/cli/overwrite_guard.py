@@ -125,8 +125,10 @@ def _differences(now: dict, before: dict) -> List[str]:
     for key in sorted(now.keys() | before.keys()):
         new, old = now.get(key, missing), before.get(key, missing)
         if new != old:
-            lines.append(f"{key}: {'(unset)' if old is missing else repr(old)} before, "
-                         f"{'(unset)' if new is missing else repr(new)} now")  # fmt: skip
+            lines.append(
+                f"{key}: {'(unset)' if old is missing else repr(old)} before, "
+                f"{'(unset)' if new is missing else repr(new)} now"
+            )
     return lines
 
 
