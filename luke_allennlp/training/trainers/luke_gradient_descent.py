@@ -301,9 +301,14 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if math.isnan(epoch_loss):
             raise ValueError("nan loss encountered")
         metrics = training_util.get_metrics(
-            self.model, dist_reduce_sum(epoch_loss), None, None, None,
-            dist_reduce_sum(state.batches_in_epoch_completed), reset=True,
-        )  # fmt: skip
+            self.model,
+            dist_reduce_sum(epoch_loss),
+            None,
+            None,
+            None,
+            dist_reduce_sum(state.batches_in_epoch_completed),
+            reset=True,
+        )
         tokens, positions = self.totals.tokens, self.totals.positions
         self.totals.reset()  # (what an end-of-epoch checkpoint holds)
         metrics.update(epoch_throughput(tokens, positions, timed_tokens, train_time))
@@ -383,8 +388,17 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             if state.primary:
                 progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
         for callback in state.callbacks:
-            callback.on_batch(self, group, group_outputs, metrics, epoch, batches, is_training=True,
-                              is_primary=state.primary, batch_grad_norm=norm)  # fmt: skip
+            callback.on_batch(
+                self,
+                group,
+                group_outputs,
+                metrics,
+                epoch,
+                batches,
+                is_training=True,
+                is_primary=state.primary,
+                batch_grad_norm=norm,
+            )
         if checkpointer is not None:
             saved = checkpointer.maybe_save_checkpoint(self, state.epochs_completed, batches)
             reported = reported or bool(saved)  # a checkpoint reads the running loss and metrics
@@ -479,13 +493,34 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
                 learning_rate_scheduler, data_loader, num_gradient_accumulation_steps, cuda_device
             )
         return super().from_partial_objects(
-            model, serialization_dir, data_loader, validation_data_loader=validation_data_loader, local_rank=local_rank,
-            patience=patience, validation_metric=validation_metric, num_epochs=num_epochs, cuda_device=cuda_device,
-            grad_norm=grad_norm, grad_clipping=grad_clipping, distributed=distributed, world_size=world_size,
-            num_gradient_accumulation_steps=num_gradient_accumulation_steps, use_amp=use_amp, no_grad=no_grad,
-            optimizer=optimizer, learning_rate_scheduler=learning_rate_scheduler, momentum_scheduler=momentum_scheduler,
-            moving_average=moving_average, checkpointer=checkpointer, callbacks=callbacks,
-            enable_default_callbacks=enable_default_callbacks, run_confidence_checks=run_confidence_checks,
-            grad_scaling=grad_scaling, ddp_accelerator=ddp_accelerator, precision=precision, allow_tf32=allow_tf32,
-            metrics_every_num_batches=metrics_every_num_batches, audit_host_syncs=audit_host_syncs,
-        )  # fmt: skip
+            model,
+            serialization_dir,
+            data_loader,
+            validation_data_loader=validation_data_loader,
+            local_rank=local_rank,
+            patience=patience,
+            validation_metric=validation_metric,
+            num_epochs=num_epochs,
+            cuda_device=cuda_device,
+            grad_norm=grad_norm,
+            grad_clipping=grad_clipping,
+            distributed=distributed,
+            world_size=world_size,
+            num_gradient_accumulation_steps=num_gradient_accumulation_steps,
+            use_amp=use_amp,
+            no_grad=no_grad,
+            optimizer=optimizer,
+            learning_rate_scheduler=learning_rate_scheduler,
+            momentum_scheduler=momentum_scheduler,
+            moving_average=moving_average,
+            checkpointer=checkpointer,
+            callbacks=callbacks,
+            enable_default_callbacks=enable_default_callbacks,
+            run_confidence_checks=run_confidence_checks,
+            grad_scaling=grad_scaling,
+            ddp_accelerator=ddp_accelerator,
+            precision=precision,
+            allow_tf32=allow_tf32,
+            metrics_every_num_batches=metrics_every_num_batches,
+            audit_host_syncs=audit_host_syncs,
+        )
