@@ -71,9 +71,17 @@ DEFERRED_NAMES: Dict[str, Tuple[str, ...]] = {
 # Attributes that `typing` probes on what appears in an annotation (`Dict[str, SpacyModelType]`): answered "absent"
 # while the package is not loaded, as for a plain class, instead of loading it.
 _TYPING_PROBES = frozenset(
-    {"__origin__", "__args__", "__parameters__", "__typing_subst__", "__typing_unpacked_tuple_args__",
-     "__typing_is_unpacked_typevartuple__", "__typing_is_unpacked__", "__supertype__"}
-)  # fmt: skip
+    {
+        "__origin__",
+        "__args__",
+        "__parameters__",
+        "__typing_subst__",
+        "__typing_unpacked_tuple_args__",
+        "__typing_is_unpacked_typevartuple__",
+        "__typing_is_unpacked__",
+        "__supertype__",
+    }
+)
 
 # A stand-in module's own attributes that load the real module when read; other dunders are absent until then.
 _MODULE_DATA = frozenset({"__version__", "__all__"})
