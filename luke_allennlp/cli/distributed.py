@@ -16,7 +16,7 @@ here instead of allennlp's `_train_worker`:
 
 - Under torchrun this process is the worker (no second spawn); the `distributed` section is optional and, present,
   must agree with the environment (`DistributedSetupError`, one line). allennlp's launch spawns one worker per
-  entry of `cuda_devices` on each node as before.
+  entry of `cuda_devices` on each node, as allennlp does.
 - Only the global primary (node 0, or `RANK` 0) prepares the serialization directory (the `--recover` / `--force`
   checks, `config.json`, the vocabulary): before its workers start (allennlp's launch) or before it joins the
   process group (torchrun). The other processes write nothing in it until they have joined, and then only their
@@ -29,11 +29,6 @@ here instead of allennlp's `_train_worker`:
 - `evaluate_on_test` is refused (rank 0 would evaluate alone, waiting for the others in the metrics' all-reduce).
 
 `--recover` reads the primary's directory: `LukeCheckpointer` broadcasts rank 0's checkpoint to the others.
-
-Proved by tests/training/test_multi_node.py (`test_torchrun_trains_the_model_of_two_spawned_workers`,
-`test_two_nodes_with_a_shared_directory_*`, `test_two_nodes_with_a_directory_each_*`: the weights of allennlp's
-two-process launch, the results in the primary's directory alone, `--recover`) and
-tests/cli/test_distributed.py (the checks, the join timeout, a worker's one-line error).
 """
 
 import os

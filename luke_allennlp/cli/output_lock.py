@@ -3,7 +3,7 @@ One training run per serialization directory.
 
 `allennlp train --recover -s DIR` while the original run was still training in DIR trained both to the end, their logs
 interleaved and the config, metrics and archive whichever wrote last; `-f` deleted a directory another live run was
-writing. `train_model` now takes the lock of its serialization directory (`DIR/.lock`, an `OutputLock` of
+writing. Here `train_model` takes the lock of its serialization directory (`DIR/.lock`, an `OutputLock` of
 `luke_allennlp.resources.output`) for the run's life, before `-f` removes anything; only the global primary takes it
 (`node_rank` 0 under allennlp's launch, `RANK` 0 under torchrun), since the other nodes of a distributed run share the
 directory.

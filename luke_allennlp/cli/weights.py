@@ -8,10 +8,6 @@ default, but TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 in the environment turns it back
 explicitly (which that variable cannot override), and a file that does not unpickle raises a `WeightsError` naming it
 (`luke_allennlp.archival.load_archive` adds the archive's name). Also silenced: the FutureWarning of allennlp's
 `torch.cuda.amp.autocast` (deprecated in torch 2.4) on every training run.
-
-Proved by tests/cli/test_archives.py (crafted and damaged weights) and
-tests/training/checkpointers/test_luke_checkpointer.py; the FutureWarning by
-`test_allennlp_command_trains_evaluates_predicts_and_recovers`.
 """
 
 import types
