@@ -93,7 +93,7 @@ def transformers_probabilities(checkpoint: Path, sentence: str, span) -> torch.T
 
 
 def test_a_transformers5_task_checkpoint_imported_and_evaluated_on_open_entity(typing_import, tmp_path):
-    """Acceptance (issue 19): the imported archive's probabilities on real Open Entity examples equal transformers'
+    """The imported archive's probabilities on real Open Entity examples equal transformers'
     to 1e-5, and `evaluate --predictions-output-file` writes one line per example."""
     checkpoint, archive, data = typing_import
     assert not any((checkpoint / name).exists() for name in RELEASED_ONLY)
