@@ -25,7 +25,7 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.device_prefetch import prefetched
-from luke_allennlp.training.devices import missing_gpu
+from luke_allennlp.training.devices import describe_device, resolve_cuda_device
 from luke_allennlp.training.even_batches import (
     evened,
     group_sizes,
@@ -54,33 +54,6 @@ from luke_allennlp.training.trainers.validation import validation_loss
 from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
 
 logger = logging.getLogger(__name__)
-
-
-def resolve_cuda_device(cuda_device: Union[None, int, str, torch.device]) -> Union[int, torch.device]:
-    """The device `cuda_device` names: `"auto"` (or None) is the first GPU where there is one, else the CPU (-1).
-    Raises a one-line `ConfigurationError` for a GPU that this machine does not have."""
-    if cuda_device is None or cuda_device == "auto":
-        return 0 if torch.cuda.is_available() else -1
-    if isinstance(cuda_device, str):
-        try:
-            cuda_device = int(cuda_device) if cuda_device.lstrip("-").isdigit() else torch.device(cuda_device)
-        except RuntimeError:
-            raise ConfigurationError(
-                f'trainer.cuda_device must be "auto", a GPU index, or -1 (the CPU), not {cuda_device!r}'
-            ) from None
-    index = cuda_device if isinstance(cuda_device, int) else None
-    if isinstance(cuda_device, torch.device) and cuda_device.type == "cuda":
-        index = cuda_device.index or 0
-    problem = missing_gpu("trainer.cuda_device", index) if index is not None and index >= 0 else None
-    if problem:
-        raise ConfigurationError(problem)
-    return cuda_device
-
-
-def describe_device(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"{device} ({torch.cuda.get_device_name(device)})"
-    return "the CPU" + ("" if torch.cuda.is_available() else " (no GPU found)")
 
 
 @Trainer.register("luke_gradient_descent", constructor="from_partial_objects")
