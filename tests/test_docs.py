@@ -158,7 +158,7 @@ def test_the_marked_blocks_are_the_ones_run():
     # (getting-started's blocks are run by tests/test_getting_started.py)
     marked = [b.name for b in BLOCKS + PYTHON_BLOCKS if b.name and b.file != "docs/getting-started.md"]
     assert sorted(marked) == sorted(RUN), "a marked block without its test here, or a test whose block went"
-    assert "readme-test" not in "".join(TEXTS.values()), "the marker is <!-- docs-test: NAME --> now"
+    assert "readme-test" not in "".join(TEXTS.values()), "a block to run is marked <!-- docs-test: NAME -->"
 
 
 def test_the_pages_are_the_site():
