@@ -51,9 +51,14 @@ def train_from_scratch(
         import luke_allennlp_readers  # noqa: F401
 
     os.environ.update(MODEL_NAME=str(model_dir), TRAIN_DATA_PATH=str(train), VALIDATION_DATA_PATH=str(dev))
-    overrides = {"dataset_reader.max_seq_length": 128, "trainer.num_epochs": epochs, "data_loader.batch_sampler.batch_size": batch_size,
-                 "trainer.optimizer.lr": 1e-3, "trainer.learning_rate_scheduler.warmup_ratio": 0.1,
-                 **(overrides or {})}  # fmt: skip
+    overrides = {
+        "dataset_reader.max_seq_length": 128,
+        "trainer.num_epochs": epochs,
+        "data_loader.batch_sampler.batch_size": batch_size,
+        "trainer.optimizer.lr": 1e-3,
+        "trainer.learning_rate_scheduler.warmup_ratio": 0.1,
+        **(overrides or {}),
+    }
     repo = Path(__file__).resolve().parents[1]
     train_model_from_file(str(repo / config), str(out), overrides=json.dumps(overrides))
     return json.loads((Path(out) / "metrics.json").read_text())
@@ -89,9 +94,17 @@ def write_tiny_task_checkpoint(
     words = RobertaTokenizerFast.from_pretrained(str(shared_data_dir() / "tokenizers" / "roberta-base"))
     tokenizer = write_luke_tokenizer(words, entities, str(directory), task)
     torch.manual_seed(seed)
-    sizes = {**TINY, "vocab_size": max(ROBERTA_VOCAB_SIZE, len(tokenizer)) + 2, "entity_vocab_size": max(entities.values()) + 1,
-             "entity_emb_size": 16, "max_position_embeddings": 514, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
-             "initializer_range": 0.1, **config}  # fmt: skip
+    sizes = {
+        **TINY,
+        "vocab_size": max(ROBERTA_VOCAB_SIZE, len(tokenizer)) + 2,
+        "entity_vocab_size": max(entities.values()) + 1,
+        "entity_emb_size": 16,
+        "max_position_embeddings": 514,
+        "type_vocab_size": 1,
+        "layer_norm_eps": 1e-5,
+        "initializer_range": 0.1,
+        **config,
+    }
     if labels:
         sizes.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
     model = getattr(transformers, architecture)(transformers.LukeConfig(**sizes))

@@ -17,7 +17,7 @@ not here: it is `luke_allennlp.cli`, whose hooks the project hands to `install` 
 start-up line `luke_allennlp.cli.PTH_LINE`). `hook` runs each repair, and each hook given to `install`, when allennlp
 imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages, calls `install(HOOKS)` at
 interpreter start-up, so the real `allennlp` command is repaired before it imports anything. This package imports
-nothing of the project that uses it, even by name (import-linter's contract in pyproject.toml, tests/test_layers.py),
+nothing of the project that uses it, even by name (import-linter's contract in pyproject.toml),
 and nothing but the standard library until a repair runs: the names below are loaded from their modules on first use.
 """
 

@@ -5,9 +5,6 @@ Repair 2: `transformers.AdamW`.
 deprecated and then removed in 4.50 (huggingface/transformers#36177, "Remove our AdamW implementation"; the reports:
 huggingface/transformers#36954). Where it is missing, `transformers.AdamW` is set to `HuggingfaceAdamW` below, the same
 algorithm (decoupled weight decay, optional bias correction), before `allennlp.training.optimizers` executes.
-
-Proved by tests/luke_allennlp_compat/test_adamw.py: `test_huggingface_adamw_follows_the_transformers_algorithm`,
-`test_allennlp_huggingface_adamw_optimizer_builds`.
 """
 
 import functools

@@ -5,9 +5,6 @@ allennlp passes `add_special_tokens` to `AutoTokenizer.from_pretrained`. transfo
 pins (and 5.x) refuses a constructor keyword that names a tokenizer method: `PreTrainedTokenizerBase.__init__` raises
 "add_special_tokens conflicts with the method add_special_tokens". allennlp adds special tokens itself, so nothing is
 lost: the keyword is dropped there.
-
-Proved by tests/luke_allennlp_compat/test_cached_transformers.py: `test_pretrained_transformer_tokenizer_and_indexer` (allennlp's
-`PretrainedTransformerTokenizer` on a tiny LUKE directory).
 """
 
 import types

@@ -11,10 +11,6 @@ torch release. Where one of them is missing or fails to load, a placeholder pack
 `sanitize` checks for spaCy tokens), and using anything from it raises an error that names the feature and the
 original import failure. An importable one is left alone. This lets a GPU machine run the project without these
 heavy packages (see `make wheelhouse`). spaCy, when installed, is not imported here: `startup` defers it.
-
-Proved by tests/luke_allennlp_compat/test_optional_dependencies.py: `test_placeholder_torchvision_explains_itself`,
-`test_allennlp_trains_without_its_heavy_optional_dependencies`,
-`test_torchvision_that_loads_is_kept_and_one_that_breaks_is_replaced`.
 """
 
 import functools

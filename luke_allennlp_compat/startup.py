@@ -32,11 +32,6 @@ the registry itself to be deferred); boto3 and the Google Cloud client (cached_p
 in `except` clauses, which a stand-in cannot be); this project's plugins (they define the components).
 
 LUKE_ALLENNLP_EAGER_IMPORTS=1 turns the deferral off (benchmarks/startup.py measures with and without it).
-
-Proved by the real commands that depend on what is deferred: tests/luke_allennlp_compat/ (`allennlp
-train/evaluate/predict/--recover`, `push-to-hf`, the one-line errors, without spaCy), tests/commands/ and the
-documented blocks (tests/test_docs.py); the mechanism by tests/luke_allennlp_compat/test_startup.py; the figures by
-benchmarks/startup.py.
 """
 
 import importlib
@@ -71,9 +66,17 @@ DEFERRED_NAMES: Dict[str, Tuple[str, ...]] = {
 # Attributes that `typing` probes on what appears in an annotation (`Dict[str, SpacyModelType]`): answered "absent"
 # while the package is not loaded, as for a plain class, instead of loading it.
 _TYPING_PROBES = frozenset(
-    {"__origin__", "__args__", "__parameters__", "__typing_subst__", "__typing_unpacked_tuple_args__",
-     "__typing_is_unpacked_typevartuple__", "__typing_is_unpacked__", "__supertype__"}
-)  # fmt: skip
+    {
+        "__origin__",
+        "__args__",
+        "__parameters__",
+        "__typing_subst__",
+        "__typing_unpacked_tuple_args__",
+        "__typing_is_unpacked_typevartuple__",
+        "__typing_is_unpacked__",
+        "__supertype__",
+    }
+)
 
 # A stand-in module's own attributes that load the real module when read; other dunders are absent until then.
 _MODULE_DATA = frozenset({"__version__", "__all__"})
@@ -213,7 +216,7 @@ class DeferringFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             load(root)  # a submodule of a stand-in's: the real package, and the submodule imported under it
             return importlib.util.spec_from_loader(fullname, _Imported(importlib.import_module(fullname)))
         if fullname == root and importlib.machinery.PathFinder.find_spec(fullname, path) is None:
-            return None  # not installed: as before (or repair 1's placeholder)
+            return None  # not installed: the usual ImportError (or repair 1's placeholder)
         return importlib.util.spec_from_loader(fullname, self, is_package=True)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:

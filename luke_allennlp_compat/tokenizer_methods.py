@@ -7,8 +7,6 @@ by allennlp's `pretrained_transformer` tokenizer and indexer. Where missing, the
 `PreTrainedTokenizerBase` before those allennlp modules execute: `encode_plus` is the tokenizer's `__call__` on one
 example (as it was in 4.x), and `build_inputs_with_special_tokens` puts the special tokens where the tokenizer's own
 post-processor does. Existing methods are never replaced.
-
-Proved by tests/luke_allennlp_compat/test_cached_transformers.py: `test_pretrained_transformer_tokenizer_and_indexer`.
 """
 
 from typing import Any, List, Optional

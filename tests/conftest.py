@@ -157,15 +157,28 @@ def squad_slice(shared_data, tmp_path_factory) -> Path:
 # SQuAD are not in the shared dumps). "gold" has a link probability below the configs' 0.01; "Levi's Stadium"
 # is left out of tiny_luke_squad_dir's entity vocabulary.
 SUPER_BOWL_50_LINKS = {
-    "Super Bowl": "Super Bowl", "American football": "American football", "National Football League": "National Football League",
-    "NFL": "National Football League", "American Football Conference": "American Football Conference",
-    "AFC": "American Football Conference", "National Football Conference": "National Football Conference",
-    "NFC": "National Football Conference", "Denver Broncos": "Denver Broncos", "Broncos": "Denver Broncos",
-    "Carolina Panthers": "Carolina Panthers", "Panthers": "Carolina Panthers", "Levi's Stadium": "Levi's Stadium",
-    "San Francisco Bay Area": "San Francisco Bay Area", "Santa Clara, California": "Santa Clara, California",
-    "California": "California", "Cam Newton": "Cam Newton", "Arizona Cardinals": "Arizona Cardinals",
-    "New England Patriots": "New England Patriots", "Super Bowl XLIX": "Super Bowl XLIX", "gold": "Gold (color)",
-}  # fmt: skip
+    "Super Bowl": "Super Bowl",
+    "American football": "American football",
+    "National Football League": "National Football League",
+    "NFL": "National Football League",
+    "American Football Conference": "American Football Conference",
+    "AFC": "American Football Conference",
+    "National Football Conference": "National Football Conference",
+    "NFC": "National Football Conference",
+    "Denver Broncos": "Denver Broncos",
+    "Broncos": "Denver Broncos",
+    "Carolina Panthers": "Carolina Panthers",
+    "Panthers": "Carolina Panthers",
+    "Levi's Stadium": "Levi's Stadium",
+    "San Francisco Bay Area": "San Francisco Bay Area",
+    "Santa Clara, California": "Santa Clara, California",
+    "California": "California",
+    "Cam Newton": "Cam Newton",
+    "Arizona Cardinals": "Arizona Cardinals",
+    "New England Patriots": "New England Patriots",
+    "Super Bowl XLIX": "Super Bowl XLIX",
+    "gold": "Gold (color)",
+}
 
 
 @pytest.fixture(scope="session")
@@ -173,8 +186,18 @@ def squad_mention_dictionary(tmp_path_factory) -> Path:
     """A mention dictionary (the JSON of `allennlp build-mention-dictionary`) with the page "Super Bowl 50"."""
     probability = {name: 0.002 if name == "gold" else 0.5 for name in SUPER_BOWL_50_LINKS}
     path = tmp_path_factory.mktemp("squad-mentions") / "mention_dictionary.json"
-    path.write_text(json.dumps({"version": 1, "dump": "handwritten", "min_link_probability": 0.0,
-                                "pages": {"Super Bowl 50": SUPER_BOWL_50_LINKS}, "link_probability": probability, "stats": {}}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "dump": "handwritten",
+                "min_link_probability": 0.0,
+                "pages": {"Super Bowl 50": SUPER_BOWL_50_LINKS},
+                "link_probability": probability,
+                "stats": {},
+            }
+        )
+    )
     return path
 
 

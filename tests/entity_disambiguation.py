@@ -78,11 +78,23 @@ def build_wikipedia_ed_data(directory: Path, max_pages: int = 12, max_seq_length
     dictionary.save(directory / "mentions.json")
     save_roberta_tokenizer(directory / "tokenizer")
     # (`max_pages` counts pages of every kind there, articles here: the corpus takes the articles the dictionary read)
-    build_pretraining_corpus(dump, str(directory / "tokenizer"), directory / "entity_vocab.jsonl", directory / "corpus",
-                             CorpusOptions(max_seq_length=max_seq_length), max_pages=dictionary.stats["pages"])  # fmt: skip
+    build_pretraining_corpus(
+        dump,
+        str(directory / "tokenizer"),
+        directory / "entity_vocab.jsonl",
+        directory / "corpus",
+        CorpusOptions(max_seq_length=max_seq_length),
+        max_pages=dictionary.stats["pages"],
+    )
     model = write_tiny_luke_mlm(directory / "model", list(vocab))
     # The article "Autism" (page 25) in the ED benchmarks' format, its links as gold mentions.
     documents = linked_documents(dump, dictionary, page_ids=[25], include_missing_pages=True)
     write_benchmark(documents, directory / "autism.csv")
-    return {"dump": dump, "vocab": vocab, "dictionary": directory / "mentions.json", "corpus": directory / "corpus",
-            "model": model, "benchmark": directory / "autism.csv"}  # fmt: skip
+    return {
+        "dump": dump,
+        "vocab": vocab,
+        "dictionary": directory / "mentions.json",
+        "corpus": directory / "corpus",
+        "model": model,
+        "benchmark": directory / "autism.csv",
+    }

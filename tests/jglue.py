@@ -23,15 +23,23 @@ FILES = {
 # MARC-ja is no longer distributed: lines in the format JGLUE's preprocess/marc-ja/scripts/marc-ja.py writes
 # (`json.dumps(dict(sentence=..., label=..., review_id=...), ensure_ascii=False)`), with reviews of our own.
 MARC_JA_LINES = [
-    {"sentence": "とても使いやすく、買ってよかったです。家族にも勧めました。", "label": "positive", "review_id": "R0000000000001"},
+    {
+        "sentence": "とても使いやすく、買ってよかったです。家族にも勧めました。",
+        "label": "positive",
+        "review_id": "R0000000000001",
+    },
     {"sentence": "すぐに壊れてしまいました。二度と買いません。", "label": "negative", "review_id": "R0000000000002"},
     {"sentence": "音がきれいで、デザインも気に入っています。", "label": "positive", "review_id": "R0000000000003"},
-    {"sentence": "説明書が分かりにくく、届いた時には傷がありました。", "label": "negative", "review_id": "R0000000000004"},
+    {
+        "sentence": "説明書が分かりにくく、届いた時には傷がありました。",
+        "label": "negative",
+        "review_id": "R0000000000004",
+    },
     {"sentence": "値段の割に品質が良いと思います。", "label": "positive", "review_id": "R0000000000005"},
     {"sentence": "サイズが合わず、返品の手続きも面倒でした。", "label": "negative", "review_id": "R0000000000006"},
     {"sentence": "期待以上の仕上がりで満足しています！", "label": "positive", "review_id": "R0000000000007"},
     {"sentence": "においがきつくて使えませんでした。", "label": "negative", "review_id": "R0000000000008"},
-]  # fmt: skip
+]
 
 
 def jglue_file(key: str) -> Path:
@@ -121,9 +129,11 @@ def write_mention_dictionary(directory: Path) -> tuple:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     dictionary = MentionDictionary(
-        pages={}, link_probability=dict.fromkeys(MENTION_NAMES, 0.5), dump="handwritten",
+        pages={},
+        link_probability=dict.fromkeys(MENTION_NAMES, 0.5),
+        dump="handwritten",
         entities={name: [[name, 10]] for name in MENTION_NAMES},
-    )  # fmt: skip
+    )
     dictionary.save(directory / "mentions.json")
     titles = ["[PAD]", "[UNK]", "[MASK]", *[name for name in MENTION_NAMES if name != "トイレ"]]
     (directory / "entity_vocab.json").write_text(json.dumps({t: i for i, t in enumerate(titles)}, ensure_ascii=False))

@@ -39,8 +39,9 @@ def conll_sentences(path: Path, documents: int) -> List[Tuple[int, List[str], Li
     return sentences
 
 
-def write_corpus(directory: Path, conll_file: Path, documents: int = 40, max_seq_length: int = 128,
-                 vocab_size: int = 60) -> Path:  # fmt: skip
+def write_corpus(
+    directory: Path, conll_file: Path, documents: int = 40, max_seq_length: int = 128, vocab_size: int = 60
+) -> Path:
     """Writes the corpus; sentences of a document are packed into rows of at most `max_seq_length - 2` subwords."""
     import datasets
 

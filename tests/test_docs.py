@@ -67,15 +67,34 @@ from tests.conftest import REPO_ROOT
 
 MARKER = re.compile(r"<!--\s*docs-test:\s*([\w-]+)\s*-->")
 # The marked blocks (in README, then the docs pages in path order, as DOC_FILES lists them).
-RUN = ["smoke", "ner", "predictor", "record", "squad", "ner-export", "jglue", "luke-japanese", "pretraining-data",
-       "pretraining-training", "recover", "kbp37", "ner-document"]  # fmt: skip
+RUN = [
+    "smoke",
+    "ner",
+    "predictor",
+    "record",
+    "squad",
+    "ner-export",
+    "jglue",
+    "luke-japanese",
+    "pretraining-data",
+    "pretraining-training",
+    "recover",
+    "kbp37",
+    "ner-document",
+]
 AS_WRITTEN = {"smoke", "pretraining-data", "luke-japanese"}  # run without the small-run overrides: small already
 HUB_NAMES = {"studio-ousia/luke-base": "luke", "roberta-base": "roberta"}
 # The overrides the docs give for a small run, merged into every `allennlp train` / `evaluate` -o of the
 # other blocks (a GPU's "trainer.cuda_device": 0 becomes the CPU's -1).
 SMALL_TRAIN = {"dataset_reader.max_instances": 16, "trainer.num_epochs": 1, "trainer.cuda_device": -1}
-SMALL_PRETRAINING = {"distributed": None, "trainer.num_gradient_accumulation_steps": 1, "data_loader.batch_size": 8,
-                     "data_loader.batches_per_epoch": 2, "data_loader.num_workers": 0, "trainer.num_epochs": 1}  # fmt: skip
+SMALL_PRETRAINING = {
+    "distributed": None,
+    "trainer.num_gradient_accumulation_steps": 1,
+    "data_loader.batch_size": 8,
+    "data_loader.batches_per_epoch": 2,
+    "data_loader.num_workers": 0,
+    "trainer.num_epochs": 1,
+}
 SMALL_EVALUATE = {"dataset_reader.max_instances": 16}
 # Lines run by nothing here: a viewer that is not installed, a script the user downloads.
 NOT_RUN = re.compile(r"^(tensorboard |python evaluate-v1\.1\.py )")
@@ -139,7 +158,7 @@ def test_the_marked_blocks_are_the_ones_run():
     # (getting-started's blocks are run by tests/test_getting_started.py)
     marked = [b.name for b in BLOCKS + PYTHON_BLOCKS if b.name and b.file != "docs/getting-started.md"]
     assert sorted(marked) == sorted(RUN), "a marked block without its test here, or a test whose block went"
-    assert "readme-test" not in "".join(TEXTS.values()), "the marker is <!-- docs-test: NAME --> now"
+    assert "readme-test" not in "".join(TEXTS.values()), "a block to run is marked <!-- docs-test: NAME -->"
 
 
 def test_the_pages_are_the_site():
@@ -256,11 +275,14 @@ def scratch_checkout(tmp_path_factory, shared_data, squad_slice, kbp37_sample, r
     # What the blocks name as downloaded by the user (paths relative to the checkout), stood in for by slices
     # of the real files or the fixtures in the same formats.
     stand_ins = {
-        "kbp37/train.txt": kbp37_sample, "kbp37/dev.txt": kbp37_sample, "kbp37/test.txt": kbp37_sample,
+        "kbp37/train.txt": kbp37_sample,
+        "kbp37/dev.txt": kbp37_sample,
+        "kbp37/test.txt": kbp37_sample,
         "train-v1.1.json": squad_slice,
         "enwiki-pages-articles.xml.bz2": shared_data / "wikipedia" / "enwiki-pages-articles-sample.xml.bz2",
-        "record/train.json": record_sample, "record/dev.json": record_sample,
-    }  # fmt: skip
+        "record/train.json": record_sample,
+        "record/dev.json": record_sample,
+    }
     for name, target in stand_ins.items():
         (checkout / name).parent.mkdir(parents=True, exist_ok=True)
         (checkout / name).symlink_to(target)

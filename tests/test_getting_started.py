@@ -45,8 +45,14 @@ class Page:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p)  # as in a checkout
-        result = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=self.checkout, env=env,
-                                capture_output=True, text=True, timeout=600)  # fmt: skip
+        result = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block.code],
+            cwd=self.checkout,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert result.returncode == 0, f"{PAGE.name}:{block.line} ({name}) failed:\n{result.stderr[-4000:]}"
         self.outputs[name] = result.stdout
         return result.stdout

@@ -36,8 +36,12 @@ def data(shared_data, tmp_path_factory):
     dump = write_japanese_dump(root / "jawiki-sample.xml", shared_data / "jglue")
     # The tokenizer of these articles (all their JSQuAD paragraphs), as LUKE-Japanese's was trained on Wikipedia.
     paragraphs = jsquad_paragraphs(shared_data / "jglue")
-    save_japanese_tokenizer(root / "tokenizer", [p for title in ARTICLES for p in paragraphs[title]], vocab_size=2000,
-                            character_coverage=1.0)  # fmt: skip
+    save_japanese_tokenizer(
+        root / "tokenizer",
+        [p for title in ARTICLES for p in paragraphs[title]],
+        vocab_size=2000,
+        character_coverage=1.0,
+    )
     vocab_out = allennlp(
         "build-entity-vocab", root / "jawiki-sample.xml", root / "vocab.jsonl", "--include-missing-pages"
     )
@@ -48,9 +52,15 @@ def data(shared_data, tmp_path_factory):
         root / "vocab.jsonl",
         root / "corpus",
     )
-    return {"root": root, "dump": dump, "vocab_out": vocab_out, "tokenizer": load_fast_tokenizer(str(root / "tokenizer")),
-            "vocab": EntityVocab.from_file(root / "vocab.jsonl"), "corpus": datasets.load_from_disk(str(root / "corpus")),
-            "metadata": json.loads((root / "corpus" / "metadata.json").read_text(encoding="utf-8"))}  # fmt: skip
+    return {
+        "root": root,
+        "dump": dump,
+        "vocab_out": vocab_out,
+        "tokenizer": load_fast_tokenizer(str(root / "tokenizer")),
+        "vocab": EntityVocab.from_file(root / "vocab.jsonl"),
+        "corpus": datasets.load_from_disk(str(root / "corpus")),
+        "metadata": json.loads((root / "corpus" / "metadata.json").read_text(encoding="utf-8")),
+    }
 
 
 def sentences(paragraph: str):
@@ -100,8 +110,10 @@ def test_mentions_decode_to_their_names_and_ids_to_their_titles(data):
     )
     for row, title in zip(corpus, ARTICLES):
         links = data["dump"]["links"][title]
-        names = ["".join(tokenizer.convert_ids_to_tokens([row["word_ids"][p] for p in positions])).lstrip("▁")
-                 for positions in row["entity_position_ids"]]  # fmt: skip
+        names = [
+            "".join(tokenizer.convert_ids_to_tokens([row["word_ids"][p] for p in positions])).lstrip("▁")
+            for positions in row["entity_position_ids"]
+        ]
         assert names == [nfkc(anchor) for anchor, _ in links], title
         assert [vocab.title(i) for i in row["entity_ids"]] == [REDIRECTS.get(t, t) for _, t in links], title
 
@@ -110,8 +122,16 @@ def test_pretraining_steps_and_export_in_luke_japanese_layout(data):
     root = data["root"]
     write_tiny_checkpoint(root / "roberta", "roberta", tokenizer=root / "tokenizer")  # pretraining starts from it
     overrides = {**TINY, "data_loader.batch_size": 4, "data_loader.batches_per_epoch": 2}
-    allennlp("train", REPO_ROOT / "configs" / "pretraining" / "luke_base_stage1.jsonnet", "-s", root / "stage1", "-o",
-             json.dumps(overrides), MODEL_NAME=str(root / "roberta"), CORPUS=str(root / "corpus"))  # fmt: skip
+    allennlp(
+        "train",
+        REPO_ROOT / "configs" / "pretraining" / "luke_base_stage1.jsonnet",
+        "-s",
+        root / "stage1",
+        "-o",
+        json.dumps(overrides),
+        MODEL_NAME=str(root / "roberta"),
+        CORPUS=str(root / "corpus"),
+    )
     metrics = json.loads((root / "stage1" / "metrics.json").read_text())
     assert metrics["training_loss"] > 0 and {"training_masked_lm_accuracy", "training_masked_entity_accuracy"} <= set(
         metrics

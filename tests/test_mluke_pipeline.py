@@ -57,11 +57,25 @@ def pipeline(tmp_path_factory):
         allennlp("build-pretraining-corpus", dump, root / "xlmr", vocab, out, "--language", language)
         corpora.append(str(out))
     overrides = {**TINY, "trainer.optimizer.lr": 1e-2, "data_loader.batch_size": 4}
-    allennlp("train", REPO_ROOT / "configs" / "pretraining" / "luke_base_stage1.jsonnet", "-s", root / "stage1",
-             "-o", json.dumps(overrides), MODEL_NAME=str(root / "xlmr-roberta"), CORPUS=",".join(corpora))  # fmt: skip
+    allennlp(
+        "train",
+        REPO_ROOT / "configs" / "pretraining" / "luke_base_stage1.jsonnet",
+        "-s",
+        root / "stage1",
+        "-o",
+        json.dumps(overrides),
+        MODEL_NAME=str(root / "xlmr-roberta"),
+        CORPUS=",".join(corpora),
+    )
     export = allennlp("export-luke", root / "stage1" / "model.tar.gz", root / "mluke")
-    return {"root": root, "archive": root / "stage1" / "model.tar.gz", "mluke": root / "mluke", "stdout": export,
-            "corpora": corpora, "vocab": vocab}  # fmt: skip
+    return {
+        "root": root,
+        "archive": root / "stage1" / "model.tar.gz",
+        "mluke": root / "mluke",
+        "stdout": export,
+        "corpora": corpora,
+        "vocab": vocab,
+    }
 
 
 # (text, entities, character spans): a German and a Japanese sentence.
@@ -123,10 +137,21 @@ def test_multilingual_ner_config_fine_tunes_the_export(pipeline):
         "TRAIN_DATA_PATH": str(GERMAN_CONLL),
         "VALIDATION_DATA_PATH": str(GERMAN_CONLL),
     }
-    overrides = {"trainer.num_epochs": 2, "data_loader.batch_sampler.batch_size": 4, "dataset_reader.max_seq_length": 64,
-                 "trainer.optimizer.lr": 1e-3}  # fmt: skip
-    allennlp("train", REPO_ROOT / "configs" / "ner" / "conll_multilingual.jsonnet", "-s", root / "ner", "-o",
-             json.dumps(overrides), **env)  # fmt: skip
+    overrides = {
+        "trainer.num_epochs": 2,
+        "data_loader.batch_sampler.batch_size": 4,
+        "dataset_reader.max_seq_length": 64,
+        "trainer.optimizer.lr": 1e-3,
+    }
+    allennlp(
+        "train",
+        REPO_ROOT / "configs" / "ner" / "conll_multilingual.jsonnet",
+        "-s",
+        root / "ner",
+        "-o",
+        json.dumps(overrides),
+        **env,
+    )
     metrics = json.loads((root / "ner" / "metrics.json").read_text())
     assert {"validation_f1", "validation_precision", "validation_recall"} <= set(metrics)
     allennlp(
@@ -139,9 +164,23 @@ def test_multilingual_ner_config_fine_tunes_the_export(pipeline):
 @pytest.mark.slow  # 30 s of a new process's imports on a loaded machine; the steps above run the same commands
 def test_the_commands_run_as_processes(pipeline, tmp_path):
     """The corpus builder through the `allennlp` script itself, its table on the screen."""
-    result = subprocess.run([str(ALLENNLP), "build-pretraining-corpus", str(pipeline["root"] / "ja.xml"),
-                             str(pipeline["root"] / "xlmr"), str(pipeline["vocab"]), str(tmp_path / "ja"), "--language", "ja"],
-                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, env=dict(os.environ))  # fmt: skip
+    result = subprocess.run(
+        [
+            str(ALLENNLP),
+            "build-pretraining-corpus",
+            str(pipeline["root"] / "ja.xml"),
+            str(pipeline["root"] / "xlmr"),
+            str(pipeline["vocab"]),
+            str(tmp_path / "ja"),
+            "--language",
+            "ja",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ),
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "wrote the corpus to" in result.stdout
     assert json.loads((tmp_path / "ja" / "metadata.json").read_text())["entities"] == 5

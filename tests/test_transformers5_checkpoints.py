@@ -53,11 +53,20 @@ def transformers5_typing_checkpoint(directory: Path) -> Path:
     tokenizer = transformers.LukeTokenizer.from_pretrained(str(files), task="entity_classification")
     torch.manual_seed(0)
     config = transformers.LukeConfig(
-        vocab_size=50267, entity_vocab_size=4, hidden_size=32, entity_emb_size=16, num_hidden_layers=2,
-        num_attention_heads=4, intermediate_size=37, max_position_embeddings=514, type_vocab_size=1,
-        layer_norm_eps=1e-5, initializer_range=0.2, id2label=dict(enumerate(OPEN_ENTITY_TYPES)),
+        vocab_size=50267,
+        entity_vocab_size=4,
+        hidden_size=32,
+        entity_emb_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        layer_norm_eps=1e-5,
+        initializer_range=0.2,
+        id2label=dict(enumerate(OPEN_ENTITY_TYPES)),
         label2id={label: i for i, label in enumerate(OPEN_ENTITY_TYPES)},
-    )  # fmt: skip
+    )
     transformers.LukeForEntityClassification(config).save_pretrained(str(directory))
     tokenizer.save_pretrained(str(directory))
     return directory
@@ -75,15 +84,16 @@ def typing_import(tmp_path_factory):
 
 
 def transformers_probabilities(checkpoint: Path, sentence: str, span) -> torch.Tensor:
-    tokenizer = transformers.LukeTokenizer.from_pretrained(str(checkpoint), task="entity_classification",
-                                                           add_prefix_space=True)  # fmt: skip
+    tokenizer = transformers.LukeTokenizer.from_pretrained(
+        str(checkpoint), task="entity_classification", add_prefix_space=True
+    )
     model = transformers.LukeForEntityClassification.from_pretrained(str(checkpoint)).eval()
     with torch.no_grad():
         return torch.sigmoid(model(**tokenizer(sentence, entity_spans=[tuple(span)], return_tensors="pt")).logits[0])
 
 
 def test_a_transformers5_task_checkpoint_imported_and_evaluated_on_open_entity(typing_import, tmp_path):
-    """Acceptance (issue 19): the imported archive's probabilities on real Open Entity examples equal transformers'
+    """The imported archive's probabilities on real Open Entity examples equal transformers'
     to 1e-5, and `evaluate --predictions-output-file` writes one line per example."""
     checkpoint, archive, data = typing_import
     assert not any((checkpoint / name).exists() for name in RELEASED_ONLY)
@@ -95,8 +105,9 @@ def test_a_transformers5_task_checkpoint_imported_and_evaluated_on_open_entity(t
     assert len(rows) == len(examples) and "f1" in metrics
     assert [row["id"] for row in rows] == [f"{data}:{i}" for i in range(len(examples))]
 
-    tokenizer = transformers.LukeTokenizer.from_pretrained(str(checkpoint), task="entity_classification",
-                                                           add_prefix_space=True)  # fmt: skip
+    tokenizer = transformers.LukeTokenizer.from_pretrained(
+        str(checkpoint), task="entity_classification", add_prefix_space=True
+    )
     model = transformers.LukeForEntityClassification.from_pretrained(str(checkpoint)).eval()
     worst, spread = 0.0, 0.0
     for example, row in zip(examples, rows):
@@ -268,8 +279,11 @@ def test_a_config_trains_on_a_transformers5_checkpoint_and_exports(
     saved = both_layouts["luke"][1]
     set_config_env(monkeypatch, saved, open_entity_slice)
     overrides = {"trainer.num_epochs": 1, "dataset_reader.max_seq_length": 64}
-    model = train_model_from_file(str(REPO_ROOT / "configs/entity_typing/open_entity.jsonnet"), str(tmp_path / "run"),
-                                  overrides=json.dumps(overrides))  # fmt: skip
+    model = train_model_from_file(
+        str(REPO_ROOT / "configs/entity_typing/open_entity.jsonnet"),
+        str(tmp_path / "run"),
+        overrides=json.dumps(overrides),
+    )
     assert model is not None and (tmp_path / "run" / "model.tar.gz").is_file()
     export_luke(str(tmp_path / "run" / "model.tar.gz"), str(tmp_path / "exported"))
     exported = transformers.LukeForEntityClassification.from_pretrained(str(tmp_path / "exported"))
@@ -281,9 +295,13 @@ def test_a_relation_checkpoint_saved_by_transformers5_imports_with_its_mask2(tmp
     """[MASK2] (the tail) found in tokenizer_config.json's entity vocabulary; logits equal transformers'."""
     from tests.commands.test_import_luke_task import HEAD, TAIL, TEXT, forward, model_of, transformers_inputs
 
-    released = write_tiny_task_checkpoint(tmp_path / "released", "LukeForEntityPairClassification",
-                                          ["no_relation", "per:city_of_residence"], task="entity_pair_classification",
-                                          seed=3)  # fmt: skip
+    released = write_tiny_task_checkpoint(
+        tmp_path / "released",
+        "LukeForEntityPairClassification",
+        ["no_relation", "per:city_of_residence"],
+        task="entity_pair_classification",
+        seed=3,
+    )
     saved = resave_with_transformers(released, tmp_path / "saved")
     archive = load_archive(import_luke_task(str(saved), str(tmp_path / "imported")))
     ours, tensors = forward(archive, [archive.dataset_reader.text_to_instance(TEXT, HEAD, TAIL)])

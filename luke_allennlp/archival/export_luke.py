@@ -87,8 +87,9 @@ def _load_overrides(model_type: Optional[str]) -> Dict[str, bool]:
     return {}
 
 
-def _export_pretraining(archive, archive_file: str, output_dir: str, tokenizer: Optional[str],
-                        entity_vocab: Optional[str], lite: bool) -> str:  # fmt: skip
+def _export_pretraining(
+    archive, archive_file: str, output_dir: str, tokenizer: Optional[str], entity_vocab: Optional[str], lite: bool
+) -> str:
     from luke_allennlp.modeling import LukeForPretraining
     from luke_allennlp.resources.entity_vocab import EntityVocab
 
@@ -133,8 +134,9 @@ def _export_pretraining(archive, archive_file: str, output_dir: str, tokenizer: 
     )
 
 
-def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: str, tokenizer: Optional[str],
-                 lite: bool) -> str:  # fmt: skip
+def _export_task(
+    archive, spec: TaskCheckpoint, archive_file: str, output_dir: str, tokenizer: Optional[str], lite: bool
+) -> str:
     """A fine-tuned task archive as the matching transformers class (see `task_checkpoints`)."""
     from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
     from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
@@ -180,8 +182,9 @@ def _export_task(archive, spec: TaskCheckpoint, archive_file: str, output_dir: s
     mode = spec.tokenizer_task if spec.task == "ner" or uses_markers(spec, reader_config) else None
     word_tokenizer = load_word_tokenizer(tokenizer_path)
     luke_tokenizer = write_luke_tokenizer(word_tokenizer, entities, output_dir, mode, source_dir=tokenizer_path)
-    config.vocab_size = add_marker_rows(state, "luke.embeddings.word_embeddings.weight", [], luke_tokenizer,
-                                         word_tokenizer.get_vocab())  # fmt: skip
+    config.vocab_size = add_marker_rows(
+        state, "luke.embeddings.word_embeddings.weight", [], luke_tokenizer, word_tokenizer.get_vocab()
+    )
     labels = [model.vocab.get_token_from_index(i, "labels") for i in range(model.vocab.get_vocab_size("labels"))]
     out = {**config.to_dict(), "architectures": [spec.architecture]}
     if getattr(model, "regression", False):  # LukeForSequenceClassification with one score

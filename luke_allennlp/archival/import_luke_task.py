@@ -51,8 +51,9 @@ def import_luke_task(
         return _import_luke_task(checkpoint, output_dir, task, outside_label, batch_size)
 
 
-def _import_luke_task(checkpoint: str, output_dir: str, task: Optional[str], outside_label: Optional[str],
-                      batch_size: int) -> str:  # fmt: skip
+def _import_luke_task(
+    checkpoint: str, output_dir: str, task: Optional[str], outside_label: Optional[str], batch_size: int
+) -> str:
     from allennlp.common import Params
     from allennlp.common.meta import META_NAME, Meta
     from allennlp.data import Vocabulary

@@ -4,7 +4,7 @@ A config's mistakes are found before any work, and `-o` does what it says.
 allennlp checks a config's values as it builds each object: the dataset reader first, the trainer last, after the
 data are read and the vocabulary built. A string for a number (`"num_epochs": "2"`) stopped `allennlp train` minutes
 later with "Expected num_epochs to be a int." and no path; a negative batch size with "__len__() should return >= 0";
-`num_epochs: 0` read all the data and then failed naming `best.th`. `allennlp train` now checks the whole config
+`num_epochs: 0` read all the data and then failed naming `best.th`. Here `allennlp train` checks the whole config
 before it creates the serialization directory (`check_config`): each section's `type` is resolved as allennlp would,
 and every key is checked against the constructor it goes to (`infer_method_params`), recursively:
 
@@ -23,8 +23,6 @@ Parameters that a class's own `from_params` reads, or annotations that are not p
 keys") is refused with the missing part named; a section given whole (`-o '{"trainer": {"num_epoch": 1}}'`) replaces
 the config's section, as allennlp documents, and where that changes its `type` (here `luke_gradient_descent` to the
 default `gradient_descent`) a one-line warning says so and how to change single keys.
-
-Proved by tests/cli/test_config_checks.py.
 """
 
 import difflib
@@ -36,8 +34,14 @@ from typing import Any, Dict, Optional
 
 from luke_allennlp.cli._patch import logger, repaired, replace
 
-AT_LEAST_ONE = {"batch_size", "num_epochs", "num_gradient_accumulation_steps", "batches_per_epoch",
-                "max_instances_in_memory", "max_tokens"}  # fmt: skip
+AT_LEAST_ONE = {
+    "batch_size",
+    "num_epochs",
+    "num_gradient_accumulation_steps",
+    "batches_per_epoch",
+    "max_instances_in_memory",
+    "max_tokens",
+}
 TRAINER_ALIASES = {"run_sanity_checks"}  # allennlp's `gradient_descent` still reads its old name
 
 
@@ -205,9 +209,12 @@ def repair_params(module: types.ModuleType) -> None:
                     logger.warning(
                         "-o replaces the whole %r section, so its type %s becomes %s and its other keys are dropped; "
                         "to change single keys write them dotted, e.g. -o '{\"%s.%s\": ...}'",
-                        prefix + key, repr(old["type"]) if "type" in old else "(the default)",
-                        repr(new["type"]) if "type" in new else "the default", prefix + key, next(iter(new), "key"),
-                    )  # fmt: skip
+                        prefix + key,
+                        repr(old["type"]) if "type" in old else "(the default)",
+                        repr(new["type"]) if "type" in new else "the default",
+                        prefix + key,
+                        next(iter(new), "key"),
+                    )
         try:
             return with_overrides(original, overrides_dict, prefix)
         except ValueError as error:

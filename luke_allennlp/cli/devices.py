@@ -3,15 +3,12 @@ The training devices, checked before any work, and the machine's GPU count for c
 
 - A config that names a GPU the machine does not have (`trainer.cuda_device: 0`, or GPUs in
   `distributed.cuda_devices`, on a machine without a GPU): allennlp read the data and built the model, then failed in
-  torch with some 29 lines ending "Cannot access accelerator device". `train_model` now checks the config first and
+  torch with some 29 lines ending "Cannot access accelerator device". Here `train_model` checks the config first and
   stops with one line naming the setting and saying that `"auto"` or -1 runs on the CPU (a `ConfigurationError`,
   printed as one line by `luke_allennlp.cli.user_errors`).
 - allennlp gives Jsonnet the environment as external variables; a missing one is an error, so a config cannot ask
   for a value with a default. `NUM_GPUS` is given as the number of GPUs torch sees unless the environment sets it
   (the pretraining configs take their number of processes from it).
-
-Proved by tests/cli/test_devices.py: `test_a_gpu_the_machine_lacks_is_one_line_before_any_work`,
-`test_num_gpus_is_the_machines_unless_set`.
 """
 
 import types
@@ -47,8 +44,9 @@ def check_devices(params: Any) -> None:
             index = _index(device)
             problem = missing_gpu("a device in distributed.cuda_devices", index) if index is not None else None
             if problem:
-                raise ConfigurationError(problem.replace('"auto" (a GPU where there is one, else the CPU) or -1',
-                                                         "-1 for each process"))  # fmt: skip
+                raise ConfigurationError(
+                    problem.replace('"auto" (a GPU where there is one, else the CPU) or -1', "-1 for each process")
+                )
         return
     trainer = params.get("trainer")
     device = trainer.get("cuda_device") if trainer is not None and hasattr(trainer, "get") else None

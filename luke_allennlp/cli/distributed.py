@@ -16,7 +16,7 @@ here instead of allennlp's `_train_worker`:
 
 - Under torchrun this process is the worker (no second spawn); the `distributed` section is optional and, present,
   must agree with the environment (`DistributedSetupError`, one line). allennlp's launch spawns one worker per
-  entry of `cuda_devices` on each node as before.
+  entry of `cuda_devices` on each node, as allennlp does.
 - Only the global primary (node 0, or `RANK` 0) prepares the serialization directory (the `--recover` / `--force`
   checks, `config.json`, the vocabulary): before its workers start (allennlp's launch) or before it joins the
   process group (torchrun). The other processes write nothing in it until they have joined, and then only their
@@ -29,11 +29,6 @@ here instead of allennlp's `_train_worker`:
 - `evaluate_on_test` is refused (rank 0 would evaluate alone, waiting for the others in the metrics' all-reduce).
 
 `--recover` reads the primary's directory: `LukeCheckpointer` broadcasts rank 0's checkpoint to the others.
-
-Proved by tests/training/test_multi_node.py (`test_torchrun_trains_the_model_of_two_spawned_workers`,
-`test_two_nodes_with_a_shared_directory_*`, `test_two_nodes_with_a_directory_each_*`: the weights of allennlp's
-two-process launch, the results in the primary's directory alone, `--recover`) and
-tests/cli/test_distributed.py (the checks, the join timeout, a worker's one-line error).
 """
 
 import os
@@ -123,9 +118,18 @@ def plan(section: Optional[Dict[str, Any]], node_rank: int, environment: Optiona
         if local_rank >= len(devices):
             raise DistributedSetupError(f"LOCAL_RANK {local_rank} has no entry in distributed.cuda_devices {devices}")
         procs = local_world or len(devices)
-        return Launch(True, world_size, int(environment["RANK"]) // procs, procs, devices,
-                      environment["MASTER_ADDR"], int(environment["MASTER_PORT"]), join_timeout, section,
-                      int(environment["RANK"]))  # fmt: skip
+        return Launch(
+            True,
+            world_size,
+            int(environment["RANK"]) // procs,
+            procs,
+            devices,
+            environment["MASTER_ADDR"],
+            int(environment["MASTER_PORT"]),
+            join_timeout,
+            section,
+            int(environment["RANK"]),
+        )
     num_nodes = num_nodes or 1
     if not (isinstance(devices, list) and (len(devices) > 1 or num_nodes > 1)):
         raise DistributedSetupError(
@@ -144,8 +148,9 @@ def plan(section: Optional[Dict[str, Any]], node_rank: int, environment: Optiona
         from allennlp.common.util import find_open_port
 
         port = find_open_port()
-    return Launch(False, num_nodes * len(devices), node_rank, len(devices), devices, address, int(port),
-                  join_timeout, section)  # fmt: skip
+    return Launch(
+        False, num_nodes * len(devices), node_rank, len(devices), devices, address, int(port), join_timeout, section
+    )
 
 
 def join(launch: Launch, global_rank: int, device: int) -> None:
@@ -164,8 +169,14 @@ def join(launch: Launch, global_rank: int, device: int) -> None:
         return
     where = f"{launch.address}:{launch.port}"
     try:
-        store = dist.TCPStore(launch.address, launch.port, launch.world_size, is_master=global_rank == 0,
-                              timeout=datetime.timedelta(seconds=launch.join_timeout), wait_for_workers=True)  # fmt: skip
+        store = dist.TCPStore(
+            launch.address,
+            launch.port,
+            launch.world_size,
+            is_master=global_rank == 0,
+            timeout=datetime.timedelta(seconds=launch.join_timeout),
+            wait_for_workers=True,
+        )
         dist.init_process_group(backend, store=store, rank=global_rank, world_size=launch.world_size)
     except (RuntimeError, OSError) as e:
         first = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
@@ -211,8 +222,7 @@ def prepare_directory(params: Any, serialization_dir: str, recover: bool, force:
         vocabulary = Vocabulary.from_files(directory)
     else:
         vocabulary = training_util.make_vocab_from_params(without_distributed, serialization_dir, dry_run)
-    return {"files": vocabulary_files(directory), "padding": vocabulary._padding_token,
-            "oov": vocabulary._oov_token}  # fmt: skip
+    return {"files": vocabulary_files(directory), "padding": vocabulary._padding_token, "oov": vocabulary._oov_token}
 
 
 def repair_train(module: types.ModuleType) -> None:
@@ -220,16 +230,34 @@ def repair_train(module: types.ModuleType) -> None:
     if repaired(original):
         return
 
-    def train_model(params, serialization_dir, recover=False, force=False, node_rank=0, include_package=None,
-                    dry_run=False, file_friendly_logging=False, return_model=None):  # fmt: skip
+    def train_model(
+        params,
+        serialization_dir,
+        recover=False,
+        force=False,
+        node_rank=0,
+        include_package=None,
+        dry_run=False,
+        file_friendly_logging=False,
+        return_model=None,
+    ):
         environment = torchrun_environment()
         if environment is not None and int(environment["WORLD_SIZE"]) == 1:
             plan(params.params.get("distributed"), 0, environment)  # the section must agree all the same
             params.params.pop("distributed", None)
             environment = None
         if environment is None and params.params.get("distributed") is None:
-            return original(params, serialization_dir, recover, force, node_rank, include_package, dry_run,
-                            file_friendly_logging, return_model)  # fmt: skip
+            return original(
+                params,
+                serialization_dir,
+                recover,
+                force,
+                node_rank,
+                include_package,
+                dry_run,
+                file_friendly_logging,
+                return_model,
+            )
         from allennlp.common import logging as common_logging
 
         common_logging.FILE_FRIENDLY_LOGGING = file_friendly_logging
@@ -257,9 +285,15 @@ def repair_train(module: types.ModuleType) -> None:
         if launch.node_rank == 0:
             vocabulary = prepare_directory(params, serialization_dir, recover, force, dry_run)
             common_logging.prepare_global_logging(serialization_dir, rank=0, world_size=1)
-        logger.info("Distributed training: node %d of %d, %d processes here, world size %d, primary at %s:%d",
-                    launch.node_rank, launch.world_size // launch.procs_per_node, launch.procs_per_node,
-                    launch.world_size, launch.address, launch.port)  # fmt: skip
+        logger.info(
+            "Distributed training: node %d of %d, %d processes here, world size %d, primary at %s:%d",
+            launch.node_rank,
+            launch.world_size // launch.procs_per_node,
+            launch.procs_per_node,
+            launch.world_size,
+            launch.address,
+            launch.port,
+        )
         import torch.distributed
         from torch.multiprocessing import ProcessRaisedException
 
@@ -301,9 +335,18 @@ def _spawned_worker(process_rank: int, *args: Any) -> None:
         raise DistributedWorkerError(one_line(shown)) from e
 
 
-def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: str, recover: bool, force: bool,
-            include_package: Optional[List[str]], dry_run: bool, file_friendly_logging: bool,
-            vocabulary: Optional[Dict]) -> None:  # fmt: skip
+def _worker(
+    process_rank: int,
+    launch: Launch,
+    params: Any,
+    serialization_dir: str,
+    recover: bool,
+    force: bool,
+    include_package: Optional[List[str]],
+    dry_run: bool,
+    file_friendly_logging: bool,
+    vocabulary: Optional[Dict],
+) -> None:
     """One training process: joins the process group, receives the vocabulary, trains; global rank 0 writes."""
     import shutil
     import tempfile
@@ -353,20 +396,28 @@ def _worker(process_rank: int, launch: Launch, params: Any, serialization_dir: s
         params.params.pop("distributed", None)
         params.pop("evaluation", None)
         include_in_archive = params.pop("include_in_archive", None)
-        params["vocabulary"] = {"type": "from_files", "directory": directory, "padding_token": vocabulary["padding"],
-                                "oov_token": vocabulary["oov"]}  # fmt: skip
+        params["vocabulary"] = {
+            "type": "from_files",
+            "directory": directory,
+            "padding_token": vocabulary["padding"],
+            "oov_token": vocabulary["oov"],
+        }
         params["trainer"]["cuda_device"] = device
         params["trainer"]["world_size"] = launch.world_size
         params["trainer"]["distributed"] = True
         accelerator = None
         if "ddp_accelerator" in launch.rest:
-            accelerator = DdpAccelerator.from_params(Params(dict(launch.rest)["ddp_accelerator"]),
-                                                     local_rank=global_rank, world_size=launch.world_size,
-                                                     cuda_device=device)  # fmt: skip
+            accelerator = DdpAccelerator.from_params(
+                Params(dict(launch.rest)["ddp_accelerator"]),
+                local_rank=global_rank,
+                world_size=launch.world_size,
+                cuda_device=device,
+            )
         logger.info("Process %d of %d joined (device %d)", global_rank, launch.world_size, device)
         # The global rank is the trainer's rank: only global rank 0 writes.
-        train_loop = TrainModel.from_params(params=params, serialization_dir=serialization_dir,
-                                            local_rank=global_rank, ddp_accelerator=accelerator)  # fmt: skip
+        train_loop = TrainModel.from_params(
+            params=params, serialization_dir=serialization_dir, local_rank=global_rank, ddp_accelerator=accelerator
+        )
         if dry_run:
             return
         dist.barrier()

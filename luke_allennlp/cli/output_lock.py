@@ -3,7 +3,7 @@ One training run per serialization directory.
 
 `allennlp train --recover -s DIR` while the original run was still training in DIR trained both to the end, their logs
 interleaved and the config, metrics and archive whichever wrote last; `-f` deleted a directory another live run was
-writing. `train_model` now takes the lock of its serialization directory (`DIR/.lock`, an `OutputLock` of
+writing. Here `train_model` takes the lock of its serialization directory (`DIR/.lock`, an `OutputLock` of
 `luke_allennlp.resources.output`) for the run's life, before `-f` removes anything; only the global primary takes it
 (`node_rank` 0 under allennlp's launch, `RANK` 0 under torchrun), since the other nodes of a distributed run share the
 directory.
@@ -26,16 +26,26 @@ def repair_train_model(module: types.ModuleType) -> None:
     if repaired(train_model):
         return
 
-    def locked_train_model(params: Any, serialization_dir: Any, recover: bool = False, force: bool = False,
-                           node_rank: int = 0, *args: Any, **kwargs: Any) -> Any:  # fmt: skip
+    def locked_train_model(
+        params: Any,
+        serialization_dir: Any,
+        recover: bool = False,
+        force: bool = False,
+        node_rank: int = 0,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
         if not is_global_primary(node_rank):
             return train_model(params, serialization_dir, recover, force, node_rank, *args, **kwargs)
         directory = os.fspath(serialization_dir)
         created = not os.path.isdir(directory)
         os.makedirs(directory, exist_ok=True)
-        lock = OutputLock(os.path.join(directory, SERIALIZATION_LOCK), directory,
-                          advice="one training run per serialization directory: wait for it to end (or stop it) "
-                                 "before --recover or -f, or train into another directory")  # fmt: skip
+        lock = OutputLock(
+            os.path.join(directory, SERIALIZATION_LOCK),
+            directory,
+            advice="one training run per serialization directory: wait for it to end (or stop it) "
+            "before --recover or -f, or train into another directory",
+        )
         lock.acquire()  # before -f removes anything
         try:
             return train_model(params, serialization_dir, recover, force, node_rank, *args, **kwargs)

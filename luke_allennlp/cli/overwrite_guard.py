@@ -10,11 +10,6 @@ stem ("Reading evaluation data from eng" for `eng.testa`); it logs the path. And
 first one); it names `-f`, and `--recover` only where a checkpoint exists. `--recover` with other settings (another
 `-o`) raised a `KeyError` for a setting only one configuration has, after an ERROR line per setting; it is one error
 naming each setting that differs, with both values.
-
-Proved by tests/cli/test_overwrite_guard.py:
-`test_an_output_that_is_an_input_is_refused_before_anything_is_written`, and the log line by
-`test_allennlp_command_trains_evaluates_predicts_and_recovers` (test_commands.py); the serialization directory by
-`test_an_existing_serialization_directory_names_f_and_recover_only_with_a_checkpoint`.
 """
 
 import logging
@@ -125,8 +120,10 @@ def _differences(now: dict, before: dict) -> List[str]:
     for key in sorted(now.keys() | before.keys()):
         new, old = now.get(key, missing), before.get(key, missing)
         if new != old:
-            lines.append(f"{key}: {'(unset)' if old is missing else repr(old)} before, "
-                         f"{'(unset)' if new is missing else repr(new)} now")  # fmt: skip
+            lines.append(
+                f"{key}: {'(unset)' if old is missing else repr(old)} before, "
+                f"{'(unset)' if new is missing else repr(new)} now"
+            )
     return lines
 
 

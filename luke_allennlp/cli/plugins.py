@@ -2,13 +2,10 @@
 This project's plugins are found from any directory.
 
 allennlp imports the plugins named in `.allennlp_plugins` of the working directory and in `~/.allennlp/plugins`
-(`allennlp.common.plugins.discover_plugins`); run elsewhere, `allennlp` knew no `luke_*` component. Discovery now also
+(`allennlp.common.plugins.discover_plugins`); run elsewhere, `allennlp` knew no `luke_*` component. Discovery here also
 yields the installed plugin package, `luke_allennlp_readers` (which imports `luke_allennlp.plugin`), after those files'
 plugins, so that in the repository its `data_readers` comes first and the installed name becomes an alias of it:
 nothing is registered twice. Where the package is not installed nothing changes.
-
-Proved by tests/cli/test_plugins.py: `test_plugins_are_found_from_any_directory`; the real command run from
-a temporary directory by tests/commands/test_export_luke_tasks.py.
 """
 
 import importlib.util

@@ -7,9 +7,6 @@ calls `HfApi.create_repo(name=..., organization=...)`, which 1.x rejects. It is 
 without git: `HfApi.create_repo(repo_id, exist_ok=True)`, then one `upload_folder` commit of the files allennlp's own
 version pushed and of what `luke_allennlp.archival` bundles. Without a network it stops with one line
 (`HubUploadError`), and its `--help` says how to log in today.
-
-Proved by tests/cli/test_push_to_hf.py: `test_push_to_hf_uploads_with_the_current_hub_api`,
-`test_push_to_hf_without_a_network_is_one_line_and_its_help_matches_the_readme`.
 """
 
 import types

@@ -7,8 +7,6 @@ the base's default), `"type": "luke_checkpointer"` is left in the parameters and
 LukeCheckpointer: {'type': ...}"), although it names that very class. `from_params` of a class that is not a
 registrable base drops a `type` that names the class itself under one of its bases (and calls the constructor that
 name was registered with); any other `type` is still refused.
-
-Proved by tests/cli/test_registered_types.py.
 """
 
 import types

@@ -7,8 +7,6 @@ An archive rebuilt its model and readers from config paths outside it (the base 
 `luke_allennlp.archival`'s, which bundle those files into the archive and point the archived config at them.
 Everything that archives or loads (`allennlp train`, `predict`, `evaluate`, `Predictor.from_path`, `from_archive`)
 binds the replacements, since they are set before the module is first imported by anyone.
-
-Proved by tests/test_archival.py (archives moved away from their sources still predict and export).
 """
 
 import types

@@ -8,10 +8,6 @@ default, but TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 in the environment turns it back
 explicitly (which that variable cannot override), and a file that does not unpickle raises a `WeightsError` naming it
 (`luke_allennlp.archival.load_archive` adds the archive's name). Also silenced: the FutureWarning of allennlp's
 `torch.cuda.amp.autocast` (deprecated in torch 2.4) on every training run.
-
-Proved by tests/cli/test_archives.py (crafted and damaged weights) and
-tests/training/checkpointers/test_luke_checkpointer.py; the FutureWarning by
-`test_allennlp_command_trains_evaluates_predicts_and_recovers`.
 """
 
 import types
@@ -28,8 +24,13 @@ def repair_nn_util(module: types.ModuleType) -> None:
         return
     import re
 
-    def read_state_dict(path: Any, strip_prefix: Optional[str] = None, ignore: Optional[List[str]] = None,
-                        strict: bool = True, cuda_device: int = -1) -> Dict[str, Any]:  # fmt: skip
+    def read_state_dict(
+        path: Any,
+        strip_prefix: Optional[str] = None,
+        ignore: Optional[List[str]] = None,
+        strict: bool = True,
+        cuda_device: int = -1,
+    ) -> Dict[str, Any]:
         # allennlp's own, but for the load: its key filtering, its errors.
         state = load_weights(path, map_location=module.device_mapping(cuda_device))
         if ignore is not None and not isinstance(ignore, list):
@@ -88,8 +89,12 @@ def repair_trainer_loads(module: types.ModuleType) -> None:
         return
     # allennlp's validation loop enters `torch.cuda.amp.autocast(use_amp)` (a no-op unless fp16), which torch 2.4+
     # deprecates with a FutureWarning on every training run: silenced for that module only.
-    warnings.filterwarnings("ignore", r"`torch\.cuda\.amp\.(autocast|GradScaler)\(args\.\.\.\)` is deprecated",
-                            FutureWarning, r"allennlp\.training\.gradient_descent_trainer")  # fmt: skip
+    warnings.filterwarnings(
+        "ignore",
+        r"`torch\.cuda\.amp\.(autocast|GradScaler)\(args\.\.\.\)` is deprecated",
+        FutureWarning,
+        r"allennlp\.training\.gradient_descent_trainer",
+    )
 
     def _load_model_state(self: Any, path: str) -> None:
         model = self._ddp_wrapped_model if self._ddp_wrapped_model is not None else self._pytorch_model

@@ -28,6 +28,14 @@ from luke_allennlp.commands.merge_pretraining_corpus import MergePretrainingCorp
 from luke_allennlp.commands.squad_predictions import SquadPredictions
 
 __all__ = [
-    "BuildEntityVocab", "BuildGxltPairs", "BuildMentionDictionary", "BuildPretrainingCorpus", "BuildTinyCheckpoint",
-    "EvaluateCrossLingual", "ExportLuke", "ImportLukeTask", "MergePretrainingCorpus", "SquadPredictions",
-]  # fmt: skip
+    "BuildEntityVocab",
+    "BuildGxltPairs",
+    "BuildMentionDictionary",
+    "BuildPretrainingCorpus",
+    "BuildTinyCheckpoint",
+    "EvaluateCrossLingual",
+    "ExportLuke",
+    "ImportLukeTask",
+    "MergePretrainingCorpus",
+    "SquadPredictions",
+]

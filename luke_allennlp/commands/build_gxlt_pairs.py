@@ -23,9 +23,11 @@ class BuildGxltPairs(Subcommand):
         )
         subparser = parser.add_parser(self.name, description=description, help="Build XQuAD's G-XLT pairs.")
         subparser.add_argument(
-            "inputs", nargs="+", metavar="[LANG=]FILE",
+            "inputs",
+            nargs="+",
+            metavar="[LANG=]FILE",
             help="one SQuAD file per language (xquad.de.json names its language; otherwise LANG=FILE)",
-        )  # fmt: skip
+        )
         subparser.add_argument("output_dir", help="the folder to write the pairs into")
         subparser.add_argument("--prefix", default="xquad", help="file names start with it (default: xquad)")
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))

@@ -44,9 +44,11 @@ class BuildMentionDictionary(Subcommand):
         subparser = parser.add_parser(
             self.name, description=description, help="Build a mention dictionary from a dump."
         )
-        subparser.add_argument("dump", nargs="+",
-                               help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz); with --stage, its input "
-                                    "files")  # fmt: skip
+        subparser.add_argument(
+            "dump",
+            nargs="+",
+            help="a pages-articles XML dump (.xml, .xml.bz2 or .xml.gz); with --stage, its input files",
+        )
         subparser.add_argument("output", help="the file to write: SQLite (.sqlite, .db, ...) or JSON (.json)")
         subparser.add_argument(
             "--min-link-probability",
@@ -62,14 +64,17 @@ class BuildMentionDictionary(Subcommand):
             action="store_true",
             help="keep names whose target is not a page of the dump (for sample dumps)",
         )
-        subparser.add_argument("--links-in", choices=LINK_SCOPES, default="page",
-                               help="a page's names: from every link it shows (default: running text, infoboxes, "
-                                    "tables, references, image captions) or from its running text only (as LUKE)")  # fmt: skip
+        subparser.add_argument(
+            "--links-in",
+            choices=LINK_SCOPES,
+            default="page",
+            help="a page's names: from every link it shows (default: running text, infoboxes, "
+            "tables, references, image captions) or from its running text only (as LUKE)",
+        )
         subparser.add_argument("--max-pages", type=int, help="read only the first N pages of the dump")
         subparser.add_argument("--stage", choices=STAGES, help=STAGES_HELP)
         subparser.add_argument("--names", help="the names file of the 'names' stage (for --stage occurrences)")
-        subparser.add_argument("--work-dir",
-                               help="where the build's temporary files go (default: the output's folder)")  # fmt: skip
+        subparser.add_argument("--work-dir", help="where the build's temporary files go (default: the output's folder)")
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser
@@ -91,10 +96,16 @@ def _build(args: argparse.Namespace) -> None:
     as_json = args.output.endswith(".json")
     store_path = args.output + ".sqlite" if as_json else args.output
     stats = build_mention_store(
-        args.dump[0], store_path, min_link_probability=args.min_link_probability, num_workers=args.num_workers,
-        page_titles=page_titles, max_pages=args.max_pages, include_missing_pages=args.include_missing_pages,
-        links_in=args.links_in, work_dir=args.work_dir,
-    )  # fmt: skip
+        args.dump[0],
+        store_path,
+        min_link_probability=args.min_link_probability,
+        num_workers=args.num_workers,
+        page_titles=page_titles,
+        max_pages=args.max_pages,
+        include_missing_pages=args.include_missing_pages,
+        links_in=args.links_in,
+        work_dir=args.work_dir,
+    )
     print(json.dumps(stats, indent=2, ensure_ascii=False))
     if as_json:
         store = MentionStore(store_path)
@@ -117,8 +128,9 @@ def _run_stage(args: argparse.Namespace) -> None:
         with replaced_output(output) as temporary:  # (a part file appears complete or not at all)
             if args.stage == "links":
                 page_titles = read_page_titles(args.page_titles) if args.page_titles else None
-                collect_mention_links(inputs[0], temporary, args.links_in, page_titles, args.max_pages,
-                                      args.num_workers)  # fmt: skip
+                collect_mention_links(
+                    inputs[0], temporary, args.links_in, page_titles, args.max_pages, args.num_workers
+                )
             elif args.stage == "names":
                 merge_mention_links(inputs, temporary)
             else:
@@ -126,7 +138,8 @@ def _run_stage(args: argparse.Namespace) -> None:
     else:
         if len(inputs) < 2:
             raise ValueError("--stage merge reads the names file and the parts' occurrence files")
-        stats = merge_mention_parts(inputs[0], inputs[1:], output, args.min_link_probability,
-                                    args.include_missing_pages)  # fmt: skip
+        stats = merge_mention_parts(
+            inputs[0], inputs[1:], output, args.min_link_probability, args.include_missing_pages
+        )
         print(json.dumps(stats, indent=2, ensure_ascii=False))
     print(f"wrote {output} (stage {args.stage})")

@@ -70,12 +70,16 @@ class BuildPretrainingCorpus(Subcommand):
             "the sentence rules (default: what the dump says, if anything)",
         )
         subparser.add_argument("--max-pages", type=int, help="stop after N articles")
-        subparser.add_argument("--titles", nargs="+", metavar="PART_FILE",
-                               help="for a dump part: the part files of every part of the dump, in order (from "
-                                    "build-entity-vocab --stage count, or build-mention-dictionary --stage links), "
-                                    "whose titles and redirects resolve the links, or the title index merged from "
-                                    "them once (build-entity-vocab --stage titles); join the parts' corpora with "
-                                    "merge-pretraining-corpus")  # fmt: skip
+        subparser.add_argument(
+            "--titles",
+            nargs="+",
+            metavar="PART_FILE",
+            help="for a dump part: the part files of every part of the dump, in order (from "
+            "build-entity-vocab --stage count, or build-mention-dictionary --stage links), "
+            "whose titles and redirects resolve the links, or the title index merged from "
+            "them once (build-entity-vocab --stage titles); join the parts' corpora with "
+            "merge-pretraining-corpus",
+        )
         add_num_workers(subparser)
         subparser.set_defaults(func=exit_on_bad_input(self.name, _run))
         return subparser
@@ -83,15 +87,25 @@ class BuildPretrainingCorpus(Subcommand):
 
 def _run(args: argparse.Namespace) -> None:
     options = CorpusOptions(
-        max_seq_length=args.max_seq_length, max_entities=args.max_entities, max_mention_length=args.max_mention_length,
-        min_sentence_length=args.min_sentence_length, unknown_entities=args.unknown_entities,
+        max_seq_length=args.max_seq_length,
+        max_entities=args.max_entities,
+        max_mention_length=args.max_mention_length,
+        min_sentence_length=args.min_sentence_length,
+        unknown_entities=args.unknown_entities,
         include_sequences_without_entities=args.include_sequences_without_entities,
-        sentence_splitter=args.sentence_splitter, language=args.language,
-    )  # fmt: skip
+        sentence_splitter=args.sentence_splitter,
+        language=args.language,
+    )
     metadata = build_pretraining_corpus(
-        args.dump, args.tokenizer, args.entity_vocab, args.output_dir, options, num_workers=args.num_workers,
-        max_pages=args.max_pages, titles=args.titles,
-    )  # fmt: skip
+        args.dump,
+        args.tokenizer,
+        args.entity_vocab,
+        args.output_dir,
+        options,
+        num_workers=args.num_workers,
+        max_pages=args.max_pages,
+        titles=args.titles,
+    )
     skipped = [(f"skipped: {name.replace('_', ' ')}", count) for name, count in metadata["skipped"].items() if count]
     print_table([(name, metadata[name]) for name in ("pages", "sequences", "words", "entities")] + skipped)
     print(

@@ -78,8 +78,9 @@ def _run(args: argparse.Namespace) -> None:
             raise ValueError(f"{args.output_dir} is not empty")
         with replaced_output(args.output_dir, directory=True) as building:
             _build(args, Path(building))
-    print(f"wrote {args.output_dir}: a random {args.size} {args.kind} checkpoint (use it as "
-          f"MODEL_NAME={args.output_dir})")  # fmt: skip
+    print(
+        f"wrote {args.output_dir}: a random {args.size} {args.kind} checkpoint (use it as MODEL_NAME={args.output_dir})"
+    )
 
 
 def _build(args: argparse.Namespace, output: Path) -> None:
@@ -94,8 +95,21 @@ def _build(args: argparse.Namespace, output: Path) -> None:
     if args.jglue is not None and not japanese:
         raise ValueError("--jglue is for --kind luke-japanese or luke-japanese-lite")
     if japanese:
-        write_tiny_luke_japanese_checkpoint(output, args.kind.endswith("-lite"), args.seed, args.tokenizer,
-                                            args.jglue, args.entity_vocab, **SIZES[args.size])  # fmt: skip
+        write_tiny_luke_japanese_checkpoint(
+            output,
+            args.kind.endswith("-lite"),
+            args.seed,
+            args.tokenizer,
+            args.jglue,
+            args.entity_vocab,
+            **SIZES[args.size],
+        )
     else:
-        write_tiny_checkpoint(output, args.kind, seed=args.seed, tokenizer=args.tokenizer,
-                              entity_vocab=args.entity_vocab, **SIZES[args.size])  # fmt: skip
+        write_tiny_checkpoint(
+            output,
+            args.kind,
+            seed=args.seed,
+            tokenizer=args.tokenizer,
+            entity_vocab=args.entity_vocab,
+            **SIZES[args.size],
+        )

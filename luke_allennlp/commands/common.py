@@ -16,9 +16,11 @@ logger = logging.getLogger(__name__)
 
 def add_num_workers(subparser: argparse.ArgumentParser) -> None:
     subparser.add_argument(
-        "--num-workers", type=int, default=default_num_workers(),
+        "--num-workers",
+        type=int,
+        default=default_num_workers(),
         help="processes working on pages (1: none besides the main one); default: the cores available",
-    )  # fmt: skip
+    )
 
 
 def exit_on_bad_input(

@@ -46,16 +46,19 @@ class EvaluateCrossLingual(Subcommand):
         subparser = parser.add_parser(self.name, description=description, help="Evaluate on many languages.")
         subparser.add_argument("archive", help="the model archive (model.tar.gz or its serialization directory)")
         subparser.add_argument(
-            "inputs", nargs="+", metavar="[LANG=]FILE",
+            "inputs",
+            nargs="+",
+            metavar="[LANG=]FILE",
             help="evaluation files; LANG= gives a file's language where its name does not (xquad.de.json, "
-                 "test-context-de-question-en.json, RELX_de.txt, esp.testb name theirs)",
-        )  # fmt: skip
+            "test-context-de-question-en.json, RELX_de.txt, esp.testb name theirs)",
+        )
         subparser.add_argument("--output-dir", required=True, help="where results.json, results.md, predictions/ go")
         subparser.add_argument(
-            "--scoring", choices=[s for s in SCORINGS if s != "jglue"],
+            "--scoring",
+            choices=[s for s in SCORINGS if s != "jglue"],
             help="extractive QA: 'squad' (SQuAD v1.1's script) or 'mlqa' (MLQA's, in each file's answer language); "
-                 "default: the archive's",
-        )  # fmt: skip
+            "default: the archive's",
+        )
         subparser.add_argument("--language", help="the language of the files whose name does not tell it")
         subparser.add_argument("--cuda-device", type=int, default=-1, help="GPU id (-1: the CPU)")
         subparser.add_argument("--batch-size", type=int, help="examples per batch (default: the archive's)")
@@ -144,9 +147,13 @@ def evaluate_cross_lingual(
         with open(predictions_path, encoding="utf-8") as f:
             examples = sum(1 for line in f if line.strip())
         row: Dict[str, Any] = {
-            "file": path, "language": language, "question_language": question_language, "examples": examples,
-            "predictions": predictions_path, "metrics": metrics,
-        }  # fmt: skip
+            "file": path,
+            "language": language,
+            "question_language": question_language,
+            "examples": examples,
+            "predictions": predictions_path,
+            "metrics": metrics,
+        }
         if is_qa:
             row["scoring"] = scoring
         stats = getattr(reader, "stats", None)

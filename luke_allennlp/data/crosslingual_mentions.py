@@ -93,8 +93,9 @@ class CrossLingualLinker:
         self.linkers: Dict[Optional[str], MentionLinker] = {}
         vocab: Optional[EntityVocab] = None
         for language, path in files.items():
-            linker = MentionLinker(model_name, path, entity_vocab, min_link_probability, max_mention_length,
-                                   language=language, vocab=vocab)  # fmt: skip
+            linker = MentionLinker(
+                model_name, path, entity_vocab, min_link_probability, max_mention_length, language=language, vocab=vocab
+            )
             vocab = linker.entity_vocab
             self.linkers[language] = linker
         assert vocab is not None
@@ -103,12 +104,16 @@ class CrossLingualLinker:
         self._languages = vocab.languages
         if translate_from is not None:
             if translate_from not in files:
-                raise ValueError(f"translate_from={translate_from!r}: no mention dictionary of that language "
-                                 f"(the dictionaries are of {sorted(map(str, files))})")  # fmt: skip
+                raise ValueError(
+                    f"translate_from={translate_from!r}: no mention dictionary of that language "
+                    f"(the dictionaries are of {sorted(map(str, files))})"
+                )
             if not self.multilingual:
-                raise ValueError(f"translate_from={translate_from!r} needs a multilingual entity vocabulary "
-                                 f"(mLUKE's, titles of several languages sharing ids); {model_name}'s is of "
-                                 f"{vocab.language!r}")  # fmt: skip
+                raise ValueError(
+                    f"translate_from={translate_from!r} needs a multilingual entity vocabulary "
+                    f"(mLUKE's, titles of several languages sharing ids); {model_name}'s is of "
+                    f"{vocab.language!r}"
+                )
         self.translate_from = translate_from
         self.min_link_probability = min_link_probability
         self._matchers: Dict[Tuple[str, Optional[str]], Tuple[Optional[NameMatcher], str]] = {}
@@ -142,8 +147,11 @@ class CrossLingualLinker:
             translated = self._translate(names, language)
             if translated:
                 return NameMatcher(translated, cjk_characters=True), TRANSLATED
-        logger.warning("page %r has no mention candidates in %s: no entities for its passages", title,
-                       language or "the mention dictionary")  # fmt: skip
+        logger.warning(
+            "page %r has no mention candidates in %s: no entities for its passages",
+            title,
+            language or "the mention dictionary",
+        )
         return None, NONE
 
     def _page_names(self, linker: MentionLinker, title: str, language: Optional[str]) -> Dict[str, str]:
@@ -154,8 +162,11 @@ class CrossLingualLinker:
             translated = self.translate_title(title, language)
             if translated is not None and translated != normalize_title(title):
                 names = linker.dictionary.names_for_page(translated)
-        return {name: target for name, target in names.items()
-                if linker.dictionary.link_probability(name) >= self.min_link_probability}  # fmt: skip
+        return {
+            name: target
+            for name, target in names.items()
+            if linker.dictionary.link_probability(name) >= self.min_link_probability
+        }
 
     def translate_title(self, title: str, language: str) -> Optional[str]:
         """The title of the entity of `title` (a title of any language of the vocabulary, `translate_from`'s first)

@@ -96,8 +96,12 @@ class MentionLinker:
             )
         built_with = self.dictionary.min_link_probability
         if min_link_probability < built_with:
-            logger.warning("%s has no names below its min_link_probability %g, whatever the reader's (%g)",
-                           mention_dictionary, built_with, min_link_probability)  # fmt: skip
+            logger.warning(
+                "%s has no names below its min_link_probability %g, whatever the reader's (%g)",
+                mention_dictionary,
+                built_with,
+                min_link_probability,
+            )
         self.min_link_probability = min_link_probability
         self.max_mention_length = max_mention_length
         self._page_matchers: Dict[str, Optional[NameMatcher]] = {}
@@ -113,8 +117,11 @@ class MentionLinker:
                 logger.warning("page %r is not in the mention dictionary: no entities for its passages", title)
                 self._page_matchers[title] = None
             else:
-                keep = {name: target for name, target in names.items()
-                        if self.dictionary.link_probability(name) >= self.min_link_probability}  # fmt: skip
+                keep = {
+                    name: target
+                    for name, target in names.items()
+                    if self.dictionary.link_probability(name) >= self.min_link_probability
+                }
                 self._page_matchers[title] = NameMatcher(self.entity_ids(keep, self.language))
         return self._page_matchers[title]
 

@@ -203,9 +203,15 @@ class MentionInputs:
         The `luke` embedder's (the checkpoint's): mentions longer than that are counted.
     """
 
-    STATS = ("inputs", "truncated_inputs", "truncated_mentions", "skipped_empty_mentions",
-             "skipped_mentions_too_far_apart", "mention_boundaries_inside_subwords",
-             "mention_positions_capped")  # fmt: skip
+    STATS = (
+        "inputs",
+        "truncated_inputs",
+        "truncated_mentions",
+        "skipped_empty_mentions",
+        "skipped_mentions_too_far_apart",
+        "mention_boundaries_inside_subwords",
+        "mention_positions_capped",
+    )
 
     def __init__(
         self, tokenizer: PreTrainedTokenizerFast, max_seq_length: int, max_mention_length: Optional[int] = None
@@ -261,8 +267,9 @@ class MentionInputs:
                     f"{example_id}: {name} span [{start}, {end}] is out of range for a text of {len(text)} characters"
                 )
 
-    def mention_subwords(self, tokens: TokenizedText, spans: Sequence[Tuple[int, int]], names: Sequence[str],
-                         example_id: str) -> List[Tuple[int, int]]:  # fmt: skip
+    def mention_subwords(
+        self, tokens: TokenizedText, spans: Sequence[Tuple[int, int]], names: Sequence[str], example_id: str
+    ) -> List[Tuple[int, int]]:
         """First and last subword of each character span (end exclusive): the subwords that cover its characters. A
         subword that straddles a mention boundary (text without spaces between words, as Japanese: the span "シマウマ"
         in the piece "頭のシマウマが") is kept whole, and counted in `mention_boundaries_inside_subwords`. A span out
@@ -303,8 +310,12 @@ class MentionInputs:
             first, last = subwords[0]
             subwords = [(first, first + self.room - 1)]
             self.stats["truncated_mentions"] += 1
-            logger.warning("%s: a mention of %d subwords is cut to its first %d (max_seq_length)",
-                           example_id, last - first + 1, self.room)  # fmt: skip
+            logger.warning(
+                "%s: a mention of %d subwords is cut to its first %d (max_seq_length)",
+                example_id,
+                last - first + 1,
+                self.room,
+            )
         low, high = min(s for s, _ in subwords), max(e for _, e in subwords)
         if high - low + 1 > self.room:
             raise UnusableExample(

@@ -233,9 +233,14 @@ class SentenceEncoder:
 
     def log_stats(self, name: str) -> None:
         if self.stats["truncated_inputs"]:
-            logger.warning("%s: %d inputs; %d cut to max_seq_length %d (%d subwords dropped)", name,
-                           self.stats["inputs"], self.stats["truncated_inputs"], self.max_seq_length,
-                           self.stats["truncated_subwords"])  # fmt: skip
+            logger.warning(
+                "%s: %d inputs; %d cut to max_seq_length %d (%d subwords dropped)",
+                name,
+                self.stats["inputs"],
+                self.stats["truncated_inputs"],
+                self.max_seq_length,
+                self.stats["truncated_subwords"],
+            )
         else:
             logger.info("%s: %d inputs, none cut", name, self.stats["inputs"])
 

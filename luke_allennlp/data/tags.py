@@ -1,6 +1,6 @@
 """
-Entity spans <-> IOB tags, as the conlleval script reads them. Reading is allennlp's `span_utils`, which gives
-exactly our former hand-written reading on every sentence of CoNLL-2003 (20,744 sentences, 35,089 entities, IOB1
+Entity spans <-> IOB tags, as the conlleval script reads them. Reading is allennlp's `span_utils`, which agrees
+with a reading written to conlleval's rules on every sentence of CoNLL-2003 (20,744 sentences, 35,089 entities, IOB1
 as shipped and converted to IOB2) and on random ill-formed sequences.
 """
 

@@ -124,8 +124,12 @@ class QuestionPassageEncoder:
                 f"max_seq_length {max_seq_length} leaves no room for text after {self.layout.num_special} special tokens"
             )
         if max_question_length > room // 2:
-            logger.warning("max_question_length %d capped to %d, half of what max_seq_length %d leaves for text",
-                           max_question_length, room // 2, max_seq_length)  # fmt: skip
+            logger.warning(
+                "max_question_length %d capped to %d, half of what max_seq_length %d leaves for text",
+                max_question_length,
+                room // 2,
+                max_seq_length,
+            )
         self.max_question_length = min(max_question_length, room // 2)
         self.question_first = tokenizer.padding_side != "left" if question_first is None else question_first
         if doc_stride < 1:

@@ -178,13 +178,9 @@ class LukeSelfAttention(nn.Module):
         else:
             q, k, v = self._project(hidden_states, (self.query,)).split(hidden, dim=-1)
             q, k, v = (t.view(batch, length, nh, hd).transpose(1, 2) for t in (q, k, v))  # (batch, heads, length, hd)
+        dropout = self.dropout_prob if self.training else 0.0
         context = F.scaled_dot_product_attention(
-            q,
-            k,
-            v,
-            attn_mask=attention_mask,
-            dropout_p=self.dropout_prob if self.training else 0.0,
-            scale=1.0 / math.sqrt(hd),
+            q, k, v, attn_mask=attention_mask, dropout_p=dropout, scale=1.0 / math.sqrt(hd)
         )  # (batch, heads, length, head_dim), or 2 * head_dim with padded values
         context = context[..., :hd].transpose(1, 2).reshape(batch, length, hidden)
         return context  # (batch, words + entities, hidden)

@@ -16,9 +16,6 @@ same way. While an archive loads (`loading_archive`), `resolve_class_name` refus
 Allowed, besides registered names: a dotted name of a registered class whose module is already loaded (nothing is
 imported to find out); a name under a package given to `--include-package` in this run; a name under a prefix of `LUKE_ARCHIVE_TRUSTED_TYPES` (comma-separated module or
 class names, `trust_remote_code` for that key, `*` for anything): the opt-in for an archive one trusts.
-
-Proved by tests/cli/test_archive_types.py (crafted configs through `load_archive`, `from_archive`,
-`Predictor.from_path`, `export-luke`, a stage-2 `from_archive` bundle, and the real `allennlp predict`).
 """
 
 import contextlib

@@ -10,9 +10,6 @@ the stream to its end so that gzip checks its CRC; an `ArchiveError` names the a
 allennlp's `extracted_archive` (used by `load_archive`: `predict`, `evaluate`, `from_archive` models, the pretrained
 initializer) and `cached_path`'s tar check (`checked_tarfile`, for `extract_archive=True`), and makes `data` the
 default filter of any other extraction in the process (`allennlp.tools.archive_surgery`): `luke_allennlp.cli.archives`.
-
-Proved by tests/cli/test_archives.py (crafted archives through `extract_archive`, `load_archive`,
-`cached_path` and the real `allennlp predict`) and tests/commands/test_export_luke.py.
 """
 
 import math

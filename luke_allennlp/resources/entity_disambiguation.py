@@ -121,8 +121,12 @@ def read_benchmark(path: "os.PathLike[str] | str", stats: Optional[Counter] = No
         stats["mentions"] += len(ed_mentions)
         documents.append(EdDocument(doc_id, " ".join(words), ed_mentions))
     if stats["contexts_not_overlapping"]:
-        logger.info("%s: %d mentions whose left context does not overlap the text before it (the document's text may "
-                    "lack what lies between)", path, stats["contexts_not_overlapping"])  # fmt: skip
+        logger.info(
+            "%s: %d mentions whose left context does not overlap the text before it (the document's text may "
+            "lack what lies between)",
+            path,
+            stats["contexts_not_overlapping"],
+        )
     return documents
 
 

@@ -241,8 +241,12 @@ class EntityVocab:
             pair = (match.group(2), match.group(1)) if match else (key, None)
             entries[entity_id] = (entries[entity_id] or []) + [pair]
         if unprefixed:
-            logger.warning("%s: %d titles have no language prefix, e.g. %r; kept without a language", source,
-                           len(unprefixed), unprefixed[0])  # fmt: skip
+            logger.warning(
+                "%s: %d titles have no language prefix, e.g. %r; kept without a language",
+                source,
+                len(unprefixed),
+                unprefixed[0],
+            )
         return cls._from_entries(entries, [0] * len(entries), None, source=source)
 
     @staticmethod

@@ -168,12 +168,14 @@ def corpus_features():
     """The rows' columns and types (`datasets.Features`)."""
     from datasets import Features, Sequence, Value
 
-    return Features({
-        "word_ids": Sequence(Value("int32")),
-        "entity_ids": Sequence(Value("int32")),
-        "entity_position_ids": Sequence(Sequence(Value("int32"))),
-        "page_id": Value("int64"),
-    })  # fmt: skip
+    return Features(
+        {
+            "word_ids": Sequence(Value("int32")),
+            "entity_ids": Sequence(Value("int32")),
+            "entity_position_ids": Sequence(Sequence(Value("int32"))),
+            "page_id": Value("int64"),
+        }
+    )
 
 
 def save_rows(dataset, directory: Union[str, "os.PathLike[str]"]) -> None:

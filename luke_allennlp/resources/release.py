@@ -74,8 +74,14 @@ def add_marker_rows(
         if token in trained_words:
             continue  # the training tokenizer had it: keep what was trained
         index = luke_tokenizer.convert_tokens_to_ids(token)
-        source_index = next((i for i in luke_tokenizer.convert_tokens_to_ids([source, "\u2581" + source])
-                             if i is not None and i != luke_tokenizer.unk_token_id), luke_tokenizer.unk_token_id)  # fmt: skip
+        source_index = next(
+            (
+                i
+                for i in luke_tokenizer.convert_tokens_to_ids([source, "\u2581" + source])
+                if i is not None and i != luke_tokenizer.unk_token_id
+            ),
+            luke_tokenizer.unk_token_id,
+        )
         size = state[word_table].size(0)
         if index > size:
             raise ValueError(f"the tokenizer gives {token} the id {index}, beyond the next free row {size}")

@@ -17,8 +17,7 @@ def connect(path: "os.PathLike[str] | str", create: bool = False) -> sqlite3.Con
     if create and os.path.exists(path):
         os.remove(path)
     connection = sqlite3.connect(path, isolation_level=None)
-    for pragma in ("journal_mode=OFF", "synchronous=OFF", f"cache_size=-{CACHE_KIB}", "temp_store=FILE",
-                   "mmap_size=0"):  # fmt: skip
+    for pragma in ("journal_mode=OFF", "synchronous=OFF", f"cache_size=-{CACHE_KIB}", "temp_store=FILE", "mmap_size=0"):
         connection.execute(f"PRAGMA {pragma}")
     return connection
 
@@ -39,8 +38,10 @@ def is_sqlite(path: "os.PathLike[str] | str") -> bool:
 
 def set_meta(connection: sqlite3.Connection, **values: Any) -> None:
     connection.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
-    connection.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                           [(key, json.dumps(value, ensure_ascii=False)) for key, value in values.items()])  # fmt: skip
+    connection.executemany(
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+        [(key, json.dumps(value, ensure_ascii=False)) for key, value in values.items()],
+    )
 
 
 def get_meta(connection: sqlite3.Connection, schema: str = "main") -> Dict[str, Any]:

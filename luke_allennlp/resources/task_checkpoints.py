@@ -25,8 +25,12 @@ from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 # exported task checkpoint numbers them.
 CHECKPOINT_SPECIAL_ENTITIES = ("[PAD]", "[UNK]", "[MASK]", "[MASK2]")
 # The tokenizer_config.json keys naming them.
-SPECIAL_ENTITY_KEYS = {"[PAD]": "entity_pad_token", "[UNK]": "entity_unk_token", "[MASK]": "entity_mask_token",
-                       "[MASK2]": "entity_mask2_token"}  # fmt: skip
+SPECIAL_ENTITY_KEYS = {
+    "[PAD]": "entity_pad_token",
+    "[UNK]": "entity_unk_token",
+    "[MASK]": "entity_mask_token",
+    "[MASK2]": "entity_mask2_token",
+}
 # LUKE's word markers (`<ent>`, `<ent2>`), which LukeTokenizer's entity_classification and entity_pair_classification
 # modes put around the mentions.
 ENTITY_1_TOKEN, ENTITY_2_TOKEN = "<ent>", "<ent2>"
@@ -79,13 +83,21 @@ _MASK_EXPORT = {"[PAD]": "[PAD]", "[UNK]": "[PAD]", "[MASK]": "[MASK]", "[MASK2]
 
 TASKS: Dict[str, TaskCheckpoint] = {
     "ner": TaskCheckpoint(
-        "ner", "LukeForEntitySpanClassification", "luke_span_ner", "luke_conll2003",
+        "ner",
+        "LukeForEntitySpanClassification",
+        "luke_span_ner",
+        "luke_conll2003",
         head={"classifier.weight": "classifier.weight", "classifier.bias": "classifier.bias"},
-        imported_entities=_MASK_ONLY, exported_entities=_MASK_EXPORT, tokenizer_task="entity_span_classification",
+        imported_entities=_MASK_ONLY,
+        exported_entities=_MASK_EXPORT,
+        tokenizer_task="entity_span_classification",
         model_options={"feature": "all"},
     ),
     "relation": TaskCheckpoint(
-        "relation", "LukeForEntityPairClassification", "luke_relation_classifier", "luke_relation_classification",
+        "relation",
+        "LukeForEntityPairClassification",
+        "luke_relation_classifier",
+        "luke_relation_classification",
         head={"classifier.weight": "classifier.weight"},
         imported_entities={"[PAD]": "[PAD]", "[MASK]": "[MASK]", "[HEAD]": "[MASK]", "[TAIL]": "[MASK2]"},
         exported_entities={"[PAD]": "[PAD]", "[UNK]": "[PAD]", "[MASK]": "[HEAD]", "[MASK2]": "[TAIL]"},
@@ -94,28 +106,49 @@ TASKS: Dict[str, TaskCheckpoint] = {
         reader_options={"entity_marker_tokens": [ENTITY_1_TOKEN, ENTITY_2_TOKEN]},
     ),
     "typing": TaskCheckpoint(
-        "typing", "LukeForEntityClassification", "luke_entity_typing", "luke_open_entity",
+        "typing",
+        "LukeForEntityClassification",
+        "luke_entity_typing",
+        "luke_open_entity",
         head={"classifier.weight": "classifier.weight", "classifier.bias": "classifier.bias"},
-        imported_entities=_MASK_ONLY, exported_entities=_MASK_EXPORT, tokenizer_task="entity_classification",
-        model_options={"feature": "entity"}, reader_options={"entity_marker_token": ENTITY_1_TOKEN},
+        imported_entities=_MASK_ONLY,
+        exported_entities=_MASK_EXPORT,
+        tokenizer_task="entity_classification",
+        model_options={"feature": "entity"},
+        reader_options={"entity_marker_token": ENTITY_1_TOKEN},
     ),
     "squad": TaskCheckpoint(
-        "squad", "LukeForQuestionAnswering", "luke_squad", "luke_squad",
+        "squad",
+        "LukeForQuestionAnswering",
+        "luke_squad",
+        "luke_squad",
         head={"qa_outputs.weight": "qa_outputs.weight", "qa_outputs.bias": "qa_outputs.bias"},
-        imported_entities=None, exported_entities=None, tokenizer_task=None,
+        imported_entities=None,
+        exported_entities=None,
+        tokenizer_task=None,
     ),
     # Sentence-level heads over the pooler, without entity inputs: the task entities keep the special ones only.
     "sequence-classification": TaskCheckpoint(
-        "sequence-classification", "LukeForSequenceClassification", "luke_sequence_classifier",
-        "luke_sentence_classification", head={"classifier.weight": "classifier.weight", "classifier.bias": "classifier.bias"},
-        imported_entities=_MASK_ONLY, exported_entities=_MASK_EXPORT, tokenizer_task=None,
+        "sequence-classification",
+        "LukeForSequenceClassification",
+        "luke_sequence_classifier",
+        "luke_sentence_classification",
+        head={"classifier.weight": "classifier.weight", "classifier.bias": "classifier.bias"},
+        imported_entities=_MASK_ONLY,
+        exported_entities=_MASK_EXPORT,
+        tokenizer_task=None,
     ),
     "multiple-choice": TaskCheckpoint(
-        "multiple-choice", "LukeForMultipleChoice", "luke_multiple_choice", "luke_multiple_choice",
+        "multiple-choice",
+        "LukeForMultipleChoice",
+        "luke_multiple_choice",
+        "luke_multiple_choice",
         head={"classifier.weight": "classifier.weight", "classifier.bias": "classifier.bias"},
-        imported_entities=_MASK_ONLY, exported_entities=_MASK_EXPORT, tokenizer_task=None,
+        imported_entities=_MASK_ONLY,
+        exported_entities=_MASK_EXPORT,
+        tokenizer_task=None,
     ),
-}  # fmt: skip
+}
 BY_ARCHITECTURE = {spec.architecture: spec for spec in TASKS.values()}
 BY_MODEL_TYPE = {spec.model_type: spec for spec in TASKS.values()}
 

@@ -45,27 +45,61 @@ def normalize_title(title: str, case: str = FIRST_LETTER, language: str = "") ->
 
 # The English namespace names and aliases, for dumps whose siteinfo lists none; siteinfo's names are added.
 DEFAULT_NAMESPACES: Dict[str, int] = {
-    "media": -2, "special": -1, "talk": 1, "user": 2, "user talk": 3, "wikipedia": 4, "wikipedia talk": 5,
-    "project": 4, "project talk": 5, "wp": 4, "file": 6, "file talk": 7, "image": 6, "image talk": 7,
-    "mediawiki": 8, "mediawiki talk": 9, "template": 10, "template talk": 11, "help": 12, "help talk": 13,
-    "category": 14, "category talk": 15, "portal": 100, "portal talk": 101, "book": 108, "book talk": 109,
-    "draft": 118, "draft talk": 119, "timedtext": 710, "timedtext talk": 711, "module": 828, "module talk": 829,
-}  # fmt: skip
+    "media": -2,
+    "special": -1,
+    "talk": 1,
+    "user": 2,
+    "user talk": 3,
+    "wikipedia": 4,
+    "wikipedia talk": 5,
+    "project": 4,
+    "project talk": 5,
+    "wp": 4,
+    "file": 6,
+    "file talk": 7,
+    "image": 6,
+    "image talk": 7,
+    "mediawiki": 8,
+    "mediawiki talk": 9,
+    "template": 10,
+    "template talk": 11,
+    "help": 12,
+    "help talk": 13,
+    "category": 14,
+    "category talk": 15,
+    "portal": 100,
+    "portal talk": 101,
+    "book": 108,
+    "book talk": 109,
+    "draft": 118,
+    "draft talk": 119,
+    "timedtext": 710,
+    "timedtext talk": 711,
+    "module": 828,
+    "module talk": 829,
+}
 FILE_NAMESPACE = 6  # [[File:x.jpg|...]] embeds a file
 CATEGORY_NAMESPACE = 14
 # Localised aliases that siteinfo does not list (it gives each namespace's one local name): the old "Image"
 # namespace of the larger wikis, still common in their pages' markup.
 NAMESPACE_ALIASES: Dict[str, Dict[str, int]] = {
-    "de": {"bild": 6}, "ja": {"画像": 6}, "ru": {"изображение": 6}, "es": {"imagen": 6}, "it": {"immagine": 6},
-    "pt": {"imagem": 6}, "nl": {"afbeelding": 6}, "ar": {"صورة": 6}, "zh": {"图像": 6, "圖像": 6, "文件": 6, "檔案": 6},
-}  # fmt: skip
+    "de": {"bild": 6},
+    "ja": {"画像": 6},
+    "ru": {"изображение": 6},
+    "es": {"imagen": 6},
+    "it": {"immagine": 6},
+    "pt": {"imagem": 6},
+    "nl": {"afbeelding": 6},
+    "ar": {"صورة": 6},
+    "zh": {"图像": 6, "圖像": 6, "文件": 6, "檔案": 6},
+}
 
 # Interwiki prefixes to sister projects (a link to another wiki is never an entity of this one).
 SISTER_PROJECTS = frozenset(
     "wikipedia w wiktionary wikt wikinews n wikibooks b wikiquote q wikisource s wikispecies species "
     "wikiversity v wikivoyage voy wikimedia foundation wmf commons meta m metawikipedia mw mediawikiwiki "
     "wikidata d phabricator phab incubator outreach google imdb".split()
-)  # fmt: skip
+)
 # Wikipedia language codes are 2-3 letters, optionally with subtags (zh-yue, be-tarask); a few are longer.
 _LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z]{2,8})*")
 _LONG_LANGUAGE_CODES = frozenset(

@@ -274,8 +274,10 @@ def write_luke_tokenizer(
     included) to `output_dir` and returns it, loaded from there: `LukeTokenizer` over a byte-level BPE,
     `MLukeTokenizer` over a sentencepiece (Unigram) tokenizer. `task` is LukeTokenizer's `task=` mode.
     """
-    special = {name: str(getattr(word_tokenizer, name)) for name in
-               ("bos_token", "eos_token", "sep_token", "cls_token", "unk_token", "pad_token", "mask_token")}  # fmt: skip
+    special = {
+        name: str(getattr(word_tokenizer, name))
+        for name in ("bos_token", "eos_token", "sep_token", "cls_token", "unk_token", "pad_token", "mask_token")
+    }
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "entity_vocab.json"), "w", encoding="utf-8") as f:
         json.dump(entities, f, ensure_ascii=False)
@@ -312,9 +314,18 @@ def _write_mluke_tokenizer(
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
     config.pop("added_tokens_decoder", None)
-    config.update(tokenizer_class="MLukeTokenizer", task=task, entity_1_token="<ent>", entity_2_token="<ent2>",
-                  entity_unk_token="[UNK]", entity_pad_token="[PAD]", entity_mask_token="[MASK]",
-                  entity_mask2_token="[MASK2]", max_entity_length=32, max_mention_length=30)  # fmt: skip
+    config.update(
+        tokenizer_class="MLukeTokenizer",
+        task=task,
+        entity_1_token="<ent>",
+        entity_2_token="<ent2>",
+        entity_unk_token="[UNK]",
+        entity_pad_token="[PAD]",
+        entity_mask_token="[MASK]",
+        entity_mask2_token="[MASK2]",
+        max_entity_length=32,
+        max_mention_length=30,
+    )
     with open(config_path, "w", encoding="utf-8") as f:
         json.dump(config, f, indent=2, ensure_ascii=False)
     return MLukeTokenizer.from_pretrained(output_dir)

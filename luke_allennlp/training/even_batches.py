@@ -118,8 +118,11 @@ def scheduled_by_every_process(schedule: Lazy, data_loader: Any, accumulation: i
         count = len(data_loader)
     except TypeError:
         return schedule
-    device = torch.device("cuda", cuda_device) if isinstance(cuda_device, int) and cuda_device >= 0 else (
-        cuda_device if isinstance(cuda_device, torch.device) else torch.device("cpu"))  # fmt: skip
+    device = (
+        torch.device("cuda", cuda_device)
+        if isinstance(cuda_device, int) and cuda_device >= 0
+        else (cuda_device if isinstance(cuda_device, torch.device) else torch.device("cpu"))
+    )
     steps = max(math.ceil(c / accumulation) for c in batch_counts(count, device))
     return Lazy(lambda **kwargs: schedule.construct(**{**kwargs, "num_steps_per_epoch": steps}))
 
@@ -197,8 +200,9 @@ def group_sizes(lengths: Sequence[int], accumulation: int, step: int) -> int:
     return sum(min(accumulation, max(n - step * accumulation, 0)) for n in lengths)
 
 
-def refuse_too_little_data_for(data_loader: Any, validation_loader: Any, model: torch.nn.Module,
-                               device: torch.device) -> None:  # fmt: skip
+def refuse_too_little_data_for(
+    data_loader: Any, validation_loader: Any, model: torch.nn.Module, device: torch.device
+) -> None:
     """Before training: training data that leaves a process without a batch, and validation data that does so
     where the model's metrics reduce at every batch, are refused with every process's count (found only at the
     first validation, the first epoch's work would be lost)."""

@@ -33,8 +33,15 @@ def set_random_state(state: Dict[str, Any]) -> None:
     version, internal, gauss_next = state["python"]
     random.setstate((version, tuple(internal), gauss_next))  # a checkpoint may hold the tuple as a list
     numpy_state = state["numpy"]
-    np.random.set_state((numpy_state["name"], numpy_state["keys"].numpy().astype(np.uint32), numpy_state["position"],
-                         numpy_state["has_gauss"], numpy_state["cached_gaussian"]))  # fmt: skip
+    np.random.set_state(
+        (
+            numpy_state["name"],
+            numpy_state["keys"].numpy().astype(np.uint32),
+            numpy_state["position"],
+            numpy_state["has_gauss"],
+            numpy_state["cached_gaussian"],
+        )
+    )
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state(state["cuda"])

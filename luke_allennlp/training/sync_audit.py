@@ -68,13 +68,33 @@ _IGNORED = (os.path.join(_TORCH_DIR, "optim") + os.sep,)  # see the module docst
 _active = threading.local()
 
 # aten operations that read a device value back to the host (their output size, or a scalar, depends on the data).
-_READS = {"_local_scalar_dense": "item", "nonzero": "nonzero", "masked_select": "masked_select",
-          "_unique": "unique", "_unique2": "unique", "unique_dim": "unique", "unique_consecutive": "unique",
-          "bincount": "bincount", "equal": "equal"}  # fmt: skip
+_READS = {
+    "_local_scalar_dense": "item",
+    "nonzero": "nonzero",
+    "masked_select": "masked_select",
+    "_unique": "unique",
+    "_unique2": "unique",
+    "unique_dim": "unique",
+    "unique_consecutive": "unique",
+    "bincount": "bincount",
+    "equal": "equal",
+}
 _MASK_DTYPES = (torch.bool, torch.uint8)
 # Functions that make a tensor on the host unless given a device.
-_HOST_FACTORIES = {torch.tensor, torch.as_tensor, torch.asarray, torch.zeros, torch.ones, torch.empty,
-                   torch.full, torch.arange, torch.rand, torch.randn, torch.randint, torch.linspace}  # fmt: skip
+_HOST_FACTORIES = {
+    torch.tensor,
+    torch.as_tensor,
+    torch.asarray,
+    torch.zeros,
+    torch.ones,
+    torch.empty,
+    torch.full,
+    torch.arange,
+    torch.rand,
+    torch.randn,
+    torch.randint,
+    torch.linspace,
+}
 
 
 def _marking_from_numpy() -> None:
@@ -197,8 +217,9 @@ class _Functions(_Auditing, TorchFunctionMode):
         non_blocking = bool(kwargs.get("non_blocking", args[2] if name == "copy_" and len(args) > 2 else False))
         if name == "to" and not non_blocking:
             non_blocking = any(v is True for v in args[1:])  # .to(device, dtype, non_blocking) positionally
-        if host_to_device and (not non_blocking or (source.device.type == "cpu" and audit.gpu and
-                                                    not source.is_pinned())):  # fmt: skip
+        if host_to_device and (
+            not non_blocking or (source.device.type == "cpu" and audit.gpu and not source.is_pinned())
+        ):
             audit.record(f"{name} (blocking copy to the device)")
         elif device_to_host and not non_blocking:
             audit.record(f"{name} (blocking copy to the host)")

@@ -88,8 +88,9 @@ def build_pretraining_corpus(
     with lock_output(out):
         _check_empty(out)
         with replaced_output(out, directory=True) as building:
-            return _build(dump_path, tokenizer_name, entity_vocab_path, Path(building), options, num_workers,
-                          max_pages, titles)  # fmt: skip
+            return _build(
+                dump_path, tokenizer_name, entity_vocab_path, Path(building), options, num_workers, max_pages, titles
+            )
 
 
 def _check_empty(out: Path) -> None:
@@ -97,8 +98,16 @@ def _check_empty(out: Path) -> None:
         raise FileExistsError(f"{out}: the output directory exists and is not empty")
 
 
-def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: CorpusOptions, num_workers: int,
-           max_pages: Optional[int], titles=None) -> Dict[str, Any]:  # fmt: skip
+def _build(
+    dump_path,
+    tokenizer_name,
+    entity_vocab_path,
+    out: Path,
+    options: CorpusOptions,
+    num_workers: int,
+    max_pages: Optional[int],
+    titles=None,
+) -> Dict[str, Any]:
     from datasets import Dataset
     from datasets.arrow_writer import ArrowWriter
 
@@ -117,8 +126,9 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     logger.info("%s: reading titles and redirects", dump_path)
     first_pass = WikiDump(dump_path)
     index = _title_index(first_pass, titles, building)
-    logger.info("%d articles, %d redirects (%d in loops)", index.num_articles, index.stats.redirects,
-                index.stats.redirect_loops)  # fmt: skip
+    logger.info(
+        "%d articles, %d redirects (%d in loops)", index.num_articles, index.stats.redirects, index.stats.redirect_loops
+    )
     options = replace(options, language=options.language or first_pass.language)
     if options.language and vocab.language not in (None, options.language):
         # A format without languages (TSV, unprefixed JSON) was read as English: its titles are the dump's.
@@ -126,8 +136,12 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
         if relabelled.language == options.language:
             vocab = relabelled
         else:
-            logger.warning("%s: the entity vocabulary's titles are of language %r, the dump's is %r",
-                           entity_vocab_path, vocab.language, options.language)  # fmt: skip
+            logger.warning(
+                "%s: the entity vocabulary's titles are of language %r, the dump's is %r",
+                entity_vocab_path,
+                vocab.language,
+                options.language,
+            )
     _check_language(vocab, entity_vocab_path, options.language)
     vocab.save_jsonl(out / ENTITY_VOCAB_FILE)
 
@@ -145,8 +159,12 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
             stats.update(batch_stats)
             if time.time() - last_log > 30:
                 last_log = time.time()
-                logger.info("%d pages, %d sequences, %.1f pages/s", stats["pages"], stats["sequences"],
-                            stats["pages"] / (last_log - started))  # fmt: skip
+                logger.info(
+                    "%d pages, %d sequences, %.1f pages/s",
+                    stats["pages"],
+                    stats["sequences"],
+                    stats["pages"] / (last_log - started),
+                )
         writer.finalize()
     dataset = Dataset.from_file(str(arrow_path))
     save_rows(dataset, out)
@@ -154,11 +172,29 @@ def _build(dump_path, tokenizer_name, entity_vocab_path, out: Path, options: Cor
     index.close()
     shutil.rmtree(building)
 
-    metadata = _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, options, first_pass,
-                         index, stats, max_pages, num_workers, time.time() - started)  # fmt: skip
+    metadata = _metadata(
+        dump_path,
+        tokenizer_name,
+        tokenizer,
+        entity_vocab_path,
+        vocab,
+        options,
+        first_pass,
+        index,
+        stats,
+        max_pages,
+        num_workers,
+        time.time() - started,
+    )
     write_metadata(out, metadata)
-    logger.info("corpus: %d sequences, %d words, %d entities from %d pages in %.0fs", metadata["sequences"],
-                metadata["words"], metadata["entities"], metadata["pages"], metadata["seconds"])  # fmt: skip
+    logger.info(
+        "corpus: %d sequences, %d words, %d entities from %d pages in %.0fs",
+        metadata["sequences"],
+        metadata["words"],
+        metadata["entities"],
+        metadata["pages"],
+        metadata["seconds"],
+    )
     return metadata
 
 
@@ -216,11 +252,24 @@ def _check_language(vocab: EntityVocab, path, language: Optional[str]) -> None:
         )
 
 
-_LINK_SKIPS = ("links_to_missing_pages", "links_through_redirect_loops", "links_outside_vocabulary",
-               "links_across_sentences", "links_in_short_sentences", "mentions_without_subwords",
-               "entities_over_max_entities", "non_entity_links", *PLACE_SKIPS.values())  # fmt: skip
-_ADJUSTMENTS = ("sentences_joined_at_mentions", "long_sentences_split", "mentions_split_at_sequence_boundary",
-                "mention_boundaries_inside_subwords", "mentions_truncated_to_max_mention_length")  # fmt: skip
+_LINK_SKIPS = (
+    "links_to_missing_pages",
+    "links_through_redirect_loops",
+    "links_outside_vocabulary",
+    "links_across_sentences",
+    "links_in_short_sentences",
+    "mentions_without_subwords",
+    "entities_over_max_entities",
+    "non_entity_links",
+    *PLACE_SKIPS.values(),
+)
+_ADJUSTMENTS = (
+    "sentences_joined_at_mentions",
+    "long_sentences_split",
+    "mentions_split_at_sequence_boundary",
+    "mention_boundaries_inside_subwords",
+    "mentions_truncated_to_max_mention_length",
+)
 
 
 def _outside_text(stats: Counter) -> Dict[str, Dict[str, int]]:
@@ -233,8 +282,20 @@ def _outside_text(stats: Counter) -> Dict[str, Dict[str, int]]:
     return places
 
 
-def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, options, first_pass, index,
-              stats: Counter, max_pages, num_workers, seconds) -> Dict[str, Any]:  # fmt: skip
+def _metadata(
+    dump_path,
+    tokenizer_name,
+    tokenizer,
+    entity_vocab_path,
+    vocab,
+    options,
+    first_pass,
+    index,
+    stats: Counter,
+    max_pages,
+    num_workers,
+    seconds,
+) -> Dict[str, Any]:
     dump_stats = first_pass.stats
     skipped = {
         "redirect_pages": dump_stats.redirect_pages,
@@ -243,7 +304,8 @@ def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, op
         "pages_without_text": dump_stats.pages_without_text,
         "pages_empty_after_cleaning": stats["pages_empty_after_cleaning"],
         "pages_after_max_pages": (dump_stats.article_pages - dump_stats.pages_without_text - stats["pages"])
-        if max_pages is not None else 0,
+        if max_pages is not None
+        else 0,
         "duplicate_titles": index.stats.duplicate_titles,
         "dump_errors": len(dump_stats.errors),
         "headings": stats["headings"],
@@ -251,7 +313,7 @@ def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, op
         "sequences_without_entities": stats["sequences_without_entities"],
         "words_in_sequences_without_entities": stats["words_in_sequences_without_entities"],
         **{name: stats[name] for name in _LINK_SKIPS},
-    }  # fmt: skip
+    }
     return {
         "dump": os.fspath(dump_path),
         "tokenizer": {
@@ -288,9 +350,23 @@ def _metadata(dump_path, tokenizer_name, tokenizer, entity_vocab_path, vocab, op
 
 
 # Metadata added up over a dump's parts (the rest is the same in every part: options, vocabulary, the merged index).
-_ADDED_IN_PARTS = ("pages", "pages_with_sequences", "sentences", "sequences", "words", "entities", "unk_entities",
-                   "links", "skipped", "adjusted", "unk_links", "markup_links", "links_outside_text", "dump_stats",
-                   "seconds")  # fmt: skip
+_ADDED_IN_PARTS = (
+    "pages",
+    "pages_with_sequences",
+    "sentences",
+    "sequences",
+    "words",
+    "entities",
+    "unk_entities",
+    "links",
+    "skipped",
+    "adjusted",
+    "unk_links",
+    "markup_links",
+    "links_outside_text",
+    "dump_stats",
+    "seconds",
+)
 
 
 def merge_pretraining_corpus(
@@ -329,8 +405,10 @@ def _merge(parts: List[Path], metadata: List[Dict[str, Any]], out: Path) -> Dict
     save_rows(concatenate_datasets([load_from_disk(str(part)) for part in parts]), out)
     shutil.copytree(parts[0] / TOKENIZER_DIR, out / TOKENIZER_DIR)
     shutil.copyfile(parts[0] / ENTITY_VOCAB_FILE, out / ENTITY_VOCAB_FILE)
-    merged = {key: sum_counts([meta[key] for meta in metadata]) if key in _ADDED_IN_PARTS else metadata[0][key]
-              for key in metadata[0]}  # fmt: skip
+    merged = {
+        key: sum_counts([meta[key] for meta in metadata]) if key in _ADDED_IN_PARTS else metadata[0][key]
+        for key in metadata[0]
+    }
     merged["skipped"]["duplicate_titles"] = metadata[0]["skipped"]["duplicate_titles"]  # (the merged index's)
     merged["dump"] = [meta["dump"] for meta in metadata]
     write_metadata(out, merged)

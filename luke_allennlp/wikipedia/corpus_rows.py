@@ -55,9 +55,16 @@ _NO_ENTITY = {
     MISSING: "links_to_missing_pages",
 }
 # Links outside the running text, by place (markup.PLACES).
-PLACE_SKIPS = {"heading": "links_in_headings", "template": "links_in_templates", "table": "links_in_tables",
-                "reference": "links_in_references", "media": "links_in_image_captions", "comment": "links_in_comments",
-                "nowiki": "links_in_nowiki", "other_element": "links_in_other_elements"}  # fmt: skip
+PLACE_SKIPS = {
+    "heading": "links_in_headings",
+    "template": "links_in_templates",
+    "table": "links_in_tables",
+    "reference": "links_in_references",
+    "media": "links_in_image_captions",
+    "comment": "links_in_comments",
+    "nowiki": "links_in_nowiki",
+    "other_element": "links_in_other_elements",
+}
 
 Mention = Tuple[int, int, int]  # (start, end, entity id): characters of the page text, or subwords
 
@@ -97,9 +104,13 @@ class PageProcessor:
     """Turns articles into corpus rows (one per worker process)."""
 
     def __init__(
-        self, tokenizer: "PreTrainedTokenizerFast", vocab: EntityVocab, index: TitleIndex, namespaces: Namespaces,
+        self,
+        tokenizer: "PreTrainedTokenizerFast",
+        vocab: EntityVocab,
+        index: TitleIndex,
+        namespaces: Namespaces,
         options: CorpusOptions,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.tokenizer = tokenizer
         self.vocab = vocab
         self.index = index
@@ -133,9 +144,12 @@ class PageProcessor:
             stats["links_across_sentences"] += len(mentions)
             return rows
         encoding = self.tokenizer(
-            [text[start:end] for start, end in sentences], add_special_tokens=False, return_offsets_mapping=True,
-            return_attention_mask=False, return_token_type_ids=False,
-        )  # fmt: skip
+            [text[start:end] for start, end in sentences],
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )
         pieces: List[Tuple[List[int], List[Mention]]] = []
         position = 0  # mentions are sorted, and so are sentences
         for (start, end), ids, offsets in zip(sentences, encoding["input_ids"], encoding["offset_mapping"]):

@@ -68,8 +68,11 @@ class DumpStats:
     errors: List[str] = field(default_factory=list)  # a truncated or malformed dump: where it stopped
 
     def as_dict(self) -> dict:
-        return {**{k: v for k, v in self.__dict__.items() if k != "errors"}, "dump_errors": len(self.errors),
-                "dump_error_messages": list(self.errors)}  # fmt: skip
+        return {
+            **{k: v for k, v in self.__dict__.items() if k != "errors"},
+            "dump_errors": len(self.errors),
+            "dump_error_messages": list(self.errors),
+        }
 
 
 def open_dump(path: PathLike) -> IO[bytes]:
@@ -232,13 +235,19 @@ class WikiDump:
                         return
                     if stats.pages % 1000 == 0 and time.time() - last_log > 60:
                         last_log = time.time()
-                        logger.info("%s: %d pages read (%.0f pages/s)", self.path, stats.pages,
-                                    stats.pages / (last_log - started))  # fmt: skip
+                        logger.info(
+                            "%s: %d pages read (%.0f pages/s)",
+                            self.path,
+                            stats.pages,
+                            stats.pages / (last_log - started),
+                        )
         except (ET.ParseError, EOFError, OSError, UnicodeDecodeError) as error:
             if root is None:
                 raise DumpError(f"{self.path}: not a MediaWiki XML export ({type(error).__name__}: {error})") from None
-            message = (f"{self.path}: dump ends early or is malformed after {stats.pages} pages "
-                       f"({type(error).__name__}: {error})")  # fmt: skip
+            message = (
+                f"{self.path}: dump ends early or is malformed after {stats.pages} pages "
+                f"({type(error).__name__}: {error})"
+            )
             logger.warning("%s; the pages read so far are kept", message)
             stats.errors.append(message)
             return
@@ -270,11 +279,12 @@ class WikiDump:
         page = WikiPage(
             title=title,
             page_id=int(page_id) if page_id and page_id.strip().isdigit() else -1,
-            namespace=int(namespace) if namespace and namespace.strip().lstrip("-").isdigit()
+            namespace=int(namespace)
+            if namespace and namespace.strip().lstrip("-").isdigit()
             else self.namespaces.namespace_of(title),
             text=text,
             redirect=redirect,
-        )  # fmt: skip
+        )
         if page.namespace != 0:
             stats.non_article_pages += 1
         elif redirect is not None:
@@ -303,23 +313,44 @@ def write_dump(
     as character references.
     """
     path = os.fspath(path)
-    names = {-2: "Media", -1: "Special", 0: "", 1: "Talk", 4: "Wikipedia", 6: "File", 10: "Template", 14: "Category",
-             **(namespaces or {})}  # fmt: skip
-    lines = [f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang={quoteattr(lang)}>',
-             "  <siteinfo>", "    <sitename>Wikipedia</sitename>"]  # fmt: skip
+    names = {
+        -2: "Media",
+        -1: "Special",
+        0: "",
+        1: "Talk",
+        4: "Wikipedia",
+        6: "File",
+        10: "Template",
+        14: "Category",
+        **(namespaces or {}),
+    }
+    lines = [
+        f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang={quoteattr(lang)}>',
+        "  <siteinfo>",
+        "    <sitename>Wikipedia</sitename>",
+    ]
     if dbname is not None:
         lines.append(f"    <dbname>{escape(dbname)}</dbname>")
     lines += [f"    <case>{escape(case)}</case>", "    <namespaces>"]
-    lines += [f'      <namespace key="{key}" case="{escape(case)}">{escape(name)}</namespace>'
-              for key, name in names.items()]  # fmt: skip
+    lines += [
+        f'      <namespace key="{key}" case="{escape(case)}">{escape(name)}</namespace>' for key, name in names.items()
+    ]
     lines += ["    </namespaces>", "  </siteinfo>"]
     for page in pages:
-        lines += ["  <page>", f"    <title>{escape(page.title)}</title>", f"    <ns>{page.namespace}</ns>",
-                  f"    <id>{page.page_id}</id>"]  # fmt: skip
+        lines += [
+            "  <page>",
+            f"    <title>{escape(page.title)}</title>",
+            f"    <ns>{page.namespace}</ns>",
+            f"    <id>{page.page_id}</id>",
+        ]
         if page.redirect is not None:
             lines.append(f"    <redirect title={quoteattr(page.redirect)} />")
-        lines += ["    <revision>", f'      <text xml:space="preserve">{escape(page.text)}</text>', "    </revision>",
-                  "  </page>"]  # fmt: skip
+        lines += [
+            "    <revision>",
+            f'      <text xml:space="preserve">{escape(page.text)}</text>',
+            "    </revision>",
+            "  </page>",
+        ]
     lines.append("</mediawiki>")
     if codecs.lookup(encoding).name != "utf-8":
         lines.insert(0, f'<?xml version="1.0" encoding="{encoding}"?>')

@@ -111,8 +111,14 @@ class _Scan:
     links_counted: int
 
 
-def _scan(dump: WikiDump, links_in: str, num_workers: int, add_page: Callable[[WikiPage], None],
-          add_targets: Callable[[Counter], None], add_interlanguage: Callable[[list], None]) -> _Scan:  # fmt: skip
+def _scan(
+    dump: WikiDump,
+    links_in: str,
+    num_workers: int,
+    add_page: Callable[[WikiPage], None],
+    add_targets: Callable[[Counter], None],
+    add_interlanguage: Callable[[list], None],
+) -> _Scan:
     """Streams the dump: every page to `add_page` (titles), each batch's link targets to `add_targets`, its
     inter-language links to `add_interlanguage`."""
     if links_in not in LINK_SCOPES:
@@ -136,8 +142,16 @@ def _scan(dump: WikiDump, links_in: str, num_workers: int, add_page: Callable[[W
     return scan
 
 
-def _links_summary(dump: Any, pages: Dict[str, Any], redirects: Dict[str, Any], scan: _Scan, links_in: str,
-                   links_to: Counter, include_missing_pages: bool, linked_titles: int) -> Dict[str, Any]:  # fmt: skip
+def _links_summary(
+    dump: Any,
+    pages: Dict[str, Any],
+    redirects: Dict[str, Any],
+    scan: _Scan,
+    links_in: str,
+    links_to: Counter,
+    include_missing_pages: bool,
+    linked_titles: int,
+) -> Dict[str, Any]:
     return {
         "dump": dump,
         "pages": pages,
@@ -202,8 +216,9 @@ def build_entity_vocab(
     return vocab, summary
 
 
-def _vocabulary(kept: List[Tuple[str, int]], eligible: int, linked_titles: int, language: str,
-                links: Dict[str, Any]) -> Tuple[EntityVocab, Dict[str, Any]]:  # fmt: skip
+def _vocabulary(
+    kept: List[Tuple[str, int]], eligible: int, linked_titles: int, language: str, links: Dict[str, Any]
+) -> Tuple[EntityVocab, Dict[str, Any]]:
     """The vocabulary of the `kept` titles (most linked first, ties by title), of the `eligible` linked at least
     `min_count` times."""
     vocab = EntityVocab(
@@ -222,10 +237,16 @@ def _vocabulary(kept: List[Tuple[str, int]], eligible: int, linked_titles: int, 
     }
     logger.info(
         "entity vocabulary: %d entities (+%d special) from %d links (of %d, links_in=%s) to %d articles (%d links to "
-        "missing pages, %d through redirect loops)", len(kept), len(EntityVocab.SPECIAL_TOKENS),
-        summary["links_counted"], summary["links"], summary["links_in"], linked_titles,
-        summary["links_to_missing_pages"], summary["links_through_redirect_loops"],
-    )  # fmt: skip
+        "missing pages, %d through redirect loops)",
+        len(kept),
+        len(EntityVocab.SPECIAL_TOKENS),
+        summary["links_counted"],
+        summary["links"],
+        summary["links_in"],
+        linked_titles,
+        summary["links_to_missing_pages"],
+        summary["links_through_redirect_loops"],
+    )
     return vocab, summary
 
 
@@ -258,9 +279,19 @@ def count_part_links(
     scan = _scan(dump, links_in, num_workers, titles.add, targets.add, add_interlanguage)
     titles.flush()
     targets.flush()
-    set_meta(connection, kind=PART_KIND, dump=os.fspath(dump_path), links_in=links_in, language=dump.language,
-             case=dump.namespaces.case, pages=dump.stats.as_dict(), kinds=dict(scan.kinds),
-             outside=dict(scan.outside), total=scan.total, links_counted=scan.links_counted)  # fmt: skip
+    set_meta(
+        connection,
+        kind=PART_KIND,
+        dump=os.fspath(dump_path),
+        links_in=links_in,
+        language=dump.language,
+        case=dump.namespaces.case,
+        pages=dump.stats.as_dict(),
+        kinds=dict(scan.kinds),
+        outside=dict(scan.outside),
+        total=scan.total,
+        links_counted=scan.links_counted,
+    )
     connection.close()
 
 
@@ -285,8 +316,10 @@ def merge_entity_vocab_parts(
         linked_titles = connection.execute(f"SELECT COUNT(*) FROM linked WHERE {counted}").fetchone()[0]
         where = f"WHERE ({counted}) AND count >= {int(min_count)}"
         eligible = connection.execute(f"SELECT COUNT(*) FROM linked {where}").fetchone()[0]
-        kept = connection.execute(f"SELECT article, count FROM linked {where} ORDER BY count DESC, article LIMIT "
-                                  f"{vocab_size - len(EntityVocab.SPECIAL_TOKENS)}").fetchall()  # fmt: skip
+        kept = connection.execute(
+            f"SELECT article, count FROM linked {where} ORDER BY count DESC, article LIMIT "
+            f"{vocab_size - len(EntityVocab.SPECIAL_TOKENS)}"
+        ).fetchall()
         connection.close()
     summary = _parts_summary(metas, redirects, links_to, include_missing_pages, linked_titles)
     return _vocabulary(kept, eligible, linked_titles, metas[0]["language"] or "en", summary)
@@ -334,9 +367,11 @@ def _merge_links(connection: Any, parts: Sequence["os.PathLike[str] | str"]) -> 
     for path in parts:
         with attached(connection, path) as part:
             connection.execute(f"INSERT INTO runs SELECT target, count FROM {part}.targets")
-    connection.execute(f"CREATE TABLE linked AS SELECT {lookup_sql('t.target')}, SUM(t.count) AS count FROM "
-                       "(SELECT target, SUM(count) AS count FROM runs GROUP BY target) t LEFT JOIN redirect_ends r "
-                       "ON r.title = t.target GROUP BY 1, 2")  # fmt: skip
+    connection.execute(
+        f"CREATE TABLE linked AS SELECT {lookup_sql('t.target')}, SUM(t.count) AS count FROM "
+        "(SELECT target, SUM(count) AS count FROM runs GROUP BY target) t LEFT JOIN redirect_ends r "
+        "ON r.title = t.target GROUP BY 1, 2"
+    )
     return redirects
 
 
@@ -344,11 +379,27 @@ def _counted(include_missing_pages: bool) -> str:
     return "status = 'article'" + (" OR status = 'missing'" if include_missing_pages else "")
 
 
-def _parts_summary(metas: List[Dict[str, Any]], redirects: RedirectStats, links_to: Counter,
-                   include_missing_pages: bool, linked_titles: int) -> Dict[str, Any]:  # fmt: skip
-    scan = _Scan(sum_counts([Counter(meta["kinds"]) for meta in metas]),
-                 sum_counts([Counter(meta["outside"]) for meta in metas]), sum(meta["total"] for meta in metas),
-                 sum(meta["links_counted"] for meta in metas))  # fmt: skip
+def _parts_summary(
+    metas: List[Dict[str, Any]],
+    redirects: RedirectStats,
+    links_to: Counter,
+    include_missing_pages: bool,
+    linked_titles: int,
+) -> Dict[str, Any]:
+    scan = _Scan(
+        sum_counts([Counter(meta["kinds"]) for meta in metas]),
+        sum_counts([Counter(meta["outside"]) for meta in metas]),
+        sum(meta["total"] for meta in metas),
+        sum(meta["links_counted"] for meta in metas),
+    )
     dump = [meta["dump"] for meta in metas]
-    return _links_summary(dump, sum_counts([meta["pages"] for meta in metas]), redirects.__dict__, scan,
-                          metas[0]["links_in"], links_to, include_missing_pages, linked_titles)  # fmt: skip
+    return _links_summary(
+        dump,
+        sum_counts([meta["pages"] for meta in metas]),
+        redirects.__dict__,
+        scan,
+        metas[0]["links_in"],
+        links_to,
+        include_missing_pages,
+        linked_titles,
+    )

@@ -51,8 +51,10 @@ def linked_documents(
             else:
                 stats["links_through_redirect_loops" if title is None else "links_to_missing_pages"] += 1
         text, spans = _words_with_links(clean.text, [(s, e) for s, e, _ in links])
-        mentions = [EdMention(s, e, title, dictionary.candidates(anchor))
-                    for (s, e), (_, _, title), anchor in zip(spans, links, (clean.text[a:b] for a, b, _ in links))]  # fmt: skip
+        mentions = [
+            EdMention(s, e, title, dictionary.candidates(anchor))
+            for (s, e), (_, _, title), anchor in zip(spans, links, (clean.text[a:b] for a, b, _ in links))
+        ]
         stats["documents"] += 1
         stats["mentions"] += len(mentions)
         stats["mentions_without_candidates"] += sum(1 for m in mentions if not m.candidates)

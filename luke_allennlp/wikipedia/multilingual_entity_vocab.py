@@ -85,8 +85,9 @@ def count_language(
     """
     if not isinstance(path, (str, os.PathLike)):
         parts = [os.fspath(p) for p in path]
-        return _dump_counts(" ".join(parts), count_parts_links(parts, include_missing_pages), language,
-                            include_missing_pages)  # fmt: skip
+        return _dump_counts(
+            " ".join(parts), count_parts_links(parts, include_missing_pages), language, include_missing_pages
+        )
     path = os.fspath(path)
     if path.endswith((".jsonl", ".tsv")):
         vocab = EntityVocab.from_file(path, language=language or "")
@@ -113,8 +114,9 @@ def _dump_counts(path: str, links: DumpLinks, language: Optional[str], include_m
             f"{path}: which language? The dump has no <dbname>, its file name no 'xxwiki-' prefix: name it with "
             "--language"
         )
-    namespaces = links.namespaces if language == links.language else Namespaces(case=links.namespaces.case,
-                                                                                 language=language)  # fmt: skip
+    namespaces = (
+        links.namespaces if language == links.language else Namespaces(case=links.namespaces.case, language=language)
+    )
 
     def resolve(title: str) -> Optional[str]:  # (`links` owns the index's folder: kept alive with this function)
         end, status = links.index.lookup(title)
@@ -284,8 +286,12 @@ def merge_languages(
             groups.group((counts.language, title))
     for members in groups.members.values():
         ordered = sorted(members.items(), key=lambda item: order[item[0]])
-        entities.append(([(title, language) for language, title in ordered],
-                         sum(by_language[language].counts[title] for language, title in ordered)))  # fmt: skip
+        entities.append(
+            (
+                [(title, language) for language, title in ordered],
+                sum(by_language[language].counts[title] for language, title in ordered),
+            )
+        )
     summary = {key: stats[key] for key in sorted(stats)}
     summary["conflicts"] = stats["wikidata_links_conflict"] + stats["inline_links_conflict"]
     summary["conflict_examples"] = conflicts
@@ -335,10 +341,11 @@ def build_multilingual_entity_vocab(
     if languages is not None and len(languages) != len(inputs):
         raise ValueError(f"{len(inputs)} inputs but {len(languages)} languages")
     per_language = [
-        count_language(path, (languages or [None] * len(inputs))[i], num_workers, max_pages, include_missing_pages,
-                       links_in)
+        count_language(
+            path, (languages or [None] * len(inputs))[i], num_workers, max_pages, include_missing_pages, links_in
+        )
         for i, path in enumerate(inputs)
-    ]  # fmt: skip
+    ]
     entities, merge = merge_languages(per_language, wikidata, inline_links)
     ranked = sorted(entities, key=lambda entity: (-entity[1], entity[0]))
     by_languages = Counter(len(pairs) for pairs, _ in ranked)
@@ -368,7 +375,10 @@ def build_multilingual_entity_vocab(
         "top_entities": [[[list(pair) for pair in pairs], count] for pairs, count in kept[:20]],
     }
     logger.info(
-        "multilingual entity vocabulary: %d entities (+%d special) of %s; %d merge conflicts", len(kept),
-        len(special), ", ".join(summary["languages"]), merge["conflicts"],
-    )  # fmt: skip
+        "multilingual entity vocabulary: %d entities (+%d special) of %s; %d merge conflicts",
+        len(kept),
+        len(special),
+        ", ".join(summary["languages"]),
+        merge["conflicts"],
+    )
     return vocab, summary

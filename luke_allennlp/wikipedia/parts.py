@@ -132,8 +132,10 @@ def merge_titles(connection: sqlite3.Connection, parts: Sequence["os.PathLike[st
     rows = 0
     for path in parts:
         with attached(connection, path) as part:
-            connection.execute(f"INSERT INTO page_titles SELECT title, redirect FROM {part}.titles WHERE true "
-                               "ORDER BY seq ON CONFLICT(title) DO UPDATE SET redirect = excluded.redirect")  # fmt: skip
+            connection.execute(
+                f"INSERT INTO page_titles SELECT title, redirect FROM {part}.titles WHERE true "
+                "ORDER BY seq ON CONFLICT(title) DO UPDATE SET redirect = excluded.redirect"
+            )
             rows += connection.execute(f"SELECT COUNT(*) FROM {part}.titles").fetchone()[0]
     duplicates = rows - connection.execute("SELECT COUNT(*) FROM page_titles").fetchone()[0]
     connection.execute("CREATE TABLE articles(title TEXT PRIMARY KEY) WITHOUT ROWID")
@@ -155,8 +157,10 @@ def resolve_redirects(connection: sqlite3.Connection) -> RedirectStats:
     chained = connection.execute(unresolved_sql).fetchone()[0]
     unresolved, previous = chained, None
     while unresolved and unresolved != previous:
-        connection.execute("UPDATE redirect_ends SET end = (SELECT r.end FROM redirect_ends r WHERE r.title = "
-                           "redirect_ends.end) WHERE end IN (SELECT title FROM redirect_ends)")  # fmt: skip
+        connection.execute(
+            "UPDATE redirect_ends SET end = (SELECT r.end FROM redirect_ends r WHERE r.title = "
+            "redirect_ends.end) WHERE end IN (SELECT title FROM redirect_ends)"
+        )
         previous, unresolved = unresolved, connection.execute(unresolved_sql).fetchone()[0]
     connection.execute("UPDATE redirect_ends SET end = NULL WHERE end IN (SELECT title FROM redirect_ends)")
 
@@ -177,8 +181,10 @@ def lookup_sql(target: str, redirect: str = "r") -> str:
     {redirect}.title = {target}`: two columns, the article (NULL in a loop) and the status.
     """
     end = f"CASE WHEN {redirect}.title IS NULL THEN {target} ELSE {redirect}.end END"
-    status = (f"CASE WHEN {redirect}.title IS NOT NULL AND {redirect}.end IS NULL THEN 'loop' WHEN EXISTS (SELECT 1 "
-              f"FROM articles a WHERE a.title = {end}) THEN 'article' ELSE 'missing' END")  # fmt: skip
+    status = (
+        f"CASE WHEN {redirect}.title IS NOT NULL AND {redirect}.end IS NULL THEN 'loop' WHEN EXISTS (SELECT 1 "
+        f"FROM articles a WHERE a.title = {end}) THEN 'article' ELSE 'missing' END"
+    )
     return f"{end} AS article, {status} AS status"
 
 
@@ -328,8 +334,11 @@ def repeat_dump(path: "os.PathLike[str] | str", out_path: "os.PathLike[str] | st
     with open_dump(path) as f:
         head, pages, tail = _pages_of(f.read(), path)
     title = re.compile(rb"<title>(.*?)</title>")
-    copies = [page if k == 0 else title.sub(rb"<title>\1 (copy %d)</title>" % k, page, 1)
-              for k in range(times) for page in pages]  # fmt: skip
+    copies = [
+        page if k == 0 else title.sub(rb"<title>\1 (copy %d)</title>" % k, page, 1)
+        for k in range(times)
+        for page in pages
+    ]
     write_bytes(out_path, head + b"".join(copies) + tail)
     return len(copies)
 

@@ -38,7 +38,7 @@ _ABBREVIATIONS = frozenset(
     # German, Dutch, Spanish, French, Italian
     "bzw usw vgl nr str jh jhd geb gest hrsg evtl ggf sog inkl mio mrd bd bde abs bspw dt engl frz lat ehem "
     "dhr mevr mw blz bijv resp ong sra srta dra ud uds pág págs núm avda mm mmes ste env sig sigg dott ecc".split()
-)  # fmt: skip
+)
 # Languages whose ordinal numbers are written with a dot ("3." = third).
 ORDINAL_DOT_LANGUAGES = frozenset("de da no nb nn fi is fo et lv lt cs sk pl hu sl hr sr bs tr".split())
 # The end of a sentence candidate: terminal punctuation, closing quotes/brackets, whitespace; or a CJK full stop.
@@ -121,8 +121,9 @@ class SpacySentenceSplitter:
             try:
                 self._nlp = spacy.blank(self.language)
             except ImportError as error:  # e.g. Japanese's tokenizer needs SudachiPy
-                logger.warning("spaCy's %r pipeline cannot be built (%s); using its multi-language one", self.language,
-                               error)  # fmt: skip
+                logger.warning(
+                    "spaCy's %r pipeline cannot be built (%s); using its multi-language one", self.language, error
+                )
                 self.language = "xx"
                 self._nlp = spacy.blank(self.language)
             self._nlp.add_pipe("sentencizer")

@@ -29,8 +29,11 @@ def trained_archive(tiny_luke_dir, tmp_path_factory):
         monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
         monkeypatch.setenv("DATA", str(DATA))
         out = tmp_path_factory.mktemp("classifier") / "run"
-        train_model_from_file(str(FIXTURES / "configs" / "luke_classifier.jsonnet"), str(out),
-                              overrides=json.dumps({"trainer.num_epochs": 1}))  # fmt: skip
+        train_model_from_file(
+            str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
+            str(out),
+            overrides=json.dumps({"trainer.num_epochs": 1}),
+        )
     return out / "model.tar.gz"
 
 
@@ -86,19 +89,38 @@ def set_at(config: dict, where: str, value) -> None:
 def variants(marker: Path) -> dict:
     return {
         "dataset_reader": ("dataset_reader", popen(marker), "'subprocess.Popen' (at dataset_reader.type)"),
-        "embedder": ("model.text_field_embedder.token_embedders.tokens", popen(marker),
-                     "(at model.text_field_embedder.token_embedders.tokens.type)"),
-        "encoder_os_system": ("model.seq2vec_encoder", {"type": "os.system", "command": f"touch {marker}"},
-                              "'os.system' (at model.seq2vec_encoder.type)"),
-        "validation_reader": ("validation_dataset_reader", {"type": "builtins.eval", "source": "1"},
-                              "'builtins.eval' (at validation_dataset_reader.type)"),
-        "vocabulary": ("vocabulary", {"type": "torch.hub.load", "repo_or_dir": "x/y", "model": "m"},
-                       "'torch.hub.load' (at vocabulary.type)"),
+        "embedder": (
+            "model.text_field_embedder.token_embedders.tokens",
+            popen(marker),
+            "(at model.text_field_embedder.token_embedders.tokens.type)",
+        ),
+        "encoder_os_system": (
+            "model.seq2vec_encoder",
+            {"type": "os.system", "command": f"touch {marker}"},
+            "'os.system' (at model.seq2vec_encoder.type)",
+        ),
+        "validation_reader": (
+            "validation_dataset_reader",
+            {"type": "builtins.eval", "source": "1"},
+            "'builtins.eval' (at validation_dataset_reader.type)",
+        ),
+        "vocabulary": (
+            "vocabulary",
+            {"type": "torch.hub.load", "repo_or_dir": "x/y", "model": "m"},
+            "'torch.hub.load' (at vocabulary.type)",
+        ),
         "data_loader": ("data_loader.batch_sampler", popen(marker), "(at data_loader.batch_sampler.type)"),
-        "trainer_list": ("trainer.callbacks", [{"type": "tensorboard"}, popen(marker)], "(at trainer.callbacks.1.type)"),
-        "remote_code": ("model.text_field_embedder.token_embedders.tokens.transformer_kwargs",
-                        {"trust_remote_code": True}, "sets trust_remote_code (at model.text_field_embedder"),
-    }  # fmt: skip
+        "trainer_list": (
+            "trainer.callbacks",
+            [{"type": "tensorboard"}, popen(marker)],
+            "(at trainer.callbacks.1.type)",
+        ),
+        "remote_code": (
+            "model.text_field_embedder.token_embedders.tokens.transformer_kwargs",
+            {"trust_remote_code": True},
+            "sets trust_remote_code (at model.text_field_embedder",
+        ),
+    }
 
 
 def test_a_crafted_config_runs_nothing_on_any_loading_path(trained_archive, tmp_path, monkeypatch):
@@ -147,8 +169,9 @@ def test_registered_names_and_opted_in_modules_load(trained_archive, tmp_path, m
 
     monkeypatch.delenv(TRUSTED_TYPES_VARIABLE, raising=False)
     assert type(load_archive(str(trained_archive)).model).__name__ == "BasicClassifier"
-    by_path = crafted(trained_archive, tmp_path / "by-path.tar.gz", "model.type",
-                      "allennlp.models.basic_classifier.BasicClassifier")  # fmt: skip
+    by_path = crafted(
+        trained_archive, tmp_path / "by-path.tar.gz", "model.type", "allennlp.models.basic_classifier.BasicClassifier"
+    )
     assert type(load_archive(str(by_path)).model).__name__ == "BasicClassifier"
 
     marker = tmp_path / "code-ran"
@@ -197,8 +220,14 @@ def test_allennlp_predict_and_evaluate_refuse_the_crafted_archive(trained_archiv
 
     archive = crafted(trained_archive, tmp_path / "reader.tar.gz", "dataset_reader", popen(marker))
     env = {k: v for k, v in os.environ.items() if k != TRUSTED_TYPES_VARIABLE}
-    result = subprocess.run([str(ALLENNLP), "predict", str(archive), str(DATA), "--silent"], capture_output=True,
-                            text=True, cwd=REPO_ROOT, env=env, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        [str(ALLENNLP), "predict", str(archive), str(DATA), "--silent"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=600,
+    )
     assert result.returncode == 1, result.stderr[-3000:]
     errors = [line for line in result.stderr.splitlines() if " - INFO - " not in line]
     assert errors == [

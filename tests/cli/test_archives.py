@@ -50,26 +50,46 @@ def write_tar(path, members, base=None, compresslevel=9):
 # (`outside/tmp/<extraction dir>`): the members, and what the error says.
 def attacks(outside: Path):
     return {
-        "dotdot": ([member("../../escaped.txt", b"escaped")], "'../../escaped.txt' is outside the extraction directory"),
-        "absolute": ([member(str(outside / "absolute.txt"), b"absolute")], f"'{outside / 'absolute.txt'}' is an absolute path"),
-        "symlink": ([symlink("link", str(outside)), member("link/through-link.txt", b"x")],
-                    "'link' is a symbolic link to an absolute path"),
-        "relative_symlink": ([symlink("link", "../.."), member("link/through-link.txt", b"x")],
-                             "'link' is a symbolic link pointing outside the extraction directory"),
+        "dotdot": (
+            [member("../../escaped.txt", b"escaped")],
+            "'../../escaped.txt' is outside the extraction directory",
+        ),
+        "absolute": (
+            [member(str(outside / "absolute.txt"), b"absolute")],
+            f"'{outside / 'absolute.txt'}' is an absolute path",
+        ),
+        "symlink": (
+            [symlink("link", str(outside)), member("link/through-link.txt", b"x")],
+            "'link' is a symbolic link to an absolute path",
+        ),
+        "relative_symlink": (
+            [symlink("link", "../.."), member("link/through-link.txt", b"x")],
+            "'link' is a symbolic link pointing outside the extraction directory",
+        ),
         # A hard link to a file outside, then a member of the same name written into it.
-        "hardlink": ([hardlink("hard", "../../victim.txt"), member("hard", b"overwritten")],
-                     "'hard' is a hard link pointing outside the extraction directory"),
-        "absolute_hardlink": ([hardlink("hard", str(outside / "victim.txt")), member("hard", b"overwritten")],
-                              "'hard' is a hard link to an absolute path"),
+        "hardlink": (
+            [hardlink("hard", "../../victim.txt"), member("hard", b"overwritten")],
+            "'hard' is a hard link pointing outside the extraction directory",
+        ),
+        "absolute_hardlink": (
+            [hardlink("hard", str(outside / "victim.txt")), member("hard", b"overwritten")],
+            "'hard' is a hard link to an absolute path",
+        ),
         # Links that stay inside one by one but not together: s2 -> s1/.. with s1 -> . is the parent directory.
-        "symlink_chain": ([symlink("s1", "."), symlink("s2", "s1/.."), member("s2/chained.txt", b"x")],
-                          "'s2' is a symbolic link through the symbolic link 's1'"),
-        "symlink_to_later_member": ([symlink("s2", "later/.."), symlink("later", "."), member("s2/chained.txt", b"x")],
-                                    "'s2' is a symbolic link through 'later', not an earlier member"),
-        "replaced_member": ([member("dir/file.txt", b"x"), symlink("dir", str(outside))],
-                            "'dir' is a second member at 'dir', replacing the first"),
+        "symlink_chain": (
+            [symlink("s1", "."), symlink("s2", "s1/.."), member("s2/chained.txt", b"x")],
+            "'s2' is a symbolic link through the symbolic link 's1'",
+        ),
+        "symlink_to_later_member": (
+            [symlink("s2", "later/.."), symlink("later", "."), member("s2/chained.txt", b"x")],
+            "'s2' is a symbolic link through 'later', not an earlier member",
+        ),
+        "replaced_member": (
+            [member("dir/file.txt", b"x"), symlink("dir", str(outside))],
+            "'dir' is a second member at 'dir', replacing the first",
+        ),
         "fifo": ([member("pipe", kind=tarfile.FIFOTYPE)], "'pipe' is a device, pipe or other special file"),
-    }  # fmt: skip
+    }
 
 
 def written_outside(outside: Path):
@@ -105,11 +125,17 @@ def test_unsafe_members_are_refused(outside, monkeypatch, attack, data_filter):
 
 
 def test_links_inside_the_archive_are_extracted(tmp_path):
-    archive = write_tar(tmp_path / "links.tar.gz", [
-        member("vocabulary", kind=tarfile.DIRTYPE), member("vocabulary/tokens.txt", b"a\nb\n"),
-        symlink("vocabulary/labels.txt", "tokens.txt"), hardlink("copy.txt", "vocabulary/tokens.txt"),
-        symlink("vocab", "vocabulary"), member("vocabulary", kind=tarfile.DIRTYPE),
-    ])  # fmt: skip
+    archive = write_tar(
+        tmp_path / "links.tar.gz",
+        [
+            member("vocabulary", kind=tarfile.DIRTYPE),
+            member("vocabulary/tokens.txt", b"a\nb\n"),
+            symlink("vocabulary/labels.txt", "tokens.txt"),
+            hardlink("copy.txt", "vocabulary/tokens.txt"),
+            symlink("vocab", "vocabulary"),
+            member("vocabulary", kind=tarfile.DIRTYPE),
+        ],
+    )
     extract_archive(archive, tmp_path / "out")
     assert (tmp_path / "out" / "vocab" / "labels.txt").read_text() == "a\nb\n"
     assert (tmp_path / "out" / "copy.txt").read_text() == "a\nb\n"
@@ -170,8 +196,19 @@ def test_archive_surgery_extraction_defaults_to_the_data_filter(outside, monkeyp
 
     assert tarfile.TarFile.extraction_filter is tarfile.data_filter
     archive = write_tar(outside / "tmp" / "crafted.tar.gz", attacks(outside)["dotdot"][0])
-    monkeypatch.setattr(sys, "argv", ["archive_surgery", "--input-file", str(archive), "--output-file",
-                                      str(outside / "tmp" / "edited.tar.gz"), "--editor", "true"])  # fmt: skip
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "archive_surgery",
+            "--input-file",
+            str(archive),
+            "--output-file",
+            str(outside / "tmp" / "edited.tar.gz"),
+            "--editor",
+            "true",
+        ],
+    )
     with pytest.raises(tarfile.OutsideDestinationError):
         archive_surgery.main()
     assert written_outside(outside) == (["victim.txt"], "untouched")
@@ -241,10 +278,16 @@ def test_legitimate_archives_pass_the_limits(shared_data, tmp_path, monkeypatch)
     can be changed from the environment."""
     tokenizer = shared_data / "tokenizers" / "roberta-base"
     weights = os.urandom(8 << 20)
-    archive = write_tar(tmp_path / "model.tar.gz", [
-        member("weights.th", weights), member("vocab.json", (tokenizer / "vocab.json").read_bytes()),
-        member("merges.txt", (tokenizer / "merges.txt").read_bytes()), member("labels.txt", b"O\nB-PER\n" * 1000),
-    ], compresslevel=6)  # fmt: skip
+    archive = write_tar(
+        tmp_path / "model.tar.gz",
+        [
+            member("weights.th", weights),
+            member("vocab.json", (tokenizer / "vocab.json").read_bytes()),
+            member("merges.txt", (tokenizer / "merges.txt").read_bytes()),
+            member("labels.txt", b"O\nB-PER\n" * 1000),
+        ],
+        compresslevel=6,
+    )
     extract_archive(archive, tmp_path / "out")
     assert (tmp_path / "out" / "weights.th").read_bytes() == weights
     monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "9M")
@@ -267,8 +310,11 @@ def trained_archive(tiny_luke_dir, tmp_path_factory):
         monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
         monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
         out = tmp_path_factory.mktemp("classifier") / "run"
-        train_model_from_file(str(FIXTURES / "configs" / "luke_classifier.jsonnet"), str(out),
-                              overrides=json.dumps({"trainer.num_epochs": 1}))  # fmt: skip
+        train_model_from_file(
+            str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
+            str(out),
+            overrides=json.dumps({"trainer.num_epochs": 1}),
+        )
     return out / "model.tar.gz"
 
 
@@ -311,8 +357,20 @@ def test_predict_and_evaluate_refuse_crafted_archives(trained_archive, outside, 
     archives = {attack: crafted_archive(trained_archive, outside, attack) for attack in COMMAND_ATTACKS}
     # The attacks' members aside, each archive is the trained one: it predicts.
     control = write_tar(outside / "control.tar.gz", [], base=trained_archive)
-    monkeypatch.setattr(sys, "argv", ["allennlp", "predict", str(control), str(data), "--silent", "--use-dataset-reader",
-                                      "--output-file", str(outside / "predictions.jsonl")])  # fmt: skip
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "allennlp",
+            "predict",
+            str(control),
+            str(data),
+            "--silent",
+            "--use-dataset-reader",
+            "--output-file",
+            str(outside / "predictions.jsonl"),
+        ],
+    )
     main(prog="allennlp")
     assert len((outside / "predictions.jsonl").read_text().splitlines()) == 16
     before = written_outside(outside)

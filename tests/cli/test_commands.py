@@ -29,8 +29,9 @@ def test_allennlp_command_trains_evaluates_predicts_and_recovers(tiny_luke_dir, 
     assert metrics["training_accuracy"] >= 0.9  # 16 sentences, 10 epochs: the tiny model fits them
 
     evaluation = tmp_path / "eval.json"
-    evaluated = run_allennlp("evaluate", str(out / "model.tar.gz"), str(data), "--output-file", str(evaluation),
-                             env=env)  # fmt: skip
+    evaluated = run_allennlp(
+        "evaluate", str(out / "model.tar.gz"), str(data), "--output-file", str(evaluation), env=env
+    )
     assert 0.0 <= json.loads(evaluation.read_text())["accuracy"] <= 1.0
     assert f"Reading evaluation data from {data}\n" in evaluated.stderr  # not its stem, "sentiment" (repair 12)
 

@@ -23,11 +23,16 @@ def test_config_mistakes_stop_allennlp_train_before_any_work(tmp_path, monkeypat
     out = str(tmp_path / "out")
     cases = [
         ('{"trainer.num_epochs": "2"}', 'trainer.num_epochs: expected an integer, not the string "2"'),
-        ('{"trainer": {"num_epoch": 1}}', "trainer.num_epoch: not a parameter of the Trainer 'gradient_descent' "
-         "(did you mean 'num_epochs'?)"),
-        ('{"nosuchsection.x": 1}', "-o 'nosuchsection.x': the config has no 'nosuchsection' to override (give the "
-         "whole section instead: -o '{\"nosuchsection\": {...}}')"),
-    ]  # fmt: skip
+        (
+            '{"trainer": {"num_epoch": 1}}',
+            "trainer.num_epoch: not a parameter of the Trainer 'gradient_descent' (did you mean 'num_epochs'?)",
+        ),
+        (
+            '{"nosuchsection.x": 1}',
+            "-o 'nosuchsection.x': the config has no 'nosuchsection' to override (give the "
+            "whole section instead: -o '{\"nosuchsection\": {...}}')",
+        ),
+    ]
     for overrides, message in cases:
         monkeypatch.setattr(sys, "argv", ["allennlp", "train", CONLL, "-s", out, "-o", overrides])
         with caplog.at_level(logging.WARNING, logger="luke_allennlp.cli"), pytest.raises(SystemExit) as exited:
@@ -53,22 +58,32 @@ def test_types_sizes_keys_and_overrides_of_every_section_are_checked(monkeypatch
         ({"trainer.optimizer.lr": "1e-5"}, 'trainer.optimizer.lr: expected a number, not the string "1e-5"'),
         ({"trainer.grad_norm": "1"}, 'trainer.grad_norm: expected a number or true or false, not the string "1"'),
         ({"model.dropout": [0.1]}, "model.dropout: expected a number, not a list"),
-        ({"dataset_reader.max_seq_length": "512"}, 'dataset_reader.max_seq_length: expected an integer, not the '
-         'string "512"'),
-        ({"data_loader.batch_sampler.batch_size": -1}, "data_loader.batch_sampler.batch_size: must be at least 1, "
-         "not -1"),
+        (
+            {"dataset_reader.max_seq_length": "512"},
+            'dataset_reader.max_seq_length: expected an integer, not the string "512"',
+        ),
+        (
+            {"data_loader.batch_sampler.batch_size": -1},
+            "data_loader.batch_sampler.batch_size: must be at least 1, not -1",
+        ),
         ({"validation_data_loader.batch_size": 0}, "validation_data_loader.batch_size: must be at least 1, not 0"),
         ({"trainer.num_epochs": 0}, "trainer.num_epochs: must be at least 1, not 0"),
-        ({"trainer.num_gradient_accumulation_steps": -2}, "trainer.num_gradient_accumulation_steps: must be at least "
-         "1, not -2"),
+        (
+            {"trainer.num_gradient_accumulation_steps": -2},
+            "trainer.num_gradient_accumulation_steps: must be at least 1, not -2",
+        ),
         ({"dataset_reader.max_entities": -3}, "dataset_reader.max_entities: must not be negative, not -3"),
-        ({"trainer.num_epoch": 1}, "trainer.num_epoch: not a parameter of the Trainer 'luke_gradient_descent' (did "
-         "you mean 'num_epochs'?)"),
+        (
+            {"trainer.num_epoch": 1},
+            "trainer.num_epoch: not a parameter of the Trainer 'luke_gradient_descent' (did you mean 'num_epochs'?)",
+        ),
         ({"trainer.optimizer.betas": [0.9, "x"]}, None),  # (a Tuple: left to allennlp)
         ({"model.type": "no_such_model"}, "model.type: 'no_such_model' is not a registered Model (known: "),
-        ({"trainer.checkpointer.x": 1}, "-o 'trainer.checkpointer.x': the config has no 'trainer.checkpointer' to "
-         "override"),
-    ]  # fmt: skip
+        (
+            {"trainer.checkpointer.x": 1},
+            "-o 'trainer.checkpointer.x': the config has no 'trainer.checkpointer' to override",
+        ),
+    ]
     for overrides, message in cases:
         if message is None:
             check_config(with_overrides(config, overrides))

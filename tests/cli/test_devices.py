@@ -14,9 +14,11 @@ CONFIG = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
 
 @pytest.mark.parametrize(
     "override, setting",
-    [({"trainer.cuda_device": 0}, "trainer.cuda_device is 0"),
-     ({"distributed": {"cuda_devices": [0, 1]}}, "a device in distributed.cuda_devices is 0")],
-)  # fmt: skip
+    [
+        ({"trainer.cuda_device": 0}, "trainer.cuda_device is 0"),
+        ({"distributed": {"cuda_devices": [0, 1]}}, "a device in distributed.cuda_devices is 0"),
+    ],
+)
 def test_a_gpu_the_machine_lacks_is_one_line_before_any_work(tmp_path, monkeypatch, capsys, override, setting):
     """allennlp read the data and built the model, then failed in torch with 29 lines ending "Cannot access
     accelerator device". Now one line, before the output directory exists or the (here missing) data is read."""

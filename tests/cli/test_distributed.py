@@ -37,8 +37,13 @@ def test_torchrun_needs_no_section_and_refuses_one_that_disagrees():
     launch = plan(None, 0, TORCHRUN)
     assert (launch.torchrun, launch.world_size, launch.node_rank, launch.procs_per_node) == (True, 4, 1, 2)
     assert launch.global_rank(1) == 3 and launch.devices == [-1, -1]  # no GPU here: the CPU
-    agreeing = {"cuda_devices": [0, 1], "num_nodes": 2, "primary_address": "10.0.0.1", "primary_port": 29500,
-                "ddp_accelerator": {"type": "torch"}}  # fmt: skip
+    agreeing = {
+        "cuda_devices": [0, 1],
+        "num_nodes": 2,
+        "primary_address": "10.0.0.1",
+        "primary_port": 29500,
+        "ddp_accelerator": {"type": "torch"},
+    }
     assert plan(agreeing, 0, TORCHRUN).devices == [0, 1] and plan(agreeing, 0, TORCHRUN).rest == {
         "ddp_accelerator": {"type": "torch"}
     }

@@ -10,11 +10,15 @@ def test_the_plugin_entry_installs_the_product_hooks_in_order_once():
     import allennlp.training.util as training_util
 
     assert [hook.target.split(":")[0] for _, hook in HOOKS["allennlp.commands.train"]] == [
-        "distributed", "output_lock", "config_checks", "devices"
-    ]  # fmt: skip
+        "distributed",
+        "output_lock",
+        "config_checks",
+        "devices",
+    ]
     assert [hook.target.split(":")[0] for _, hook in HOOKS["allennlp.training.util"]] == [
-        "overwrite_guard", "output_lock"
-    ]  # fmt: skip
+        "overwrite_guard",
+        "output_lock",
+    ]
     behaviours = {f"luke_allennlp.cli.{name}" for name in ("distributed", "output_lock", "config_checks", "devices")}
     assert behaviours <= _patch.marks(train.train_model)
     assert {"luke_allennlp.cli.overwrite_guard", "luke_allennlp.cli.output_lock"} <= _patch.marks(

@@ -47,8 +47,13 @@ def test_a_serialization_directory_has_one_run_at_a_time(holder, tiny_luke_dir, 
         seen.append((run / ".lock").read_text())  # (reading the file in this process keeps the lock: flock)
         with pytest.raises(OutputInUseError):
             OutputLock(run / ".lock", run).acquire()
-        other = subprocess.run([sys.executable, "-c", TRY, str(run / ".lock"), str(run)], capture_output=True,
-                               text=True, cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})  # fmt: skip
+        other = subprocess.run(
+            [sys.executable, "-c", TRY, str(run / ".lock"), str(run)],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        )
         seen.append(other.stdout)
 
     process.kill()

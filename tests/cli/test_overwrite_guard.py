@@ -18,8 +18,12 @@ def test_an_output_that_is_an_input_is_refused_before_anything_is_written(tmp_pa
     (tmp_path / "symlink.jsonl").symlink_to(data)
     os.link(data, tmp_path / "hardlink.jsonl")
     options = ["--output-file"] if command == "predict" else ["--output-file", "--predictions-output-file"]
-    cases = [(data, "the input file"), (tmp_path / "symlink.jsonl", f"the input file ({data}, through a link)"),
-             (tmp_path / "hardlink.jsonl", f"the input file ({data}, through a link)"), (archive, "the archive")]  # fmt: skip
+    cases = [
+        (data, "the input file"),
+        (tmp_path / "symlink.jsonl", f"the input file ({data}, through a link)"),
+        (tmp_path / "hardlink.jsonl", f"the input file ({data}, through a link)"),
+        (archive, "the archive"),
+    ]
     for option in options:
         for output, what in cases:
             monkeypatch.setattr(sys, "argv", ["allennlp", command, str(archive), str(data), option, str(output)])
@@ -31,9 +35,20 @@ def test_an_output_that_is_an_input_is_refused_before_anything_is_written(tmp_pa
             )
     if command == "evaluate":  # the metrics over the predictions
         (tmp_path / "out.json").write_text("{}")
-        monkeypatch.setattr(sys, "argv", ["allennlp", "evaluate", str(archive), str(data), "--output-file",
-                                          str(tmp_path / "out.json"), "--predictions-output-file",
-                                          str(tmp_path / "out.json")])  # fmt: skip
+        monkeypatch.setattr(
+            sys,
+            "argv",
+            [
+                "allennlp",
+                "evaluate",
+                str(archive),
+                str(data),
+                "--output-file",
+                str(tmp_path / "out.json"),
+                "--predictions-output-file",
+                str(tmp_path / "out.json"),
+            ],
+        )
         with pytest.raises(SystemExit):
             main(prog="allennlp")
         assert "--predictions-output-file" in capsys.readouterr().err
@@ -59,8 +74,11 @@ def test_an_existing_serialization_directory_names_f_and_recover_only_with_a_che
         create_serialization_dir(Params(config), out, recover=False, force=False)
     assert "pass -f (--force)" in str(error.value) and "--recover" not in str(error.value)
     (out / "training_state_e1_b0.th").write_bytes(b"")
-    with pytest.raises(ConfigurationError, match=r"or --recover to continue its training from its last checkpoint "
-                                                 r"\(training_state_e1_b0.th\)"):  # fmt: skip
+    with pytest.raises(
+        ConfigurationError,
+        match=r"or --recover to continue its training from its last checkpoint "
+        r"\(training_state_e1_b0.th\)",
+    ):
         create_serialization_dir(Params(config), out, recover=False, force=False)
     other = {"dataset_reader": {"type": "r", "max_instances": 10}, "trainer": {"num_epochs": 5}}
     with caplog.at_level("ERROR"), pytest.raises(ConfigurationError) as error:

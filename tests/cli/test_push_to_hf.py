@@ -56,10 +56,25 @@ def test_push_to_hf_uploads_with_the_current_hub_api(tmp_path):
     (run / "training_state_e1.th").write_bytes(b"not uploaded")
     (tmp_path / "fake_hub.py").write_text(FAKE_HUB)
     record = tmp_path / "calls.json"
-    env = {**os.environ, "FAKE_HUB_RECORD": str(record),
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    run_allennlp("push-to-hf", "-n", "tiny", "-o", "someone", "-s", str(run), "-c", "First model",
-                 "--include-package", "fake_hub", env=env)  # fmt: skip
+    env = {
+        **os.environ,
+        "FAKE_HUB_RECORD": str(record),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+    }
+    run_allennlp(
+        "push-to-hf",
+        "-n",
+        "tiny",
+        "-o",
+        "someone",
+        "-s",
+        str(run),
+        "-c",
+        "First model",
+        "--include-package",
+        "fake_hub",
+        env=env,
+    )
     calls = json.loads(record.read_text())
     assert calls == [
         {"call": "file_exists", "repo_id": "someone/tiny", "filename": "README.md"},
@@ -68,8 +83,13 @@ def test_push_to_hf_uploads_with_the_current_hub_api(tmp_path):
     ]
     uploaded = Path(str(record) + ".upload")
     assert sorted(p.relative_to(uploaded).as_posix() for p in uploaded.rglob("*")) == [
-        "README.md", "config.json", "metrics.json", "vocabulary", "vocabulary/labels.txt", "weights.th",
-    ]  # fmt: skip
+        "README.md",
+        "config.json",
+        "metrics.json",
+        "vocabulary",
+        "vocabulary/labels.txt",
+        "weights.th",
+    ]
     assert (uploaded / "weights.th").read_bytes() == b"weights"  # best.th, as allennlp names it on the hub
     assert "allennlp" in (uploaded / "README.md").read_text()  # allennlp's model-card template
 
@@ -90,9 +110,16 @@ def test_push_to_hf_uploads_with_the_current_hub_api(tmp_path):
     )
     assert [call["repo_id"] for call in json.loads(record.read_text())] == ["tiny"] * 3
     assert sorted(p.relative_to(uploaded).as_posix() for p in uploaded.rglob("*")) == [
-        "README.md", "bundled", "bundled/0-base", "bundled/0-base/tokenizer.json", "bundled/manifest.json",
-        "config.json", "vocabulary", "vocabulary/labels.txt", "weights.th",
-    ]  # fmt: skip
+        "README.md",
+        "bundled",
+        "bundled/0-base",
+        "bundled/0-base/tokenizer.json",
+        "bundled/manifest.json",
+        "config.json",
+        "vocabulary",
+        "vocabulary/labels.txt",
+        "weights.th",
+    ]
     assert (uploaded / "weights.th").read_bytes() == b"archived weights"
 
 
@@ -112,10 +139,13 @@ def test_push_to_hf_without_a_network_is_one_line_and_its_help_matches_the_readm
     monkeypatch.setattr(sys, "argv", ["allennlp", "push-to-hf", "-n", "tiny", "-s", str(run)])
     monkeypatch.setattr(push_module, "HfApi", functools.partial(HfApi, endpoint="http://127.0.0.1:9"))  # nothing there
     for offline, reason in [
-        (False, "the hub cannot be reached (ConnectError: [Errno 111] Connection refused): check the network, then "
-                "run again"),
+        (
+            False,
+            "the hub cannot be reached (ConnectError: [Errno 111] Connection refused): check the network, then "
+            "run again",
+        ),
         (True, "offline mode is enabled (HF_HUB_OFFLINE): unset HF_HUB_OFFLINE to upload"),
-    ]:  # fmt: skip
+    ]:
         monkeypatch.setattr(constants, "is_offline_mode", lambda offline=offline: offline)
         with pytest.raises(SystemExit):
             main(prog="allennlp")

@@ -13,8 +13,17 @@ def test_build_mention_dictionary_command(tmp_path):
         json.dumps({"version": "1.1", "data": [{"title": "Candle", "paragraphs": []}]})
     )
     out = tmp_path / "mentions.json"
-    result = run("build-mention-dictionary", str(dump), str(out), "--min-link-probability", "0.7", "--page-titles",
-                 str(tmp_path / "squad.json"), "--num-workers", "1")  # fmt: skip
+    result = run(
+        "build-mention-dictionary",
+        str(dump),
+        str(out),
+        "--min-link-probability",
+        "0.7",
+        "--page-titles",
+        str(tmp_path / "squad.json"),
+        "--num-workers",
+        "1",
+    )
     assert result.returncode == 0, result.stderr
     dictionary = MentionDictionary.from_file(out)
     assert dictionary.min_link_probability == 0.7
@@ -60,13 +69,34 @@ def test_builds_over_dump_parts_through_the_commands(tmp_path_factory, tmp_path)
 
     assert TitleIndex.is_index(tmp_path / "titles.sqlite") and not TitleIndex.is_index(vocab_parts[0])
     assert TitleIndex(tmp_path / "titles.sqlite").stats.redirects > 0
-    allennlp("build-mention-dictionary", *(tmp_path / f"links{i}.sqlite" for i in range(3)), tmp_path / "names.sqlite",
-             "--stage", "names")  # fmt: skip
+    allennlp(
+        "build-mention-dictionary",
+        *(tmp_path / f"links{i}.sqlite" for i in range(3)),
+        tmp_path / "names.sqlite",
+        "--stage",
+        "names",
+    )
     for i, part in enumerate(parts):
-        allennlp("build-mention-dictionary", part, tmp_path / f"occurrences{i}.sqlite", "--stage", "occurrences",
-                 "--names", tmp_path / "names.sqlite", "--num-workers", "1")  # fmt: skip
-    out = allennlp("build-mention-dictionary", tmp_path / "names.sqlite", *(tmp_path / f"occurrences{i}.sqlite"
-                   for i in range(3)), tmp_path / "merged.sqlite", "--stage", "merge", *common)  # fmt: skip
+        allennlp(
+            "build-mention-dictionary",
+            part,
+            tmp_path / f"occurrences{i}.sqlite",
+            "--stage",
+            "occurrences",
+            "--names",
+            tmp_path / "names.sqlite",
+            "--num-workers",
+            "1",
+        )
+    out = allennlp(
+        "build-mention-dictionary",
+        tmp_path / "names.sqlite",
+        *(tmp_path / f"occurrences{i}.sqlite" for i in range(3)),
+        tmp_path / "merged.sqlite",
+        "--stage",
+        "merge",
+        *common,
+    )
     assert "wrote" in out and "(stage merge)" in out
     allennlp("build-entity-vocab", whole, tmp_path / "single.jsonl", *common)
     allennlp("build-mention-dictionary", whole, tmp_path / "single.sqlite", *common)

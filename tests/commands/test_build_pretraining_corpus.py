@@ -26,4 +26,9 @@ def test_build_pretraining_corpus_command(tmp_path):
     assert metadata["entities"] == 15 and metadata["unk_entities"] == 4
     assert all(len(row) <= 62 for row in corpus["word_ids"])
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith("data-")) == [
-        "dataset_info.json", "entity_vocab.jsonl", "metadata.json", "state.json", "tokenizer"]  # fmt: skip
+        "dataset_info.json",
+        "entity_vocab.jsonl",
+        "metadata.json",
+        "state.json",
+        "tokenizer",
+    ]

@@ -23,16 +23,26 @@ from tests.conftest import REPO_ROOT
 XQUAD_LANGUAGES = ["ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"]
 MLQA_LANGUAGES = ["ar", "de", "en", "es", "hi", "vi", "zh"]
 RELX_LANGUAGES = ["de", "en", "es", "fr", "tr"]
-TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "trainer.num_gradient_accumulation_steps": 1,
-        "dataset_reader.max_seq_length": 128, "trainer.optimizer.lr": 1e-3, "validation_data_loader.batch_size": 32}  # fmt: skip
+TINY = {
+    "trainer.num_epochs": 1,
+    "data_loader.batch_sampler.batch_size": 8,
+    "trainer.num_gradient_accumulation_steps": 1,
+    "dataset_reader.max_seq_length": 128,
+    "trainer.optimizer.lr": 1e-3,
+    "validation_data_loader.batch_size": 32,
+}
 
 # --- the official definitions, written out again for the check ---------------------------------------------------
 
 SQUAD_PUNCT = set(string.punctuation)
 MLQA_PUNCT = {chr(i) for i in range(sys.maxunicode) if unicodedata.category(chr(i)).startswith("P")} | SQUAD_PUNCT
-MLQA_ARTICLES = {"en": r"\b(a|an|the)\b", "es": r"\b(un|una|unos|unas|el|la|los|las)\b",
-                 "vi": r"\b(của|là|cái|chiếc|những)\b", "de": r"\b(ein|eine|einen|einem|eines|einer|der|die|das|den|dem|des)\b",
-                 "ar": r"\sال^|ال"}  # fmt: skip
+MLQA_ARTICLES = {
+    "en": r"\b(a|an|the)\b",
+    "es": r"\b(un|una|unos|unas|el|la|los|las)\b",
+    "vi": r"\b(của|là|cái|chiếc|những)\b",
+    "de": r"\b(ein|eine|einen|einem|eines|einer|der|die|das|den|dem|des)\b",
+    "ar": r"\sال^|ال",
+}
 
 
 def squad_normalise(s):
@@ -107,12 +117,19 @@ def read_lines(path):
 def squad_archive(tmp_path_factory, tiny_mluke_dir, squad_slice):
     out = tmp_path_factory.mktemp("squad-mluke") / "run"
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in (("MODEL_NAME", tiny_mluke_dir), ("TRAIN_DATA_PATH", squad_slice),
-                            ("VALIDATION_DATA_PATH", squad_slice), ("MENTION_DICTIONARY", "")):  # fmt: skip
+        for name, value in (
+            ("MODEL_NAME", tiny_mluke_dir),
+            ("TRAIN_DATA_PATH", squad_slice),
+            ("VALIDATION_DATA_PATH", squad_slice),
+            ("MENTION_DICTIONARY", ""),
+        ):
             mp.setenv(name, str(value))
         # (max_instances: the archive's reader keeps it; the evaluation must still read every question)
-        train_model_from_file(str(REPO_ROOT / "configs/reading_comprehension/squad_mluke.jsonnet"), str(out),
-                              overrides=json.dumps({**TINY, "dataset_reader.max_instances": 32}))  # fmt: skip
+        train_model_from_file(
+            str(REPO_ROOT / "configs/reading_comprehension/squad_mluke.jsonnet"),
+            str(out),
+            overrides=json.dumps({**TINY, "dataset_reader.max_instances": 32}),
+        )
     return out / "model.tar.gz"
 
 
@@ -196,8 +213,9 @@ def test_allennlp_evaluate_rescores_an_archive_with_mlqa_overrides(squad_archive
 
 def test_unknown_language_is_one_line_naming_mlqa_s(squad_archive, xquad, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit:
-        allennlp_main("evaluate-cross-lingual", squad_archive, xquad["el"], "--scoring", "mlqa",
-                      "--output-dir", tmp_path / "out")  # fmt: skip
+        allennlp_main(
+            "evaluate-cross-lingual", squad_archive, xquad["el"], "--scoring", "mlqa", "--output-dir", tmp_path / "out"
+        )
     assert (
         "xquad.el.json: MLQA scoring needs the answer language, one of MLQA's ar, de, en, es, hi, vi, zh; got 'el'"
         in str(exit.value)
@@ -211,10 +229,17 @@ def test_unknown_language_is_one_line_naming_mlqa_s(squad_archive, xquad, tmp_pa
 
 @pytest.mark.parametrize(
     "name, languages",
-    [("test-context-de-question-en.json", ("de", "en")), ("dev-context-zh-question-zh.json", ("zh", "zh")),
-     ("xquad.de.json", ("de", None)), ("RELX_tr.txt", ("tr", None)), ("esp.testb", ("es", None)),
-     ("ned.testa", ("nl", None)), ("deu.testb", ("de", None)), ("dev-v1.1.json", (None, None))],
-)  # fmt: skip
+    [
+        ("test-context-de-question-en.json", ("de", "en")),
+        ("dev-context-zh-question-zh.json", ("zh", "zh")),
+        ("xquad.de.json", ("de", None)),
+        ("RELX_tr.txt", ("tr", None)),
+        ("esp.testb", ("es", None)),
+        ("ned.testa", ("nl", None)),
+        ("deu.testb", ("de", None)),
+        ("dev-v1.1.json", (None, None)),
+    ],
+)
 def test_languages_from_published_file_names(name, languages):
     assert languages_from_name(f"/data/{name}") == languages
 
@@ -244,14 +269,22 @@ def test_relx_zero_shot_micro_f1_equals_a_count(tmp_path_factory, tiny_mluke_dir
     labels = sorted({label for lang in RELX_LANGUAGES for label in relx_gold(relx[lang])[0].values()})
     root = tmp_path_factory.mktemp("relx")
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in (("MODEL_NAME", tiny_mluke_dir), ("TRAIN_DATA_PATH", relx["en"]),
-                            ("VALIDATION_DATA_PATH", relx["en"])):  # fmt: skip
+        for name, value in (
+            ("MODEL_NAME", tiny_mluke_dir),
+            ("TRAIN_DATA_PATH", relx["en"]),
+            ("VALIDATION_DATA_PATH", relx["en"]),
+        ):
             mp.setenv(name, str(value))
-        train_model_from_file(str(REPO_ROOT / "configs/relation_classification/kbp37_mluke.jsonnet"), str(root / "run"),
-                              overrides=json.dumps({**TINY, "dataset_reader.max_seq_length": 512,
-                                                    "vocabulary": {"tokens_to_add": {"labels": labels}}}))  # fmt: skip
-    summary = evaluate_cross_lingual(str(root / "run" / "model.tar.gz"), resolve_inputs([str(p) for p in relx.values()], None),
-                                     str(root / "results"))  # fmt: skip
+        train_model_from_file(
+            str(REPO_ROOT / "configs/relation_classification/kbp37_mluke.jsonnet"),
+            str(root / "run"),
+            overrides=json.dumps(
+                {**TINY, "dataset_reader.max_seq_length": 512, "vocabulary": {"tokens_to_add": {"labels": labels}}}
+            ),
+        )
+    summary = evaluate_cross_lingual(
+        str(root / "run" / "model.tar.gz"), resolve_inputs([str(p) for p in relx.values()], None), str(root / "results")
+    )
     for row in summary["files"]:
         gold, skipped = relx_gold(relx[row["language"]])
         lines = read_lines(row["predictions"])

@@ -27,8 +27,9 @@ from tests.models.test_luke_pretraining import CONFIG, TINY
 
 
 def export(*args):
-    return subprocess.run([str(ALLENNLP), "export-luke", *map(str, args)], capture_output=True, text=True, cwd=REPO_ROOT,
-                          timeout=600)  # fmt: skip
+    return subprocess.run(
+        [str(ALLENNLP), "export-luke", *map(str, args)], capture_output=True, text=True, cwd=REPO_ROOT, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +72,9 @@ def test_files_and_transformers_loading(exported):
     assert isinstance(tokenizer, transformers.LukeTokenizer)
     entities = json.loads((exported / "entity_vocab.json").read_text())
     assert (entities["[PAD]"], entities["[UNK]"], entities["[MASK]"], entities["[MASK2]"]) == (0, 1, 2, 60)
-    encoding = tokenizer("Germany beat Russia .", entities=["Germany", "[MASK]"], entity_spans=[(0, 7), (13, 19)],
-                         return_tensors="pt")  # fmt: skip
+    encoding = tokenizer(
+        "Germany beat Russia .", entities=["Germany", "[MASK]"], entity_spans=[(0, 7), (13, 19)], return_tensors="pt"
+    )
     assert encoding["entity_ids"].tolist() == [[entities["Germany"], 2]]
     with torch.no_grad():
         out = model.eval()(**encoding)
@@ -90,9 +92,13 @@ def test_computes_what_the_archive_computes(archive, exported, pretraining_corpu
     batch.index_instances(loaded.model.vocab)
     tensors = batch.as_tensor_dict()
     released = transformers.LukeForMaskedLM.from_pretrained(str(exported)).eval()
-    inputs = dict(input_ids=tensors["word_ids"], attention_mask=tensors["word_attention_mask"].long(),
-                  entity_ids=tensors["entity_ids"], entity_position_ids=tensors["entity_position_ids"],
-                  entity_attention_mask=tensors["entity_attention_mask"].long())  # fmt: skip
+    inputs = dict(
+        input_ids=tensors["word_ids"],
+        attention_mask=tensors["word_attention_mask"].long(),
+        entity_ids=tensors["entity_ids"],
+        entity_position_ids=tensors["entity_position_ids"],
+        entity_attention_mask=tensors["entity_attention_mask"].long(),
+    )
     labels, entity_labels = tensors["masked_lm_labels"], tensors["masked_entity_labels"]
     with torch.no_grad():
         ours = loaded.model.pretraining.eval()(**inputs, labels=labels, entity_labels=entity_labels)
@@ -119,8 +125,9 @@ def test_fine_tuning_config_trains_from_the_export(exported, conll_slice, tmp_pa
         "data_loader.batch_sampler.batch_size": 8,
         "dataset_reader.max_seq_length": 64,
     }
-    train_model_from_file(str(REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"), str(tmp_path / "ner"),
-                          overrides=json.dumps(overrides))  # fmt: skip
+    train_model_from_file(
+        str(REPO_ROOT / "configs" / "ner" / "conll2003.jsonnet"), str(tmp_path / "ner"), overrides=json.dumps(overrides)
+    )
     assert "validation_f1" in json.loads((tmp_path / "ner" / "metrics.json").read_text())
 
 
@@ -173,8 +180,14 @@ def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatc
     assert not list((outside / "tmp").rglob("*.json")), "an extraction directory or an export was left behind"
     crafted = crafted_archive(archive, outside, "symlink")
     before = written_outside(outside)
-    result = subprocess.run([str(ALLENNLP), "export-luke", str(crafted), str(outside / "tmp" / "out")], capture_output=True,
-                            text=True, cwd=REPO_ROOT, timeout=600, env={**os.environ, "TMPDIR": str(outside / "tmp")})  # fmt: skip
+    result = subprocess.run(
+        [str(ALLENNLP), "export-luke", str(crafted), str(outside / "tmp" / "out")],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=600,
+        env={**os.environ, "TMPDIR": str(outside / "tmp")},
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"allennlp: error: {crafted} is unsafe to extract: member 'link' is a symbolic link" in result.stderr, (
         result.stderr[-3000:]

@@ -19,8 +19,12 @@ from tests.commands.test_import_luke_task import CONLL, HEAD, TAIL, TEXT, forwar
 from tests.conftest import ALLENNLP, REPO_ROOT, set_config_env
 
 TOLERANCE = 1e-5
-TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64,
-        "trainer.optimizer.lr": 1e-2}  # fmt: skip
+TINY = {
+    "trainer.num_epochs": 1,
+    "data_loader.batch_sampler.batch_size": 8,
+    "dataset_reader.max_seq_length": 64,
+    "trainer.optimizer.lr": 1e-2,
+}
 
 
 def train(config: str, model_dir: Path, data: Path, out: Path, **overrides) -> Path:
@@ -45,8 +49,13 @@ def test_trained_ner_archive(tiny_luke_dir, conll_slice, tmp_path):
     out = tmp_path / "exported"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    result = subprocess.run([str(ALLENNLP), "export-luke", str(archive_file), str(out)], capture_output=True, text=True,
-                            cwd=elsewhere, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        [str(ALLENNLP), "export-luke", str(archive_file), str(out)],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "LukeForEntitySpanClassification" in result.stdout and "task=entity_span_classification" in result.stdout
     model = loaded(out, "LukeForEntitySpanClassification")
@@ -80,8 +89,13 @@ def test_trained_relation_archive_with_luke_markers(tacred_train, tmp_path):
     base = write_tiny_task_checkpoint(
         tmp_path / "base", "LukeModel", entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "[MASK2]": 3}
     )
-    archive_file = train("relation_classification/tacred.jsonnet", base, tacred_train, tmp_path / "run",
-                         **{"dataset_reader.entity_marker_tokens": ["<ent>", "<ent2>"]})  # fmt: skip
+    archive_file = train(
+        "relation_classification/tacred.jsonnet",
+        base,
+        tacred_train,
+        tmp_path / "run",
+        **{"dataset_reader.entity_marker_tokens": ["<ent>", "<ent2>"]},
+    )
     out = tmp_path / "exported"
     export_luke(str(archive_file), str(out))
     model = loaded(out, "LukeForEntityPairClassification")
@@ -104,8 +118,9 @@ def test_trained_relation_archive_with_luke_markers(tacred_train, tmp_path):
 def test_round_trip_typing_and_squad(tmp_path, squad_slice):
     """import-luke-task then export-luke gives back the checkpoint's weights (typing: in the task mode, since the
     imported reader puts <ent> markers)."""
-    typing = write_tiny_task_checkpoint(tmp_path / "typing", "LukeForEntityClassification", ["person", "place"],
-                                        task="entity_classification", seed=3)  # fmt: skip
+    typing = write_tiny_task_checkpoint(
+        tmp_path / "typing", "LukeForEntityClassification", ["person", "place"], task="entity_classification", seed=3
+    )
     export_luke(import_luke_task(str(typing), str(tmp_path / "typing-archive")), str(tmp_path / "typing-out"))
     original, again = (
         loaded(typing, "LukeForEntityClassification"),
@@ -121,8 +136,11 @@ def test_round_trip_typing_and_squad(tmp_path, squad_slice):
     with torch.no_grad():
         assert (original(**original_inputs).logits - again(**inputs).logits).abs().max() < TOLERANCE
 
-    squad = write_tiny_task_checkpoint(tmp_path / "squad", "LukeForQuestionAnswering",
-                                       entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "Denver Broncos": 3, "[MASK2]": 4})  # fmt: skip
+    squad = write_tiny_task_checkpoint(
+        tmp_path / "squad",
+        "LukeForQuestionAnswering",
+        entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "Denver Broncos": 3, "[MASK2]": 4},
+    )
     archive_file = import_luke_task(str(squad), str(tmp_path / "squad-archive"))
     export_luke(archive_file, str(tmp_path / "squad-out"))
     again = loaded(tmp_path / "squad-out", "LukeForQuestionAnswering")
@@ -141,7 +159,8 @@ def test_round_trip_typing_and_squad(tmp_path, squad_slice):
 
 
 def test_refuses_what_transformers_cannot_hold(tacred_train, tiny_luke_dir, tmp_path):
-    archive_file = train("relation_classification/tacred.jsonnet", tiny_luke_dir, tacred_train, tmp_path / "run",
-                         **{"model.bias": True})  # fmt: skip
+    archive_file = train(
+        "relation_classification/tacred.jsonnet", tiny_luke_dir, tacred_train, tmp_path / "run", **{"model.bias": True}
+    )
     with pytest.raises(ValueError, match="its classifier has a bias, which LukeForEntityPairClassification lacks"):
         export_luke(str(archive_file), str(tmp_path / "out"))

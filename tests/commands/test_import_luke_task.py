@@ -38,8 +38,9 @@ Syria NNP B-NP B-LOC
 
 
 def transformers_inputs(checkpoint: Path, task: str, text: str, spans):
-    tokenizer = transformers.LukeTokenizer.from_pretrained(str(checkpoint), task=task, add_prefix_space=True,
-                                                           max_entity_length=128)  # fmt: skip
+    tokenizer = transformers.LukeTokenizer.from_pretrained(
+        str(checkpoint), task=task, add_prefix_space=True, max_entity_length=128
+    )
     return tokenizer(text, entity_spans=spans, return_tensors="pt")
 
 
@@ -56,16 +57,25 @@ def forward(archive, instances):
 
 @pytest.fixture(scope="module")
 def relation_checkpoint(tmp_path_factory):
-    return write_tiny_task_checkpoint(tmp_path_factory.mktemp("tacred"), "LukeForEntityPairClassification",
-                                      ["no_relation", "per:city_of_residence", "org:members"],
-                                      task="entity_pair_classification", seed=1)  # fmt: skip
+    return write_tiny_task_checkpoint(
+        tmp_path_factory.mktemp("tacred"),
+        "LukeForEntityPairClassification",
+        ["no_relation", "per:city_of_residence", "org:members"],
+        task="entity_pair_classification",
+        seed=1,
+    )
 
 
 def test_relation_checkpoint_through_the_command(relation_checkpoint, tmp_path):
     """The command line; the reader puts <ent>/<ent2> where LukeTokenizer does; [MASK2] becomes [TAIL]."""
     out = tmp_path / "imported"
-    result = subprocess.run([str(ALLENNLP), "import-luke-task", str(relation_checkpoint), str(out)], capture_output=True,
-                            text=True, cwd=REPO_ROOT, timeout=600)  # fmt: skip
+    result = subprocess.run(
+        [str(ALLENNLP), "import-luke-task", str(relation_checkpoint), str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "luke_relation_classifier from LukeForEntityPairClassification" in result.stdout
     archive = load_archive(str(out / "model.tar.gz"))
@@ -118,9 +128,13 @@ def test_a_checkpoint_naming_its_own_code_runs_none_of_it(relation_checkpoint, t
 
 def test_ner_checkpoint_nil_label_and_spans(tmp_path):
     """The original LUKE's NIL label becomes O; every span the reader scores gets transformers' logits."""
-    checkpoint = write_tiny_task_checkpoint(tmp_path / "conll", "LukeForEntitySpanClassification",
-                                            ["NIL", "MISC", "PER", "ORG", "LOC"], task="entity_span_classification",
-                                            entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "Japan": 3, "[MASK2]": 4})  # fmt: skip
+    checkpoint = write_tiny_task_checkpoint(
+        tmp_path / "conll",
+        "LukeForEntitySpanClassification",
+        ["NIL", "MISC", "PER", "ORG", "LOC"],
+        task="entity_span_classification",
+        entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "Japan": 3, "[MASK2]": 4},
+    )
     archive = load_archive(import_luke_task(str(checkpoint), str(tmp_path / "imported")))
     assert archive.model.labels == ["O", "MISC", "PER", "ORG", "LOC"]
     data = tmp_path / "two.conll"
@@ -147,9 +161,13 @@ def test_ner_checkpoint_nil_label_and_spans(tmp_path):
 
 
 def test_typing_checkpoint(tmp_path, shared_data):
-    checkpoint = write_tiny_task_checkpoint(tmp_path / "open-entity", "LukeForEntityClassification",
-                                            ["entity", "event", "group", "location", "object", "organization", "person",
-                                             "place", "time"], task="entity_classification", seed=2)  # fmt: skip
+    checkpoint = write_tiny_task_checkpoint(
+        tmp_path / "open-entity",
+        "LukeForEntityClassification",
+        ["entity", "event", "group", "location", "object", "organization", "person", "place", "time"],
+        task="entity_classification",
+        seed=2,
+    )
     archive = load_archive(import_luke_task(str(checkpoint), str(tmp_path / "imported")))
     ours, tensors = forward(archive, [archive.dataset_reader.text_to_instance(TEXT, TAIL)])
     inputs = transformers_inputs(checkpoint, "entity_classification", TEXT, [TAIL])
@@ -191,8 +209,11 @@ def test_typing_checkpoint(tmp_path, shared_data):
 
 
 def test_squad_checkpoint_keeps_its_entity_table(tmp_path, squad_slice):
-    checkpoint = write_tiny_task_checkpoint(tmp_path / "squad", "LukeForQuestionAnswering",
-                                            entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "Denver Broncos": 3, "[MASK2]": 4})  # fmt: skip
+    checkpoint = write_tiny_task_checkpoint(
+        tmp_path / "squad",
+        "LukeForQuestionAnswering",
+        entity_vocab={"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "Denver Broncos": 3, "[MASK2]": 4},
+    )
     archive = load_archive(import_luke_task(str(checkpoint), str(tmp_path / "imported"), task="squad"))
     instance = next(iter(archive.dataset_reader.read(str(squad_slice))))
     ours, tensors = forward(archive, [instance])
@@ -203,8 +224,10 @@ def test_squad_checkpoint_keeps_its_entity_table(tmp_path, squad_slice):
     table = archive.model.embedder.luke.entity_embeddings.entity_embeddings.weight
     assert table.shape[0] == 5 and torch.equal(table, theirs_model.luke.entity_embeddings.entity_embeddings.weight)
     mask = tensors["word_attention_mask"][0]
-    difference = max((ours[f"{side}_logits"][0][mask] - getattr(theirs, f"{side}_logits")[mask]).abs().max().item()
-                     for side in ("start", "end"))  # fmt: skip
+    difference = max(
+        (ours[f"{side}_logits"][0][mask] - getattr(theirs, f"{side}_logits")[mask]).abs().max().item()
+        for side in ("start", "end")
+    )
     print(f"SQuAD import: max |logit difference| {difference:.2e}")
     assert difference < TOLERANCE
 

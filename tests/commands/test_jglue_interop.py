@@ -70,13 +70,19 @@ def lite_dir(request):
 
 
 def test_sequence_classification_checkpoint_on_jnli(lite_dir, tmp_path):
-    checkpoint = write_japanese_task_checkpoint(tmp_path / "jnli", lite_dir, "LukeForSequenceClassification",
-                                                id2label=JNLI, label2id={v: k for k, v in JNLI.items()})  # fmt: skip
+    checkpoint = write_japanese_task_checkpoint(
+        tmp_path / "jnli",
+        lite_dir,
+        "LukeForSequenceClassification",
+        id2label=JNLI,
+        label2id={v: k for k, v in JNLI.items()},
+    )
     archive = import_luke_task(str(checkpoint), str(tmp_path / "imported"))  # the task from the config's architecture
     data = write_slice("jnli_valid", tmp_path, 60)
     rows = predictions(archive, data, tmp_path)
-    theirs = transformers_outputs(checkpoint, "LukeForSequenceClassification",
-                                  [(x["sentence1"], x["sentence2"]) for x in lines_of(data)]).softmax(-1)  # fmt: skip
+    theirs = transformers_outputs(
+        checkpoint, "LukeForSequenceClassification", [(x["sentence1"], x["sentence2"]) for x in lines_of(data)]
+    ).softmax(-1)
     ours = torch.tensor([[row["probabilities"][JNLI[i]] for i in range(3)] for row in rows])
     difference = (ours - theirs).abs().max().item()
     print(f"JNLI import: max |probability difference| {difference:.2e} over {len(rows)} pairs")
@@ -85,14 +91,16 @@ def test_sequence_classification_checkpoint_on_jnli(lite_dir, tmp_path):
 
 
 def test_regression_checkpoint_on_jsts(lite_dir, tmp_path):
-    checkpoint = write_japanese_task_checkpoint(tmp_path / "jsts", lite_dir, "LukeForSequenceClassification",
-                                                num_labels=1, problem_type="regression", seed=1)  # fmt: skip
+    checkpoint = write_japanese_task_checkpoint(
+        tmp_path / "jsts", lite_dir, "LukeForSequenceClassification", num_labels=1, problem_type="regression", seed=1
+    )
     archive = import_luke_task(str(checkpoint), str(tmp_path / "imported"), task="sequence-classification")
     assert load_archive(archive).model.regression
     data = write_slice("jsts_valid", tmp_path, 40)
     rows = predictions(archive, data, tmp_path)
-    theirs = transformers_outputs(checkpoint, "LukeForSequenceClassification",
-                                  [(x["sentence1"], x["sentence2"]) for x in lines_of(data)])[:, 0]  # fmt: skip
+    theirs = transformers_outputs(
+        checkpoint, "LukeForSequenceClassification", [(x["sentence1"], x["sentence2"]) for x in lines_of(data)]
+    )[:, 0]
     difference = (torch.tensor([r["score"] for r in rows]) - theirs).abs().max().item()
     print(f"JSTS import: max |score difference| {difference:.2e} over {len(rows)} pairs")
     assert difference < TOLERANCE and theirs.std() > 1e-3
@@ -118,20 +126,26 @@ def test_wrong_task_is_refused(lite_dir, tmp_path):
 
 @pytest.mark.parametrize(
     "config, key, architecture",
-    [("jsts", "jsts_train", "LukeForSequenceClassification"),
-     # the same class as JSTS's with labels; slow (make test-all) to keep the default suite short
-     pytest.param("jnli", "jnli_valid", "LukeForSequenceClassification", marks=pytest.mark.slow),
-     ("jcommonsenseqa", "jcommonsenseqa_train", "LukeForMultipleChoice")],
-)  # fmt: skip
+    [
+        ("jsts", "jsts_train", "LukeForSequenceClassification"),
+        # the same class as JSTS's with labels; slow (make test-all) to keep the default suite short
+        pytest.param("jnli", "jnli_valid", "LukeForSequenceClassification", marks=pytest.mark.slow),
+        ("jcommonsenseqa", "jcommonsenseqa_train", "LukeForMultipleChoice"),
+    ],
+)
 def test_export_of_trained_archives(config, key, architecture, request, tmp_path, monkeypatch):
     data = write_slice(key, tmp_path, 16)
     set_config_env(monkeypatch, request.getfixturevalue("tiny_luke_japanese_dir"), data)
     overrides = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "trainer.optimizer.lr": 1e-3}
-    train_model_from_file(str(REPO_ROOT / "configs" / "jglue" / f"{config}.jsonnet"), str(tmp_path / "run"),
-                          overrides=json.dumps(overrides))  # fmt: skip
+    train_model_from_file(
+        str(REPO_ROOT / "configs" / "jglue" / f"{config}.jsonnet"),
+        str(tmp_path / "run"),
+        overrides=json.dumps(overrides),
+    )
     export_luke(str(tmp_path / "run" / "model.tar.gz"), str(tmp_path / "exported"))
-    exported, info = getattr(transformers, architecture).from_pretrained(str(tmp_path / "exported"),
-                                                                          output_loading_info=True)  # fmt: skip
+    exported, info = getattr(transformers, architecture).from_pretrained(
+        str(tmp_path / "exported"), output_loading_info=True
+    )
     assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
     if config == "jsts":
         assert exported.config.problem_type == "regression" and exported.config.num_labels == 1

@@ -38,12 +38,29 @@ def test_a_second_builder_into_a_live_output_is_refused(shared_data, tmp_path, m
     vocab, corpus = out / "vocab.jsonl", out / "corpus"
     commands = {
         vocab: ["build-entity-vocab", str(dump), str(vocab), "--num-workers", "1"],
-        corpus: ["build-pretraining-corpus", str(dump), str(tmp_path / "tokenizer"), str(tmp_path / "sample-vocab.jsonl"),
-                 str(corpus), "--max-seq-length", "64", "--unknown-entities", "unk", "--max-pages", "30", "--num-workers", "1"],
-    }  # fmt: skip
+        corpus: [
+            "build-pretraining-corpus",
+            str(dump),
+            str(tmp_path / "tokenizer"),
+            str(tmp_path / "sample-vocab.jsonl"),
+            str(corpus),
+            "--max-seq-length",
+            "64",
+            "--unknown-entities",
+            "unk",
+            "--max-pages",
+            "30",
+            "--num-workers",
+            "1",
+        ],
+    }
     # The first builders: the real command, both at once (each a few seconds of work once it holds its lock).
-    first = {output: subprocess.Popen([str(ALLENNLP), *args], cwd=REPO_ROOT, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True) for output, args in commands.items()}  # fmt: skip
+    first = {
+        output: subprocess.Popen(
+            [str(ALLENNLP), *args], cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for output, args in commands.items()
+    }
     try:
         for output, args in commands.items():
             wait_for(Path(f"{output}.lock"), first[output])

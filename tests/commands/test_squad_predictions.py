@@ -37,12 +37,22 @@ def test_evaluate_then_official_predictions(tiny_luke_dir, squad_slice, tmp_path
     train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(overrides))
 
     lines, metrics = tmp_path / "predictions.jsonl", tmp_path / "metrics.json"
-    run_allennlp("evaluate", str(tmp_path / "run" / "model.tar.gz"), str(squad_slice), "--output-file", str(metrics),
-                 "--predictions-output-file", str(lines))  # fmt: skip
+    run_allennlp(
+        "evaluate",
+        str(tmp_path / "run" / "model.tar.gz"),
+        str(squad_slice),
+        "--output-file",
+        str(metrics),
+        "--predictions-output-file",
+        str(lines),
+    )
     rows = [json.loads(line) for line in lines.read_text().splitlines()]
     squad = json.loads(squad_slice.read_text())
-    questions = {qa["id"]: (p["context"], [a["text"] for a in qa["answers"]])
-                 for p in squad["data"][0]["paragraphs"] for qa in p["qas"]}  # fmt: skip
+    questions = {
+        qa["id"]: (p["context"], [a["text"] for a in qa["answers"]])
+        for p in squad["data"][0]["paragraphs"]
+        for qa in p["qas"]
+    }
     assert sorted(r["id"] for r in rows) == sorted(questions)  # one line per question, whatever the batching
     for row in rows:
         context, golds = questions[row["id"]]

@@ -17,16 +17,35 @@ CONFIGS = sorted(
     if p.parent.name not in ("pretraining", "entity_disambiguation", "jglue")
 )
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder, or per config name prefix.
-HYPER_PARAMETERS = {"ner": (1e-5, 8, 5), "entity_typing": (1e-5, 4, 3), "relation_classification": (1e-5, 32, 5),
-                    "squad": (15e-6, 48, 2), "record": (1e-5, 32, 2)}  # fmt: skip
+HYPER_PARAMETERS = {
+    "ner": (1e-5, 8, 5),
+    "entity_typing": (1e-5, 4, 3),
+    "relation_classification": (1e-5, 32, 5),
+    "squad": (15e-6, 48, 2),
+    "record": (1e-5, 32, 2),
+}
 # mLUKE's recipes (the original repository's; see each config): per step 2 x 16 and 4 x 8 accumulated.
 MLUKE_HYPER_PARAMETERS = {"squad_mluke.jsonnet": (2e-5, 2, 2), "kbp37_mluke.jsonnet": (1e-5, 4, 5)}
 # Fixtures of tests/conftest.py, by config name prefix.
-DATA = {"conll2003": "conll_slice", "conll_multilingual": "german_conll_sample", "open_entity": "open_entity_slice", "tacred": "tacred_train", "semeval": "semeval_slice",
-        "kbp37": "kbp37_sample", "squad": "squad_slice", "record": "record_sample"}  # fmt: skip
+DATA = {
+    "conll2003": "conll_slice",
+    "conll_multilingual": "german_conll_sample",
+    "open_entity": "open_entity_slice",
+    "tacred": "tacred_train",
+    "semeval": "semeval_slice",
+    "kbp37": "kbp37_sample",
+    "squad": "squad_slice",
+    "record": "record_sample",
+}
 # The tiny checkpoint each config trains from, by the first of these words in its name (LUKE otherwise).
-MODELS = [("multilingual", "tiny_mluke_dir"), ("roberta", "tiny_roberta_dir"), ("bio_crf", "tiny_roberta_dir"), ("bert", "tiny_bert_dir"), ("xlnet", "tiny_xlnet_dir"),
-          ("squad", "tiny_luke_squad_dir")]  # fmt: skip
+MODELS = [
+    ("multilingual", "tiny_mluke_dir"),
+    ("roberta", "tiny_roberta_dir"),
+    ("bio_crf", "tiny_roberta_dir"),
+    ("bert", "tiny_bert_dir"),
+    ("xlnet", "tiny_xlnet_dir"),
+    ("squad", "tiny_luke_squad_dir"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +60,13 @@ TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dat
 # device (transformers' attention-mask shortcut, allennlp's type-id check; XLNet's own), and so does the ReCoRD
 # model's boolean-mask indexing.
 LIBRARY_SYNCS = ("masking_utils.py", "pretrained_transformer_embedder.py")
-KNOWN_SYNCS = {"conll2003_bio_crf": ("masking_utils.py",),
-               "record": ("luke_record.py", "luke_task_model.py", "encoder.py", "luke_gradient_descent.py"),
-               "squad_xlnet": ("pretrained_transformer_embedder.py", "modeling_xlnet.py"), "squad_roberta": LIBRARY_SYNCS,
-               "squad_bert": LIBRARY_SYNCS}  # fmt: skip
+KNOWN_SYNCS = {
+    "conll2003_bio_crf": ("masking_utils.py",),
+    "record": ("luke_record.py", "luke_task_model.py", "encoder.py", "luke_gradient_descent.py"),
+    "squad_xlnet": ("pretrained_transformer_embedder.py", "modeling_xlnet.py"),
+    "squad_roberta": LIBRARY_SYNCS,
+    "squad_bert": LIBRARY_SYNCS,
+}
 
 
 def known_syncs(config) -> tuple:

@@ -32,11 +32,19 @@ FINE_TUNING = (
     + sorted(test_jglue_configs.CONFIGS.glob("*.jsonnet"))
 )
 # One step per batch (the mLUKE configs accumulate 16 and 8 batches: a step an epoch, the last at learning rate 0).
-TINY = {"trainer.num_epochs": 2, "data_loader.batch_sampler.batch_size": 4, "dataset_reader.max_instances": 16,
-        "dataset_reader.max_seq_length": 64, "trainer.num_gradient_accumulation_steps": 1,
-        "trainer.callbacks": [{"type": "test_epoch_digest"}]}  # fmt: skip
-TINY_ED = {"dataset_reader.max_seq_length": 128, "validation_dataset_reader.max_seq_length": 128,
-           "validation_dataset_reader.max_instances": 4}  # fmt: skip
+TINY = {
+    "trainer.num_epochs": 2,
+    "data_loader.batch_sampler.batch_size": 4,
+    "dataset_reader.max_instances": 16,
+    "dataset_reader.max_seq_length": 64,
+    "trainer.num_gradient_accumulation_steps": 1,
+    "trainer.callbacks": [{"type": "test_epoch_digest"}],
+}
+TINY_ED = {
+    "dataset_reader.max_seq_length": 128,
+    "validation_dataset_reader.max_seq_length": 128,
+    "validation_dataset_reader.max_instances": 4,
+}
 # Data whose two processes' shares hold equal numbers of batches (the German sample's two documents do not).
 EQUAL_SHARES = {"conll_multilingual": "conll_slice"}
 EPOCHS: List[Dict[str, Any]] = []  # what `EpochDigest` saw in this process
@@ -94,8 +102,12 @@ def train_configs(rank: int, runs: List[Dict[str, Any]]) -> Dict[str, Any]:
         if rank == 0:
             train_loop.finish(metrics)  # the archive, as `allennlp train` writes it
         validation = "validation_" + run["params"]["trainer"]["validation_metric"].lstrip("+-")
-        results[run["name"]] = {"epochs": list(EPOCHS), "entity_rows": counts, "metrics": metrics,
-                                "validation": metrics.get(validation)}  # fmt: skip
+        results[run["name"]] = {
+            "epochs": list(EPOCHS),
+            "entity_rows": counts,
+            "metrics": metrics,
+            "validation": metrics.get(validation),
+        }
     return results
 
 
@@ -125,15 +137,32 @@ def train_mixed_entity_batches(rank: int, model_name: str) -> Dict[str, Any]:
     torch.manual_seed(0)
     model = EntityProbe(model_name)
     g = torch.Generator().manual_seed(rank)
-    fields = lambda: {"word_ids": TensorField(torch.randint(3, 100, (6,), generator=g)),  # noqa: E731
-                      "entity_ids": TensorField(torch.tensor([1, 2])), "use_entities": TensorField(torch.tensor(rank == 0))}  # fmt: skip
-    config = {"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "checkpointer": None,
-              "optimizer": {"type": "luke_adamw", "lr": 0.01}}  # fmt: skip
+
+    def fields() -> Dict[str, TensorField]:
+        return {
+            "word_ids": TensorField(torch.randint(3, 100, (6,), generator=g)),
+            "entity_ids": TensorField(torch.tensor([1, 2])),
+            "use_entities": TensorField(torch.tensor(rank == 0)),
+        }
+
+    config = {
+        "type": "luke_gradient_descent",
+        "num_epochs": 1,
+        "cuda_device": -1,
+        "checkpointer": None,
+        "optimizer": {"type": "luke_adamw", "lr": 0.01},
+    }
     loader = SimpleDataLoader([Instance(fields()) for _ in range(4)], 2)
     trainer = Trainer.from_params(
-        Params(config), model=model, serialization_dir=None, data_loader=loader, distributed=True, local_rank=rank,
-        world_size=2, ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
-    )  # fmt: skip
+        Params(config),
+        model=model,
+        serialization_dir=None,
+        data_loader=loader,
+        distributed=True,
+        local_rank=rank,
+        world_size=2,
+        ddp_accelerator=TorchDdpAccelerator(cuda_device=-1),
+    )
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     trainer.train()
     moved = sorted(n for n, p in model.named_parameters() if not torch.equal(p, before[n]))
@@ -142,8 +171,9 @@ def train_mixed_entity_batches(rank: int, model_name: str) -> Dict[str, Any]:
 
 def worker(rank: int, init_file: str, runs: List[Dict[str, Any]], model_name: str, queue) -> None:
     # A process that fails leaves the other waiting in a collective: the timeout ends it.
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2,
-                            timeout=timedelta(seconds=120))  # fmt: skip
+    dist.init_process_group(
+        "gloo", init_method=f"file://{init_file}", rank=rank, world_size=2, timeout=timedelta(seconds=120)
+    )
     try:
         results = train_configs(rank, runs)
         results["mixed_entity_batches"] = train_mixed_entity_batches(rank, model_name)
@@ -160,9 +190,18 @@ def squad_sparse_mentions(tmp_path_factory) -> str:
     """A mention dictionary whose only name, "Roman numerals", occurs in one question of squad_slice: SQuAD batches
     with entities and batches without."""
     path = tmp_path_factory.mktemp("squad-sparse") / "mention_dictionary.json"
-    path.write_text(json.dumps({"version": 1, "dump": "handwritten", "min_link_probability": 0.0,
-                                "pages": {"Super Bowl 50": {"Roman numerals": "Super Bowl XLIX"}},
-                                "link_probability": {"Roman numerals": 1.0}, "stats": {}}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "dump": "handwritten",
+                "min_link_probability": 0.0,
+                "pages": {"Super Bowl 50": {"Roman numerals": "Super Bowl XLIX"}},
+                "link_probability": {"Roman numerals": 1.0},
+                "stats": {},
+            }
+        )
+    )
     return str(path)
 
 
@@ -197,8 +236,12 @@ def with_vocabulary(params: Params, serialization_dir: str) -> Dict[str, Any]:
     """As `allennlp train` does before it starts the processes (each reads only its share of the data): the
     vocabulary built from all the data, written to `serialization_dir`, which the processes then read."""
     vocab = make_vocab_from_params(params.duplicate(), serialization_dir)
-    params["vocabulary"] = {"type": "from_files", "directory": f"{serialization_dir}/vocabulary",
-                            "padding_token": vocab._padding_token, "oov_token": vocab._oov_token}  # fmt: skip
+    params["vocabulary"] = {
+        "type": "from_files",
+        "directory": f"{serialization_dir}/vocabulary",
+        "padding_token": vocab._padding_token,
+        "oov_token": vocab._oov_token,
+    }
     return params.as_dict(quiet=True)
 
 

@@ -16,8 +16,13 @@ CONFIGS = sorted((REPO_ROOT / "configs" / "entity_disambiguation").glob("*.jsonn
 # The tests' data for each config: a corpus of two real Wikipedia articles, or CoNLL-2003 documents in the benchmark format.
 DATA = {"wikipedia": ("ed_wikipedia", "corpus"), "aida": ("ed_conll", "benchmark")}
 # Each training step is audited: no step without a report makes the host wait for a GPU (tests/training/host_syncs.py).
-TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 128,
-        "validation_dataset_reader.max_seq_length": 128, **AUDIT}  # fmt: skip
+TINY = {
+    "trainer.num_epochs": 1,
+    "data_loader.batch_sampler.batch_size": 8,
+    "dataset_reader.max_seq_length": 128,
+    "validation_dataset_reader.max_seq_length": 128,
+    **AUDIT,
+}
 
 
 def test_every_config_is_covered():
@@ -33,8 +38,14 @@ def test_config_trains(config, tmp_path, monkeypatch, request):
     trainer, model = params["trainer"], params["model"]
     optimizer = trainer["optimizer"]
     # examples/entity_disambiguation/train.py of the released code
-    assert (optimizer["type"], optimizer["lr"], optimizer["eps"], optimizer["weight_decay"], optimizer["betas"], optimizer["correct_bias"]) == (
-        "huggingface_adamw", 2e-5, 1e-6, 0.01, [0.9, 0.999], False)  # fmt: skip
+    assert (
+        optimizer["type"],
+        optimizer["lr"],
+        optimizer["eps"],
+        optimizer["weight_decay"],
+        optimizer["betas"],
+        optimizer["correct_bias"],
+    ) == ("huggingface_adamw", 2e-5, 1e-6, 0.01, [0.9, 0.999], False)
     assert (params["data_loader"]["batch_sampler"]["batch_size"], trainer["num_epochs"], trainer["grad_norm"]) == (
         16,
         2,

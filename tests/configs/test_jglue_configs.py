@@ -21,8 +21,13 @@ from tests.training.host_syncs import AUDIT
 
 CONFIGS = REPO_ROOT / "configs" / "jglue"
 # JGLUE's fine-tuning README (configs/lib/jglue.libsonnet): learning rate, batch size, epochs, max seq length.
-HYPER_PARAMETERS = {"marc_ja": (5e-5, 32, 4, 512), "jnli": (5e-5, 32, 4, 128), "jsts": (5e-5, 32, 4, 128),
-                    "jcommonsenseqa": (5e-5, 64, 4, 64), "jsquad": (5e-5, 32, 3, 384)}  # fmt: skip
+HYPER_PARAMETERS = {
+    "marc_ja": (5e-5, 32, 4, 512),
+    "jnli": (5e-5, 32, 4, 128),
+    "jsts": (5e-5, 32, 4, 128),
+    "jcommonsenseqa": (5e-5, 64, 4, 64),
+    "jsquad": (5e-5, 32, 3, 384),
+}
 # A few steps: 16 training examples, batches of 8, a larger learning rate so that predictions differ.
 # Each training step is audited: no step without a report makes the host wait for a GPU (tests/training/host_syncs.py).
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "trainer.optimizer.lr": 1e-3, **AUDIT}
@@ -74,14 +79,19 @@ def test_config_trains_and_evaluates_on_jglue(name, tmp_path, monkeypatch, reque
     params = Params.from_file(str(config)).as_dict(quiet=True)
     lr, batch_size, epochs, max_seq_length = HYPER_PARAMETERS[name]
     trainer = params["trainer"]
-    assert (trainer["optimizer"]["lr"], params["data_loader"]["batch_sampler"]["batch_size"], trainer["num_epochs"],
-            params["dataset_reader"]["max_seq_length"]) == (lr, batch_size, epochs, max_seq_length)  # fmt: skip
+    assert (
+        trainer["optimizer"]["lr"],
+        params["data_loader"]["batch_sampler"]["batch_size"],
+        trainer["num_epochs"],
+        params["dataset_reader"]["max_seq_length"],
+    ) == (lr, batch_size, epochs, max_seq_length)
     assert trainer["optimizer"]["weight_decay"] == 0.0 and trainer["learning_rate_scheduler"]["warmup_ratio"] == 0.1
     train_model_from_file(str(config), str(tmp_path / "run"), overrides=json.dumps(TINY))
 
     predictions = tmp_path / "predictions.jsonl"
-    metrics = evaluate_from_archive(str(tmp_path / "run" / "model.tar.gz"), str(valid),
-                                    predictions_output_file=str(predictions))  # fmt: skip
+    metrics = evaluate_from_archive(
+        str(tmp_path / "run" / "model.tar.gz"), str(valid), predictions_output_file=str(predictions)
+    )
     rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
     gold = gold_of(name, valid)
     assert [r["id"] for r in rows] == list(gold)  # one line per example, in the file's order
@@ -122,15 +132,17 @@ def test_jsts_with_entity_inputs_trains(tmp_path, monkeypatch, request):
     assert params["dataset_reader"]["mention_dictionary"] == str(mentions)
     assert params["model"]["embedder"]["entity_vocab"] == "checkpoint"
     overrides = {**TINY, "dataset_reader.entity_vocab": str(vocab)}
-    model = train_model_from_file(str(CONFIGS / "jsts_entities.jsonnet"), str(tmp_path / "run"),
-                                  overrides=json.dumps(overrides))  # fmt: skip
+    model = train_model_from_file(
+        str(CONFIGS / "jsts_entities.jsonnet"), str(tmp_path / "run"), overrides=json.dumps(overrides)
+    )
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert -1.0 <= metrics["validation_pearson"] <= 1.0
     assert model.embedder.luke.config.entity_vocab_size > 4  # the checkpoint's table, not the task entities
     # evaluation from the archive reads the entity inputs again
     predictions = tmp_path / "predictions.jsonl"
-    evaluated = evaluate_from_archive(str(tmp_path / "run" / "model.tar.gz"), str(valid),
-                                      predictions_output_file=str(predictions))  # fmt: skip
+    evaluated = evaluate_from_archive(
+        str(tmp_path / "run" / "model.tar.gz"), str(valid), predictions_output_file=str(predictions)
+    )
     rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in rows] == list(gold_of("jsts", valid))
     assert evaluated["pearson"] == pytest.approx(independent_metrics("jsts", rows, gold_of("jsts", valid))["pearson"])

@@ -17,8 +17,11 @@ from tests.training.host_syncs import AUDIT
 
 CONFIGS = sorted((REPO_ROOT / "configs" / "pretraining").glob("*.jsonnet"))
 # Table 9 / Appendix A: (peak learning rate, optimizer steps, stage-1 freezing) per config.
-SCHEDULES = {"luke_base": (1e-5, 200_000, False), "luke_base_stage1": (5e-4, 100_000, True),
-             "luke_base_stage2": (1e-5, 100_000, False)}  # fmt: skip
+SCHEDULES = {
+    "luke_base": (1e-5, 200_000, False),
+    "luke_base_stage1": (5e-4, 100_000, True),
+    "luke_base_stage2": (1e-5, 100_000, False),
+}
 WORD_SIDE = ("pretraining.luke.embeddings.", "pretraining.luke.encoder.", "pretraining.lm_head.")
 
 
@@ -49,8 +52,12 @@ def test_table_9_hyper_parameters(config, monkeypatch, tmp_path):
     assert trainer["learning_rate_scheduler"] == {"type": "linear_with_warmup", "warmup_steps": 2500}
     optimizer = trainer["optimizer"]
     assert (optimizer["type"], optimizer["lr"], optimizer["betas"], optimizer["eps"], optimizer["weight_decay"]) == (
-        "luke_adamw", lr, [0.9, 0.999], 1e-6, 0.01,
-    )  # fmt: skip
+        "luke_adamw",
+        lr,
+        [0.9, 0.999],
+        1e-6,
+        0.01,
+    )
     assert "grad_norm" not in trainer and "grad_clipping" not in trainer  # Table 9: no gradient clipping
     reader = params["dataset_reader"]
     assert (reader["masked_lm_prob"], reader["masked_entity_prob"], reader["whole_word_masking"]) == (0.15, 0.15, True)
@@ -62,8 +69,9 @@ def test_table_9_hyper_parameters(config, monkeypatch, tmp_path):
         assert params["model"]["config_overrides"]["hidden_dropout_prob"] == 0.1
 
 
-@pytest.mark.parametrize("gpus, devices, accumulation", [("0", None, 128), ("1", None, 128), ("2", [0, 1], 64),
-                                                       ("4", [0, 1, 2, 3], 32)])  # fmt: skip
+@pytest.mark.parametrize(
+    "gpus, devices, accumulation", [("0", None, 128), ("1", None, 128), ("2", [0, 1], 64), ("4", [0, 1, 2, 3], 32)]
+)
 def test_the_number_of_gpus_is_the_machines_or_num_gpus(monkeypatch, tmp_path, gpus, devices, accumulation):
     """One process per GPU (distributed from 2 on), 2,048 sequences a step however many; without NUM_GPUS in the
     environment, the machine's count (the compat layer gives it: 0 here)."""
@@ -139,11 +147,25 @@ def test_distributed_pretraining_on_cpu(tiny_roberta_mlm_dir, pretraining_corpus
     """Stage 1 with two CPU processes (gloo) through the allennlp command, each with a data-loader worker reading
     its shard: the frozen word side stays as it was and the entity side learns."""
     overrides = {k: v for k, v in TINY.items() if k != "distributed"}
-    overrides.update({"distributed": {"cuda_devices": [-1, -1]}, "trainer.num_gradient_accumulation_steps": 2,
-                      "data_loader.batch_size": 4, "data_loader.batches_per_epoch": 4, "data_loader.num_workers": 1})  # fmt: skip
+    overrides.update(
+        {
+            "distributed": {"cuda_devices": [-1, -1]},
+            "trainer.num_gradient_accumulation_steps": 2,
+            "data_loader.batch_size": 4,
+            "data_loader.batches_per_epoch": 4,
+            "data_loader.num_workers": 1,
+        }
+    )
     env = {**os.environ, "MODEL_NAME": str(tiny_roberta_mlm_dir), "CORPUS": str(pretraining_corpus)}
-    command = [str(REPO_ROOT / ".venv" / "bin" / "allennlp"), "train", str(CONFIGS[1]), "-s", str(tmp_path / "run"),
-               "-o", json.dumps(overrides)]  # fmt: skip
+    command = [
+        str(REPO_ROOT / ".venv" / "bin" / "allennlp"),
+        "train",
+        str(CONFIGS[1]),
+        "-s",
+        str(tmp_path / "run"),
+        "-o",
+        json.dumps(overrides),
+    ]
     if not os.path.exists(command[0]):
         command[0:1] = [sys.executable, "-m", "allennlp"]
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -160,8 +182,13 @@ def test_masked_entity_accuracy_rises(tiny_roberta_mlm_dir, pretraining_corpus, 
     """180 steps of a tiny LUKE on the test corpus (about a minute): masked-entity accuracy far above chance
     (1/60) and above always predicting the most frequent entity (16/334 = 4.8%)."""
     set_env(monkeypatch, tiny_roberta_mlm_dir, pretraining_corpus)
-    overrides = {**TINY, "data_loader.batches_per_epoch": 12, "trainer.num_epochs": 15, "trainer.optimizer.lr": 2e-3,
-                 "trainer.learning_rate_scheduler.warmup_steps": 10}  # fmt: skip
+    overrides = {
+        **TINY,
+        "data_loader.batches_per_epoch": 12,
+        "trainer.num_epochs": 15,
+        "trainer.optimizer.lr": 2e-3,
+        "trainer.learning_rate_scheduler.warmup_steps": 10,
+    }
     train_model_from_file(str(CONFIGS[0]), str(tmp_path / "run"), overrides=json.dumps(overrides))
     first = json.loads((tmp_path / "run" / "metrics_epoch_0.json").read_text())
     last = json.loads((tmp_path / "run" / "metrics.json").read_text())

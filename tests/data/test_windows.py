@@ -54,8 +54,13 @@ def test_xlnet_puts_the_passage_first_and_special_tokens_last(tmp_path):
     spm = pytest.importorskip("sentencepiece")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(f"the cat number {i} sat on the mat near house {i % 7}" for i in range(200)))
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "spiece"), vocab_size=40,
-                                   user_defined_symbols=["<sep>", "<cls>", "<pad>", "<mask>"], minloglevel=2)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(tmp_path / "spiece"),
+        vocab_size=40,
+        user_defined_symbols=["<sep>", "<cls>", "<pad>", "<mask>"],
+        minloglevel=2,
+    )
     tokenizer = XLNetTokenizerFast.from_pretrained(str(tmp_path))  # reads spiece.model
     encoded = QuestionPassageEncoder(tokenizer, max_seq_length=32, doc_stride=8, max_question_length=8).encode(
         "where sat the cat", "the cat sat on the mat near house 3"

@@ -43,15 +43,30 @@ def test_choices_in_one_field_and_cut_inputs(model_dir, tmp_path):
     assert instance["word_ids"].tensor[1].tolist() == expected and instance["label"].tensor.item() == 0
 
 
+FIVE_CHOICES = {"choice0": "a", "choice1": "b", "choice2": "c", "choice3": "d", "choice4": "e"}
+
+
 @pytest.mark.parametrize(
     "record, message",
     [
-        ({"q_id": 1, "question": "何？", "choice0": "a", "choice1": "b", "choice2": "c", "choice3": "d", "label": 0}, r"mc\.json:2: missing field 'choice4'"),
-        ({"q_id": 1, "question": "何？", "choice0": "a", "choice1": "b", "choice2": "c", "choice3": "d", "choice4": "e", "label": 5}, r"mc\.json:2: label 5 is not the index of one of the 5 choices"),
-        ({"q_id": 1, "question": "何？", "choice0": "a", "choice1": "b", "choice2": "c", "choice3": "d", "choice4": "e", "label": "2"}, r"mc\.json:2: field 'label' should be int"),
-        ({"q_id": 0, "question": "何？", "choice0": "a", "choice1": "b", "choice2": "c", "choice3": "d", "choice4": "e", "label": 1}, r"mc\.json:2: example 0: the example id is repeated"),
+        (
+            {"q_id": 1, "question": "何？", "choice0": "a", "choice1": "b", "choice2": "c", "choice3": "d", "label": 0},
+            r"mc\.json:2: missing field 'choice4'",
+        ),
+        (
+            {"q_id": 1, "question": "何？", **FIVE_CHOICES, "label": 5},
+            r"mc\.json:2: label 5 is not the index of one of the 5 choices",
+        ),
+        (
+            {"q_id": 1, "question": "何？", **FIVE_CHOICES, "label": "2"},
+            r"mc\.json:2: field 'label' should be int",
+        ),
+        (
+            {"q_id": 0, "question": "何？", **FIVE_CHOICES, "label": 1},
+            r"mc\.json:2: example 0: the example id is repeated",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_lines_name_the_file_and_line(model_dir, tmp_path, record, message):
     good = {
         "q_id": 0,

@@ -62,7 +62,7 @@ def test_bad_input_is_named(reader, tmp_path):
 
 
 def test_a_mention_longer_than_the_window_is_cut_and_counted(tiny_luke_dir, caplog):
-    """It used to give end positions past the input, an IndexError in the model's forward pass."""
+    """The mention's end position stays inside the input (one past it is an IndexError in the model's forward pass)."""
     from allennlp.data import Batch, Vocabulary
 
     from luke_allennlp.models import LukeEntityTyping

@@ -1,5 +1,6 @@
 """Optional entity inputs of the sentence-level readers (`mention_dictionary`): the dictionary's names found in the
-real JGLUE text become entities over their subwords; without a dictionary the instances are as before."""
+real JGLUE text become entities over their subwords, the word inputs unchanged; without a dictionary the instances
+have no entity inputs."""
 
 import json
 

@@ -62,12 +62,14 @@ def test_decoding_takes_spans_by_logit_without_overlap():
     labels = ["O", "PER", "LOC"]
     spans = np.array([[0, 1], [0, 2], [1, 2], [2, 3], [3, 4]])
     logits = torch.tensor(
-        [[0.0, 3.0, 0.0],  # (0,1) PER, 3.0
-         [0.0, 5.0, 0.0],  # (0,2) PER, 5.0: best, taken first
-         [0.0, 0.0, 4.0],  # (1,2) LOC, overlaps (0,2): skipped
-         [9.0, 1.0, 0.0],  # (2,3) O: dropped
-         [0.0, 0.0, 2.0]]  # (3,4) LOC
-    )  # fmt: skip
+        [
+            [0.0, 3.0, 0.0],  # (0,1) PER, 3.0
+            [0.0, 5.0, 0.0],  # (0,2) PER, 5.0: best, taken first
+            [0.0, 0.0, 4.0],  # (1,2) LOC, overlaps (0,2): skipped
+            [9.0, 1.0, 0.0],  # (2,3) O: dropped
+            [0.0, 0.0, 2.0],
+        ]  # (3,4) LOC
+    )
     chosen = decode_spans(spans, logits, labels, outside=0)
     assert [(s, e, k) for s, e, k, _ in chosen] == [(0, 2, "PER"), (3, 4, "LOC")]
     assert chosen[0][3] == pytest.approx(torch.softmax(logits[1], -1)[1].item())

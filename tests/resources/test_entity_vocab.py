@@ -76,17 +76,34 @@ def test_multilingual_jsonl_maps_every_title_to_its_id(tmp_path):
     assert vocab["Apple"] == 5 and vocab.get("Apple", language="en") == 6
     with pytest.raises(KeyError):
         vocab.title(4)
-    assert vocab.to_transformers_json() == {"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "ja:東京": 3, "en:Tokyo": 3,
-                                            "fr:Apple": 5, "en:Apple": 6}  # fmt: skip
+    assert vocab.to_transformers_json() == {
+        "[PAD]": 0,
+        "[UNK]": 1,
+        "[MASK]": 2,
+        "ja:東京": 3,
+        "en:Tokyo": 3,
+        "fr:Apple": 5,
+        "en:Apple": 6,
+    }
     vocab.save_jsonl(tmp_path / "again.jsonl")
     assert [json.loads(line) for line in (tmp_path / "again.jsonl").read_text().splitlines()] == lines
 
 
 def test_mluke_entity_vocab_json_reads_language_prefixes(tmp_path, caplog):
     # MLukeTokenizer's entity_vocab.json: "language:title" keys, several per id; special entities without a language.
-    mapping = {"[PAD]": 0, "[UNK]": 1, "[MASK]": 2, "en:Tokyo": 3, "ja:東京都": 3, "zh-yue:東京": 3,
-               "en:Star Wars: Episode IV – A New Hope": 4, "de:Krieg der Sterne": 4, "simple:Apple": 5,
-               "Ratio: A Film": 6, "[MASK2]": 7}  # fmt: skip
+    mapping = {
+        "[PAD]": 0,
+        "[UNK]": 1,
+        "[MASK]": 2,
+        "en:Tokyo": 3,
+        "ja:東京都": 3,
+        "zh-yue:東京": 3,
+        "en:Star Wars: Episode IV – A New Hope": 4,
+        "de:Krieg der Sterne": 4,
+        "simple:Apple": 5,
+        "Ratio: A Film": 6,
+        "[MASK2]": 7,
+    }
     path = tmp_path / "entity_vocab.json"
     path.write_text(json.dumps(mapping, ensure_ascii=False))
     with caplog.at_level("WARNING"):
@@ -112,12 +129,15 @@ def test_mluke_entity_vocab_json_reads_language_prefixes(tmp_path, caplog):
         ("bad.tsv", "[PAD]\t0\nno tab here\n", r"bad\.tsv, line 2: expected 'title<TAB>count'"),
         ("bad.tsv", "[PAD]\t0\nTokyo\tmany\n", r"bad\.tsv, line 2: the count 'many' is not an integer"),
         ("bad.jsonl", '{"id": 0, "entities": [["[PAD]", "en"]], "count": 0}\n{"id": 1}\n', r"bad\.jsonl, line 2"),
-        ("bad.jsonl", '{"id": 0, "entities": [["a", "en"]], "count": 0}\n{"id": 0, "entities": [["b", "en"]], "count": 0}\n',
-         r"bad\.jsonl, line 2: id 0 appears twice"),
+        (
+            "bad.jsonl",
+            '{"id": 0, "entities": [["a", "en"]], "count": 0}\n{"id": 0, "entities": [["b", "en"]], "count": 0}\n',
+            r"bad\.jsonl, line 2: id 0 appears twice",
+        ),
         ("bad.json", '{"Tokyo": "three"}', r"bad\.json: expected a JSON object mapping titles"),
         ("bad.json", '{"Tokyo": 3,\n "Osaka" 4}', r"bad\.json, line 2"),
     ],
-)  # fmt: skip
+)
 def test_malformed_files_are_named_with_the_line(tmp_path, name, content, message):
     path = tmp_path / name
     path.write_text(content)

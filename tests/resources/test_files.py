@@ -11,8 +11,9 @@ from data_readers.luke_squad import LukeSquadReader
 from luke_allennlp.resources.files import parse_json, read_lines
 
 
-def test_gz_and_bz2_files_are_read_as_the_plain_file_and_misnamed_compressed_data_is_named(conll_slice, tmp_path,
-                                                                                          tiny_luke_dir):  # fmt: skip
+def test_gz_and_bz2_files_are_read_as_the_plain_file_and_misnamed_compressed_data_is_named(
+    conll_slice, tmp_path, tiny_luke_dir
+):
     raw = conll_slice.read_bytes()
     (tmp_path / "slice.txt.gz").write_bytes(gzip.compress(raw))
     (tmp_path / "slice.txt.bz2").write_bytes(bz2.compress(raw))

@@ -44,8 +44,13 @@ def holder():
     processes = []
 
     def start(lock_file: Path, output: Path) -> subprocess.Popen:
-        process = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock_file), str(output)], cwd=REPO_ROOT,
-                                   stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, str(lock_file), str(output)],
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        )
         processes.append(process)
         assert process.stdout.readline().strip() == "holding"
         return process

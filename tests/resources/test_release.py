@@ -20,8 +20,17 @@ def test_release_appends_rows_for_new_tokens(shared_data, tmp_path):
     word_tokenizer = RobertaTokenizerFast(
         str(tmp_path / "vocab.json"), str(shared_data / "tokenizers" / "roberta-base" / "merges.txt")
     )
-    config = LukeConfig(vocab_size=50265, entity_vocab_size=5, hidden_size=32, entity_emb_size=16, num_hidden_layers=1,
-                        num_attention_heads=4, intermediate_size=37, max_position_embeddings=40, use_entity_aware_attention=False)  # fmt: skip
+    config = LukeConfig(
+        vocab_size=50265,
+        entity_vocab_size=5,
+        hidden_size=32,
+        entity_emb_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=37,
+        max_position_embeddings=40,
+        use_entity_aware_attention=False,
+    )
     model = LukeForPretraining(config)
     vocab = EntityVocab(["[PAD]", "[UNK]", "[MASK]", "Tokyo", "Kyoto"])
     entities = {**vocab.to_transformers_json(), "[MASK2]": len(vocab)}  # as export_luke appends it

@@ -9,8 +9,10 @@ from allennlp.training.callbacks import TrainerCallback
 def audit(allowed: Sequence[str] = ()) -> Dict[str, Any]:
     """Overrides that audit every training step; `allowed`: files whose syncs are known and left (named with why
     where this is called), every other sync fails the run."""
-    return {"trainer.audit_host_syncs": True,
-            "trainer.callbacks": [{"type": "test_no_host_syncs", "allowed": list(allowed)}]}  # fmt: skip
+    return {
+        "trainer.audit_host_syncs": True,
+        "trainer.callbacks": [{"type": "test_no_host_syncs", "allowed": list(allowed)}],
+    }
 
 
 AUDIT = audit()

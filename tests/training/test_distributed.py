@@ -29,8 +29,10 @@ def ner_batches() -> List[tuple]:
     batches = []
     for _ in range(12):
         gold = [{(s, s + rng.randint(1, 3)): rng.choice(kinds) for s in rng.sample(range(20), 3)} for _ in range(4)]
-        predicted = [{span: (k if rng.random() < 0.6 else rng.choice(kinds)) for span, k in g.items() if rng.random() < 0.8}
-                     for g in gold]  # fmt: skip
+        predicted = [
+            {span: (k if rng.random() < 0.6 else rng.choice(kinds)) for span, k in g.items() if rng.random() < 0.8}
+            for g in gold
+        ]
         batches.append((predicted, gold))
     return batches
 
@@ -73,8 +75,10 @@ def disambiguation_batches() -> List[tuple]:
 def linking_batches() -> List[tuple]:
     rng = random.Random(6)
     link = lambda: (rng.randint(0, 5), rng.randint(6, 9), rng.choice("ABC"))  # noqa: E731
-    return [([[link() for _ in range(3)] for _ in range(2)], [[link() for _ in range(3)] for _ in range(2)])
-            for _ in range(12)]  # fmt: skip
+    return [
+        ([[link() for _ in range(3)] for _ in range(2)], [[link() for _ in range(3)] for _ in range(2)])
+        for _ in range(12)
+    ]
 
 
 def correlation_batches() -> List[tuple]:
@@ -132,9 +136,14 @@ def in_two_processes(task: Callable, tmp_path) -> List[Any]:
 
 
 def both_checks(rank: int, world_size: int) -> Dict[str, Any]:
-    return {"metrics": run_metrics(rank, world_size), "training": count_all_reduces(rank, world_size),
-            "syncs": count_syncs(rank, world_size), "timed_checkpoints": timed_checkpoints(rank, world_size),
-            "lazy": lazy_uneven(rank, world_size), "small_data": too_little_data(rank, world_size)}  # fmt: skip
+    return {
+        "metrics": run_metrics(rank, world_size),
+        "training": count_all_reduces(rank, world_size),
+        "syncs": count_syncs(rank, world_size),
+        "timed_checkpoints": timed_checkpoints(rank, world_size),
+        "lazy": lazy_uneven(rank, world_size),
+        "small_data": too_little_data(rank, world_size),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -152,16 +161,24 @@ def test_every_task_metric_is_exact_in_two_processes(two_processes):
         assert any(v not in (0.0, 1.0) for v in single[name].values()), name  # a case with something to get wrong
 
 
-def ddp_trainer(rank: int, world_size: int, model, instances, batch_size: int, serialization_dir=None,
-                validation=None, **params):  # fmt: skip
+def ddp_trainer(
+    rank: int, world_size: int, model, instances, batch_size: int, serialization_dir=None, validation=None, **params
+):
     """The trainer, distributed (gloo), over this process's instances (and validation instances, if given)."""
     from allennlp.common import Params
     from allennlp.data.data_loaders import SimpleDataLoader
     from allennlp.nn.parallel import TorchDdpAccelerator
     from allennlp.training.trainer import Trainer
 
-    params = {"type": "luke_gradient_descent", "num_epochs": 1, "cuda_device": -1, "precision": "fp32",
-              "optimizer": {"type": "luke_adamw", "lr": 0.1}, "checkpointer": None, **params}  # fmt: skip
+    params = {
+        "type": "luke_gradient_descent",
+        "num_epochs": 1,
+        "cuda_device": -1,
+        "precision": "fp32",
+        "optimizer": {"type": "luke_adamw", "lr": 0.1},
+        "checkpointer": None,
+        **params,
+    }
     return Trainer.from_params(
         Params(params),
         model=model,
@@ -186,8 +203,10 @@ def count_all_reduces(rank: int, world_size: int) -> Dict[str, Any]:
     torch.manual_seed(0)
     model = AutocastProbe()
     g = torch.Generator().manual_seed(rank)
-    instances = [Instance({"x": TensorField(torch.randn(2, generator=g)), "y": TensorField(torch.randn(1, generator=g))})
-                 for _ in range(12)]  # fmt: skip
+    instances = [
+        Instance({"x": TensorField(torch.randn(2, generator=g)), "y": TensorField(torch.randn(1, generator=g))})
+        for _ in range(12)
+    ]
     trainer = ddp_trainer(rank, world_size, model, instances, 1, precision="auto", num_gradient_accumulation_steps=4)
     calls = []
 
@@ -234,8 +253,10 @@ def probe_instances(count: int, seed: int) -> List[Any]:
     from allennlp.data.fields import TensorField
 
     g = torch.Generator().manual_seed(seed)
-    return [Instance({"x": TensorField(torch.randn(4, generator=g)), "y": TensorField(torch.tensor(i % 3))})
-            for i in range(count)]  # fmt: skip
+    return [
+        Instance({"x": TensorField(torch.randn(4, generator=g)), "y": TensorField(torch.tensor(i % 3))})
+        for i in range(count)
+    ]
 
 
 def probe_trainer(rank: int, world_size: int, batches: int, serialization_dir=None, model=None, **params):
@@ -262,13 +283,15 @@ def count_syncs(rank: int, world_size: int) -> Dict[str, Any]:
     sizing = ("aten::nonzero", "aten::masked_select")
 
     class Count(TrainerCallback):
-        def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training,
-                     **kwargs):  # fmt: skip
+        def on_batch(
+            self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number, is_training, **kwargs
+        ):
             if batch_number > 2:
                 self.profiler.__exit__(None, None, None)
                 ops = sum(event.name in sizing for event in self.profiler.events())
-                counts.append({"step": batch_number, "syncs": counted["reads"] + ops,
-                               "collectives": counted["collectives"]})  # fmt: skip
+                counts.append(
+                    {"step": batch_number, "syncs": counted["reads"] + ops, "collectives": counted["collectives"]}
+                )
             if batch_number >= 2:
                 self.profiler = profile(activities=[ProfilerActivity.CPU])
                 self.profiler.__enter__()
@@ -292,8 +315,16 @@ def count_syncs(rank: int, world_size: int) -> Dict[str, Any]:
     tensor_originals = {name: getattr(torch.Tensor, name) for name in reads}
     with tempfile.TemporaryDirectory() as directory:
         checkpointer = {"save_every_num_batches": 100, "save_completed_epochs": False}
-        trainer = probe_trainer(rank, world_size, 16, directory, num_gradient_accumulation_steps=2, grad_norm=1.0,
-                                metrics_every_num_batches=4, checkpointer=checkpointer)  # fmt: skip
+        trainer = probe_trainer(
+            rank,
+            world_size,
+            16,
+            directory,
+            num_gradient_accumulation_steps=2,
+            grad_norm=1.0,
+            metrics_every_num_batches=4,
+            checkpointer=checkpointer,
+        )
         trainer._callbacks.append(Count(directory))
         try:
             for name in collectives:
@@ -409,8 +440,10 @@ def too_little_data(rank: int, world_size: int) -> Dict[str, Any]:
         model.eval()
         with torch.no_grad(), local_metrics():
             losses = [model(**batch)["loss"].item() for batch in SimpleDataLoader(validation, batch_size=2)]
-            results["single"] = {"best_validation_loss": sum(losses) / len(losses), **{f"best_validation_{k}": v
-                                 for k, v in model.get_metrics(reset=True).items()}}  # fmt: skip
+            results["single"] = {
+                "best_validation_loss": sum(losses) / len(losses),
+                **{f"best_validation_{k}": v for k, v in model.get_metrics(reset=True).items()},
+            }
     for name, trainer in [
         ("training", probe_trainer(rank, world_size, 1 - rank)),
         ("per_batch", probe_trainer(rank, world_size, 2, model=PerBatchProbe(), validation=validation)),

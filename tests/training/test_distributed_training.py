@@ -73,13 +73,17 @@ def setup(tiny_luke_dir, tmp_path_factory) -> Dict[str, Any]:
     validation.write_text("\n".join(lines(9)) + "\n")
     os.environ["MODEL_DIR"], os.environ["DATA"] = str(tiny_luke_dir), str(train)
     overrides = {
-        "train_data_path": str(train), "validation_data_path": str(validation), "data_loader.batch_size": 2,
+        "train_data_path": str(train),
+        "validation_data_path": str(validation),
+        "data_loader.batch_size": 2,
         "distributed": {"cuda_devices": [-1, -1], "ddp_accelerator": {"type": "torch", "find_unused_parameters": True}},
-        "trainer.type": "luke_gradient_descent", "trainer.num_epochs": 2, "trainer.precision": "fp32",
+        "trainer.type": "luke_gradient_descent",
+        "trainer.num_epochs": 2,
+        "trainer.precision": "fp32",
         "trainer.num_gradient_accumulation_steps": 2,
         "trainer.checkpointer": {"save_every_num_batches": 2, "keep_most_recent_by_count": None},
         "trainer.callbacks": [{"type": "test_validation_counts"}],
-    }  # fmt: skip
+    }
     return {"root": root, "validation": validation, "overrides": overrides}
 
 
@@ -107,8 +111,10 @@ class Workers:
 
     def start(self) -> None:
         self.jobs, self.results = [self.context.Queue() for _ in range(2)], self.context.Queue()
-        self.processes = [self.context.Process(target=serve, args=(rank, self.jobs[rank], self.results), daemon=True)
-                          for rank in range(2)]  # fmt: skip
+        self.processes = [
+            self.context.Process(target=serve, args=(rank, self.jobs[rank], self.results), daemon=True)
+            for rank in range(2)
+        ]
         for process in self.processes:
             process.start()
 
@@ -167,8 +173,9 @@ def test_checkpoints_every_2_batches(reference):
     """3 steps an epoch: a checkpoint after step 2 and at each epoch's end, in both processes at the same time
     (allennlp's let the second process save at every batch after the first save, and the collective hung)."""
     saved = sorted(p.name for p in reference.glob("*_state_e*.th"))
-    assert saved == [f"{kind}_state_e{e}_b{b}.th" for kind in ("model", "training") for e, b in
-                     [(0, 2), (1, 0), (1, 2), (2, 0)]]  # fmt: skip
+    assert saved == [
+        f"{kind}_state_e{e}_b{b}.th" for kind in ("model", "training") for e, b in [(0, 2), (1, 0), (1, 2), (2, 0)]
+    ]
     assert (reference / "model.tar.gz").exists()
 
 

@@ -5,8 +5,11 @@ from luke_allennlp.training.even_batches import evened, group_sizes, planned_len
 
 
 def batch(start: int, size: int) -> dict:
-    return {"tokens": {"ids": torch.arange(start, start + size).unsqueeze(1).repeat(1, 3)},
-            "label": torch.arange(start, start + size), "metadata": list(range(start, start + size))}  # fmt: skip
+    return {
+        "tokens": {"ids": torch.arange(start, start + size).unsqueeze(1).repeat(1, 3)},
+        "label": torch.arange(start, start + size),
+        "metadata": list(range(start, start + size)),
+    }
 
 
 def instances(batches) -> list:

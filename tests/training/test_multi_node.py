@@ -24,8 +24,14 @@ from tests.training.test_distributed_training import lines
 CONFIG = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
 REPOSITORY = Path(__file__).resolve().parents[2]
 TIMEOUT = 240  # seconds for any launch
-WRITTEN_BY_THE_PRIMARY = ["model.tar.gz", "metrics.json", "metrics_epoch_0.json", "best.th", "model_state_e1_b0.th",
-                          "training_state_e1_b0.th"]  # fmt: skip
+WRITTEN_BY_THE_PRIMARY = [
+    "model.tar.gz",
+    "metrics.json",
+    "metrics_epoch_0.json",
+    "best.th",
+    "model_state_e1_b0.th",
+    "training_state_e1_b0.th",
+]
 
 
 def free_port() -> int:
@@ -40,13 +46,22 @@ def setup(tiny_luke_dir, tmp_path_factory) -> Dict[str, Any]:
     for name, count in (("train", 12), ("validation", 5)):  # 3 batches of 2 a process; 2 and 1 in validation
         (root / f"{name}.jsonl").write_text("\n".join(lines(count)) + "\n")
     train, validation = root / "train.jsonl", root / "validation.jsonl"
-    environment = {**os.environ, "MODEL_DIR": str(tiny_luke_dir), "DATA": str(train), "PYTHONPATH": str(REPOSITORY),
-                   "OMP_NUM_THREADS": "1"}  # fmt: skip
+    environment = {
+        **os.environ,
+        "MODEL_DIR": str(tiny_luke_dir),
+        "DATA": str(train),
+        "PYTHONPATH": str(REPOSITORY),
+        "OMP_NUM_THREADS": "1",
+    }
     overrides = {
-        "train_data_path": str(train), "validation_data_path": str(validation), "data_loader.batch_size": 2,
-        "trainer.type": "luke_gradient_descent", "trainer.num_epochs": 1, "trainer.precision": "fp32",
+        "train_data_path": str(train),
+        "validation_data_path": str(validation),
+        "data_loader.batch_size": 2,
+        "trainer.type": "luke_gradient_descent",
+        "trainer.num_epochs": 1,
+        "trainer.precision": "fp32",
         "distributed": {"cuda_devices": [-1, -1], "ddp_accelerator": {"type": "torch", "find_unused_parameters": True}},
-    }  # fmt: skip
+    }
     return {"root": root, "environment": environment, "overrides": overrides}
 
 
@@ -72,8 +87,9 @@ def allennlp_train(setup, out: Path, overrides: Dict, *extra: str, torchrun: boo
     command = [sys.executable, "-m", "allennlp", "train", CONFIG, "-s", str(out), "-o", json.dumps(overrides), *extra]
     if torchrun:
         command[1:2] = ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m"]
-    return subprocess.Popen(command, env=setup["environment"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)  # fmt: skip
+    return subprocess.Popen(
+        command, env=setup["environment"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def finish(processes: List[subprocess.Popen]) -> List[str]:
@@ -114,11 +130,22 @@ def test_torchrun_trains_the_model_of_two_spawned_workers(setup, reference):
 
 def nodes(setup, reference, directories: List[Path], *extra: str, port: int = 0) -> int:
     port = port or free_port()
-    overrides = {**setup["overrides"], "distributed": {
-        "cuda_devices": [-1], "num_nodes": 2, "primary_address": "127.0.0.1", "primary_port": port,
-        "ddp_accelerator": {"type": "torch", "find_unused_parameters": True}}}  # fmt: skip
-    finish([allennlp_train(setup, directory, overrides, "--node-rank", str(rank), *extra)
-            for rank, directory in enumerate(directories)])  # fmt: skip
+    overrides = {
+        **setup["overrides"],
+        "distributed": {
+            "cuda_devices": [-1],
+            "num_nodes": 2,
+            "primary_address": "127.0.0.1",
+            "primary_port": port,
+            "ddp_accelerator": {"type": "torch", "find_unused_parameters": True},
+        },
+    }
+    finish(
+        [
+            allennlp_train(setup, directory, overrides, "--node-rank", str(rank), *extra)
+            for rank, directory in enumerate(directories)
+        ]
+    )
     assert_same_weights(reference, directories[0])
     for name in WRITTEN_BY_THE_PRIMARY:
         assert (directories[0] / name).exists(), name

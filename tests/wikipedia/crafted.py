@@ -98,20 +98,60 @@ JA_PAGES = [
 ]  # fmt: skip
 WIKIDATA_ITEMS = [
     {"type": "property", "id": "P31", "labels": {"en": {"language": "en", "value": "instance of"}}},
-    {"type": "item", "id": "Q1490", "sitelinks": {"enwiki": {"site": "enwiki", "title": "Tokyo"},
-     "frwiki": {"site": "frwiki", "title": "Tokyo"}, "dewiki": {"site": "dewiki", "title": "Tokio"},
-     "jawiki": {"site": "jawiki", "title": "東京都"}, "enwikiquote": {"site": "enwikiquote", "title": "Tokyo"}}},
-    {"type": "item", "id": "Q17", "sitelinks": {"jawiki": {"site": "jawiki", "title": "日本"},
-     "dewiki": {"site": "dewiki", "title": "Japan"}, "enwiki": {"site": "enwiki", "title": "Japan"}}},
-    {"type": "item", "id": "Q39231", "sitelinks": {"enwiki": {"site": "enwiki", "title": "Fujisan"},
-     "dewiki": {"site": "dewiki", "title": "Fuji (Vulkan)"}, "jawiki": {"site": "jawiki", "title": "富士山"}}},
-    {"type": "item", "id": "Q1726", "sitelinks": {"enwiki": {"site": "enwiki", "title": "Munich"},
-     "dewiki": {"site": "dewiki", "title": "München"}}},
-    {"type": "item", "id": "Q42", "sitelinks": {"enwiki": {"site": "enwiki", "title": "Douglas Adams"},
-     "frwiki": {"site": "frwiki", "title": "Douglas Adams"}}},
-    {"type": "item", "id": "Q2000000", "sitelinks": {"enwiki": {"site": "enwiki", "title": "Tokyo Tower"},
-     "dewiki": {"site": "dewiki", "title": "Tokyo"}}},
-]  # fmt: skip
+    {
+        "type": "item",
+        "id": "Q1490",
+        "sitelinks": {
+            "enwiki": {"site": "enwiki", "title": "Tokyo"},
+            "frwiki": {"site": "frwiki", "title": "Tokyo"},
+            "dewiki": {"site": "dewiki", "title": "Tokio"},
+            "jawiki": {"site": "jawiki", "title": "東京都"},
+            "enwikiquote": {"site": "enwikiquote", "title": "Tokyo"},
+        },
+    },
+    {
+        "type": "item",
+        "id": "Q17",
+        "sitelinks": {
+            "jawiki": {"site": "jawiki", "title": "日本"},
+            "dewiki": {"site": "dewiki", "title": "Japan"},
+            "enwiki": {"site": "enwiki", "title": "Japan"},
+        },
+    },
+    {
+        "type": "item",
+        "id": "Q39231",
+        "sitelinks": {
+            "enwiki": {"site": "enwiki", "title": "Fujisan"},
+            "dewiki": {"site": "dewiki", "title": "Fuji (Vulkan)"},
+            "jawiki": {"site": "jawiki", "title": "富士山"},
+        },
+    },
+    {
+        "type": "item",
+        "id": "Q1726",
+        "sitelinks": {
+            "enwiki": {"site": "enwiki", "title": "Munich"},
+            "dewiki": {"site": "dewiki", "title": "München"},
+        },
+    },
+    {
+        "type": "item",
+        "id": "Q42",
+        "sitelinks": {
+            "enwiki": {"site": "enwiki", "title": "Douglas Adams"},
+            "frwiki": {"site": "frwiki", "title": "Douglas Adams"},
+        },
+    },
+    {
+        "type": "item",
+        "id": "Q2000000",
+        "sitelinks": {
+            "enwiki": {"site": "enwiki", "title": "Tokyo Tower"},
+            "dewiki": {"site": "dewiki", "title": "Tokyo"},
+        },
+    },
+]
 MULTILINGUAL_ENTITIES = [  # (titles, count), in id order from 3
     ([("Tokyo", "en"), ("Tokio", "de"), ("東京都", "ja")], 9),
     ([("Japan", "en"), ("Japan", "de"), ("日本", "ja")], 6),

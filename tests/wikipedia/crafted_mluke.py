@@ -52,7 +52,9 @@ JAPANESE_PAGES = [
 
 # id -> [title, language] pairs (LUKE's JSONL; the special entities have no language).
 ENTITIES = {
-    0: [["[PAD]", None]], 1: [["[UNK]", None]], 2: [["[MASK]", None]],
+    0: [["[PAD]", None]],
+    1: [["[UNK]", None]],
+    2: [["[MASK]", None]],
     3: [["Berlin", "de"], ["Berlin", "en"], ["ベルリン", "ja"]],
     4: [["Deutschland", "de"], ["Germany", "en"], ["ドイツ", "ja"]],
     5: [["Japan", "de"], ["Japan", "en"], ["日本", "ja"]],
@@ -62,13 +64,15 @@ ENTITIES = {
     9: [["Spree", "de"], ["Spree (river)", "en"]],
     10: [["静岡県", "ja"], ["Shizuoka", "en"]],
     11: [["夏目漱石", "ja"], ["Natsume Sōseki", "de"], ["Natsume Sōseki", "en"]],
-}  # fmt: skip
+}
 
 
 def write_multilingual_vocab(path: Path) -> Path:
     """The vocabulary above in LUKE's JSONL (counts: 10 - id)."""
-    lines = [json.dumps({"id": i, "entities": pairs, "count": 0 if i < 3 else 10 - i}, ensure_ascii=False)
-             for i, pairs in ENTITIES.items()]  # fmt: skip
+    lines = [
+        json.dumps({"id": i, "entities": pairs, "count": 0 if i < 3 else 10 - i}, ensure_ascii=False)
+        for i, pairs in ENTITIES.items()
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

@@ -16,11 +16,24 @@ from luke_allennlp.wikipedia.entity_vocab_builder import build_entity_vocab
 from luke_allennlp.wikipedia.redirects import WikiIndex
 from tests.wikipedia.crafted import write_crafted_dump
 
-LINK_SKIPS = ("links_to_missing_pages", "links_through_redirect_loops", "links_outside_vocabulary",
-              "links_across_sentences", "links_in_short_sentences", "mentions_without_subwords",
-              "entities_over_max_entities", "non_entity_links", "links_in_headings", "links_in_templates",
-              "links_in_tables", "links_in_references", "links_in_image_captions", "links_in_comments",
-              "links_in_nowiki", "links_in_other_elements")  # fmt: skip
+LINK_SKIPS = (
+    "links_to_missing_pages",
+    "links_through_redirect_loops",
+    "links_outside_vocabulary",
+    "links_across_sentences",
+    "links_in_short_sentences",
+    "mentions_without_subwords",
+    "entities_over_max_entities",
+    "non_entity_links",
+    "links_in_headings",
+    "links_in_templates",
+    "links_in_tables",
+    "links_in_references",
+    "links_in_image_captions",
+    "links_in_comments",
+    "links_in_nowiki",
+    "links_in_other_elements",
+)
 
 
 @pytest.fixture(scope="module")
@@ -66,11 +79,15 @@ def test_rows_hold_the_linked_entities_at_their_subwords(tmp_path, inputs):
         "The paper lanterns of China are hung at festivals."
     )
     assert [[vocab.title(i) for i in row["entity_ids"]] for row in corpus] == [
-        ["Candle", "Paper lantern", "China"], ["Candle", "Wick", "China", "Rome"], ["China", "Lantern", "Rome", "Wick"],
-    ]  # fmt: skip
+        ["Candle", "Paper lantern", "China"],
+        ["Candle", "Wick", "China", "Rome"],
+        ["China", "Lantern", "Rome", "Wick"],
+    ]
     assert [mention_texts(row, tokenizer) for row in corpus] == [
-        ["candle", "paper lanterns", "China"], ["candle", "wick", "China", "Rome"], ["China", "lanterns", "Rome", "wick"],
-    ]  # fmt: skip
+        ["candle", "paper lanterns", "China"],
+        ["candle", "wick", "China", "Rome"],
+        ["China", "lanterns", "Rome", "wick"],
+    ]
     # 19 links: 17 of the running text (one of them to a category), and the one in the infobox.
     assert (metadata["pages"], metadata["sequences"], metadata["entities"], metadata["links"]) == (5, 3, 11, 19)
     assert metadata["words"] == sum(len(row["word_ids"]) for row in corpus)
@@ -91,8 +108,12 @@ def test_metadata_and_copies_make_the_directory_self_contained(tmp_path, inputs)
     _, metadata = build(tmp_path, inputs)
     out = tmp_path / "corpus"
     # transformers 5 names the one RoBERTa tokenizer class RobertaTokenizer (RobertaTokenizerFast is its alias).
-    assert metadata["tokenizer"] == {"name": inputs[1], "name_or_path": inputs[1], "path": "tokenizer",
-                                     "class": transformers.RobertaTokenizerFast.__name__}  # fmt: skip
+    assert metadata["tokenizer"] == {
+        "name": inputs[1],
+        "name_or_path": inputs[1],
+        "path": "tokenizer",
+        "class": transformers.RobertaTokenizerFast.__name__,
+    }
     copied = load_fast_tokenizer(str(out / metadata["tokenizer"]["path"]))
     assert copied("Hello world")["input_ids"] == [0, 20920, 232, 2]
     assert metadata["entity_vocab"] == "entity_vocab.jsonl" and metadata["entity_vocab_size"] == 9
@@ -115,8 +136,14 @@ def test_unknown_entities_as_unk(tmp_path, inputs):
 
 def test_limits_cut_and_count(tmp_path, inputs):
     tokenizer = load_fast_tokenizer(inputs[1])
-    corpus, metadata = build(tmp_path, inputs, max_seq_length=12, max_entities=1, max_mention_length=1,
-                             include_sequences_without_entities=True)  # fmt: skip
+    corpus, metadata = build(
+        tmp_path,
+        inputs,
+        max_seq_length=12,
+        max_entities=1,
+        max_mention_length=1,
+        include_sequences_without_entities=True,
+    )
     for row in corpus:
         assert 0 < len(row["word_ids"]) <= 10 and len(row["entity_ids"]) <= 1
         for positions in row["entity_position_ids"]:

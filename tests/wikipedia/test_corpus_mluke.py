@@ -18,13 +18,22 @@ from tests.wikipedia.crafted_mluke import write_german_dump, write_japanese_dump
 def inputs(tmp_path_factory):
     root = tmp_path_factory.mktemp("mluke-corpus-inputs")
     save_xlmr_tokenizer(root / "xlmr")
-    return {"de": write_german_dump(root / "de.xml"), "ja": write_japanese_dump(root / "ja.xml"),
-            "tokenizer": str(root / "xlmr"), "vocab": write_multilingual_vocab(root / "vocab.jsonl")}  # fmt: skip
+    return {
+        "de": write_german_dump(root / "de.xml"),
+        "ja": write_japanese_dump(root / "ja.xml"),
+        "tokenizer": str(root / "xlmr"),
+        "vocab": write_multilingual_vocab(root / "vocab.jsonl"),
+    }
 
 
 def build(inputs, out, dump, language_override=None, **options):
-    metadata = build_pretraining_corpus(inputs[dump], inputs["tokenizer"], inputs["vocab"], out,
-                                        CorpusOptions(language=language_override or dump, **options))  # fmt: skip
+    metadata = build_pretraining_corpus(
+        inputs[dump],
+        inputs["tokenizer"],
+        inputs["vocab"],
+        out,
+        CorpusOptions(language=language_override or dump, **options),
+    )
     return datasets.load_from_disk(str(out)), metadata
 
 
@@ -51,8 +60,9 @@ def test_german_dump_finds_the_german_titles(inputs, tmp_path):
     assert corpus["entity_ids"] == [[4, 9, 4], [4, 3, 9, 5]]
     assert pieces(corpus[0], tokenizer) == [
         ["▁B", "un", "de", "s", "re", "p", "ub", "li", "k", "▁De", "ut", "s", "ch", "land"],
-        ["▁S", "p", "re", "e"], ["▁De", "ut", "s", "ch", "land"],
-    ]  # fmt: skip
+        ["▁S", "p", "re", "e"],
+        ["▁De", "ut", "s", "ch", "land"],
+    ]
     assert corpus[1]["entity_position_ids"][3] == [116, 117, 118, 119, 120]  # the last five subwords but "."
     assert pieces(corpus[1], tokenizer)[3] == ["▁", "J", "a", "p", "an"]
     assert metadata["language"] == "de"
@@ -103,8 +113,9 @@ def test_multilingual_vocabulary_needs_the_dumps_language(inputs, tmp_path):
 def test_a_monolingual_vocabulary_is_looked_up_by_title(inputs, tmp_path):
     """A vocabulary of one language (e.g. the TSV of build-entity-vocab over one dump) is read by title alone."""
     (tmp_path / "vocab.tsv").write_text("[PAD]\t0\n[UNK]\t0\n[MASK]\t0\nSpree\t2\nBerlin\t1\n", encoding="utf-8")
-    metadata = build_pretraining_corpus(inputs["de"], inputs["tokenizer"], tmp_path / "vocab.tsv", tmp_path / "c",
-                                        CorpusOptions(language="de"))  # fmt: skip
+    metadata = build_pretraining_corpus(
+        inputs["de"], inputs["tokenizer"], tmp_path / "vocab.tsv", tmp_path / "c", CorpusOptions(language="de")
+    )
     corpus = datasets.load_from_disk(str(tmp_path / "c"))
     assert corpus["entity_ids"] == [[3], [4, 3]] and metadata["language"] == "de"
     assert json.loads((tmp_path / "c" / "metadata.json").read_text())["skipped"]["links_outside_vocabulary"] == 4
@@ -118,8 +129,15 @@ def test_built_multilingual_vocabulary_gives_one_id_across_languages(inputs, tmp
     from luke_allennlp.wikipedia.multilingual_entity_vocab import build_multilingual_entity_vocab
 
     wikidata = tmp_path / "wikidata.json.bz2"
-    items = [{"id": "Q17", "sitelinks": {"dewiki": {"site": "dewiki", "title": "Japan"},
-                                         "jawiki": {"site": "jawiki", "title": "日本"}}}]  # fmt: skip
+    items = [
+        {
+            "id": "Q17",
+            "sitelinks": {
+                "dewiki": {"site": "dewiki", "title": "Japan"},
+                "jawiki": {"site": "jawiki", "title": "日本"},
+            },
+        }
+    ]
     wikidata.write_bytes(bz2.compress(("[\n" + ",\n".join(json.dumps(i) for i in items) + "\n]\n").encode()))
     vocab, summary = build_multilingual_entity_vocab(
         [inputs["de"], inputs["ja"]], wikidata=wikidata, languages=["de", "ja"], include_missing_pages=True
@@ -146,13 +164,15 @@ def test_a_tsv_vocabulary_takes_the_dumps_language(inputs, tmp_path, caplog):
     from luke_allennlp.resources.entity_vocab import EntityVocab
 
     (tmp_path / "vocab.tsv").write_text("[PAD]\t0\n[UNK]\t0\n[MASK]\t0\n東京都\t2\n日本\t1\n", encoding="utf-8")
-    build_pretraining_corpus(inputs["ja"], inputs["tokenizer"], tmp_path / "vocab.tsv", tmp_path / "c",
-                             CorpusOptions(language="ja"))  # fmt: skip
+    build_pretraining_corpus(
+        inputs["ja"], inputs["tokenizer"], tmp_path / "vocab.tsv", tmp_path / "c", CorpusOptions(language="ja")
+    )
     saved = EntityVocab.from_file(tmp_path / "c" / "entity_vocab.jsonl")
     assert saved.language == "ja" and saved.get("東京都", language="ja") == 3
     EntityVocab.from_file(tmp_path / "vocab.tsv").save_jsonl(tmp_path / "english.jsonl")
     with caplog.at_level("WARNING"):
-        build_pretraining_corpus(inputs["ja"], inputs["tokenizer"], tmp_path / "english.jsonl", tmp_path / "e",
-                                 CorpusOptions(language="ja"))  # fmt: skip
+        build_pretraining_corpus(
+            inputs["ja"], inputs["tokenizer"], tmp_path / "english.jsonl", tmp_path / "e", CorpusOptions(language="ja")
+        )
     assert "titles are of language 'en', the dump's is 'ja'" in caplog.text
     assert EntityVocab.from_file(tmp_path / "e" / "entity_vocab.jsonl").language == "en"

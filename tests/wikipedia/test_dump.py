@@ -37,8 +37,12 @@ def test_the_real_dumps(shared_data):
     assert len(titles) == 206 and titles[1] == "Anarchism"
     stats = dump.stats.as_dict()
     assert {k: stats[k] for k in ("pages", "article_pages", "redirect_pages", "non_article_pages", "dump_errors")} == {
-        "pages": 206, "article_pages": 106, "redirect_pages": 99, "non_article_pages": 1, "dump_errors": 0,
-    }  # fmt: skip
+        "pages": 206,
+        "article_pages": 106,
+        "redirect_pages": 99,
+        "non_article_pages": 1,
+        "dump_errors": 0,
+    }
 
 
 def test_a_dump_cut_mid_page_keeps_the_pages_before(tmp_path):
@@ -98,9 +102,12 @@ def test_odd_pages(tmp_path):
     dump = WikiDump(tmp_path / "odd.xml")
     pages = list(dump)
     assert [(p.title, p.page_id, p.namespace, p.redirect) for p in pages] == [
-        ("Some title & more", 7, 0, None), ("Empty", 8, 0, None), ("Old redirect", -1, 0, "Some title"),
-        ("Template:Box", -1, 10, None), ("History", 9, 0, None),
-    ]  # fmt: skip
+        ("Some title & more", 7, 0, None),
+        ("Empty", 8, 0, None),
+        ("Old redirect", -1, 0, "Some title"),
+        ("Template:Box", -1, 10, None),
+        ("History", 9, 0, None),
+    ]
     assert pages[-1].text == "second"  # the last revision
     assert (dump.stats.pages_without_title, dump.stats.pages_without_text) == (1, 1)
 
@@ -142,8 +149,10 @@ def test_a_dump_is_read_in_the_encoding_it_declares(tmp_path, encoding):
 
 
 def test_bytes_not_in_the_declared_encoding_are_a_dump_error(tmp_path):
-    (tmp_path / "bad.xml").write_bytes('<?xml version="1.0" encoding="Shift_JIS"?>\n<mediawiki><page><title>'.encode()
-                                       + b"\x81\xff</title></page></mediawiki>")  # fmt: skip
+    (tmp_path / "bad.xml").write_bytes(
+        '<?xml version="1.0" encoding="Shift_JIS"?>\n<mediawiki><page><title>'.encode()
+        + b"\x81\xff</title></page></mediawiki>"
+    )
     with pytest.raises(DumpError, match=r"bad\.xml: .*UnicodeDecodeError: 'shift_jis' codec can't decode byte 0x81"):
         list(WikiDump(tmp_path / "bad.xml"))
     (tmp_path / "unknown.xml").write_bytes(b'<?xml version="1.0" encoding="x-klingon"?>\n<mediawiki/>')

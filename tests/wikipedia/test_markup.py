@@ -28,7 +28,7 @@ def anchors(markup: str, **kwargs):
         ("[[Moon|''the'' '''Moon''']]", "the Moon", [("the Moon", "Moon")]),
         ("Its [[#History|history]] section", "Its history section", []),
     ],
-)  # fmt: skip
+)
 def test_links_become_spans_of_the_clean_text(markup, text, links):
     assert anchors(markup) == (text, links)
 
@@ -40,8 +40,10 @@ def test_links_become_spans_of_the_clean_text(markup, text, links):
         ("A {{unclosed B", "A {{unclosed B"),
         ("A\n{| class=x\n| [[Inside]] || cell\n|-\n|\n{| nested\n| x\n|}\n|}\nB", "A\nB"),
         ("A\n{|\n| never closed\nmore", "A"),
-        ('Claim.<ref name="r">{{cite web|url=http://x}}</ref> Next.<ref name=r/> End<ref>[[Gone]]</ref>.',
-         "Claim. Next. End."),
+        (
+            'Claim.<ref name="r">{{cite web|url=http://x}}</ref> Next.<ref name=r/> End<ref>[[Gone]]</ref>.',
+            "Claim. Next. End.",
+        ),
         ("A<!-- hidden [[Secret]] --> B<!-- unclosed", "A B"),
         ("x <math>a^2 + b^2</math> y <gallery>File:a.jpg|cap</gallery> z", "x y z"),
         ('<span style="color:red">kept</span> <b>bold</b> <sup>2</sup>', "kept bold 2"),
@@ -55,7 +57,7 @@ def test_links_become_spans_of_the_clean_text(markup, text, links):
         ("<nowiki>[[not a link]] {{nor this}}</nowiki>", "[[not a link]] {{nor this}}"),
         ("A\n\n\n  B  \n\n", "A\nB"),
     ],
-)  # fmt: skip
+)
 def test_markup_is_dropped_and_text_kept(markup, text):
     clean = clean_wikitext(markup)
     assert clean.text == text
@@ -110,8 +112,12 @@ def test_a_real_article(shared_data):
         "Anarchism is a political philosophy that advocates self-governed societies based on voluntary institutions."
     )
     first = [(clean.text[link.start : link.end], link.target) for link in clean.links[:4]]
-    assert first == [("political philosophy", "Political philosophy"), ("self-governed", "Self-governance"),
-                     ("stateless societies", "Stateless society"), ("hierarchical", "Hierarchy")]  # fmt: skip
+    assert first == [
+        ("political philosophy", "Political philosophy"),
+        ("self-governed", "Self-governance"),
+        ("stateless societies", "Stateless society"),
+        ("hierarchical", "Hierarchy"),
+    ]
     for marker in ("{{", "}}", "[[", "]]", "<ref", "'''", "==", "&nbsp;"):
         assert marker not in clean.text
 
@@ -131,17 +137,28 @@ def test_every_link_is_accounted_for_by_place_and_kind():
     assert clean.text == "Intro Alpha.\nText end.\n[[Iota]]"  # (nowiki text is shown literally)
     assert clean.link_counts == {"entity": 1, "file": 1}
     assert clean.outside_counts == {
-        ("template", "entity"): 2, ("template", "file"): 1, ("table", "entity"): 1, ("table", "category"): 1,
-        ("reference", "entity"): 1, ("media", "entity"): 2, ("heading", "entity"): 1, ("comment", "entity"): 1,
-        ("nowiki", "entity"): 1, ("other_element", "entity"): 1,
-    }  # fmt: skip
+        ("template", "entity"): 2,
+        ("template", "file"): 1,
+        ("table", "entity"): 1,
+        ("table", "category"): 1,
+        ("reference", "entity"): 1,
+        ("media", "entity"): 2,
+        ("heading", "entity"): 1,
+        ("comment", "entity"): 1,
+        ("nowiki", "entity"): 1,
+        ("other_element", "entity"): 1,
+    }
     assert clean.total_links == EVERY_PLACE.count("[[") == 14
     # Links to articles where they are shown, with their anchors as plain text; none from comments, nowiki, <math>.
     assert sorted((link.place, link.target, link.anchor) for link in clean.outside_links) == [
-        ("heading", "Lambda", "Lambda"), ("media", "Eta", "Eta"), ("media", "Zeta", "zeta"),
-        ("reference", "Epsilon", "Epsilon"), ("table", "Delta", "Delta"), ("template", "Beta", "the Beta"),
+        ("heading", "Lambda", "Lambda"),
+        ("media", "Eta", "Eta"),
+        ("media", "Zeta", "zeta"),
+        ("reference", "Epsilon", "Epsilon"),
+        ("table", "Delta", "Delta"),
+        ("template", "Beta", "the Beta"),
         ("template", "Gamma", "Gamma"),
-    ]  # fmt: skip
+    ]
     # With headings kept, the heading's link is one of the running text.
     kept = clean_wikitext(EVERY_PLACE)
     assert kept.link_counts["entity"] == 2 and ("heading", "entity") not in kept.outside_counts
@@ -151,8 +168,16 @@ def test_scoped_links_account_for_every_link():
     clean = clean_wikitext(EVERY_PLACE, headings=False)
     entities, kinds, outside = clean.scoped_links("text")
     assert entities == [("Alpha", "Alpha")] and kinds == {"file": 1}
-    assert outside == {"template": 3, "table": 2, "media": 2, "reference": 1, "heading": 1, "comment": 1, "nowiki": 1,
-                       "other_element": 1}  # fmt: skip
+    assert outside == {
+        "template": 3,
+        "table": 2,
+        "media": 2,
+        "reference": 1,
+        "heading": 1,
+        "comment": 1,
+        "nowiki": 1,
+        "other_element": 1,
+    }
     entities, kinds, outside = clean.scoped_links("page")
     assert [target for _, target in entities] == ["Alpha", "Epsilon", "Eta", "Beta", "Gamma", "Delta", "Lambda", "Zeta"]
     assert kinds == {"file": 2, "category": 1} and outside == {"comment": 1, "nowiki": 1, "other_element": 1}

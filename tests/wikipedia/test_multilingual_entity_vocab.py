@@ -18,8 +18,17 @@ def dumps(tmp_path_factory):
 
 
 def entities(vocab):
-    return [([(vocab.title(i, lang), lang) for lang in ("en", "de", "ja") if vocab.get(vocab.title(i, lang), language=lang) == i],
-             vocab.count(i)) for i in range(3, len(vocab))]  # fmt: skip
+    return [
+        (
+            [
+                (vocab.title(i, lang), lang)
+                for lang in ("en", "de", "ja")
+                if vocab.get(vocab.title(i, lang), language=lang) == i
+            ],
+            vocab.count(i),
+        )
+        for i in range(3, len(vocab))
+    ]
 
 
 def test_each_dump_is_read_in_its_language_encoding_and_namespaces(dumps):
@@ -27,10 +36,20 @@ def test_each_dump_is_read_in_its_language_encoding_and_namespaces(dumps):
     # de: ISO-8859-1, its language from the file name; ja: Shift_JIS, from <dbname>; localised file and category
     # namespaces (Datei, Bild, ファイル, 画像, Kategorie, カテゴリ) are no entities
     expected = {
-        en: ("en", ["Tokyo", "Japan", "Berlin", "Mount Fuji", "Tokyo Tower"], [3, 2, 1, 1, 1], {"category": 1, "file": 1}),
-        de: ("de", ["Tokio", "Japan", "München", "Berlin", "Fuji (Vulkan)"], [3, 2, 2, 1, 1], {"category": 1, "file": 2}),
+        en: (
+            "en",
+            ["Tokyo", "Japan", "Berlin", "Mount Fuji", "Tokyo Tower"],
+            [3, 2, 1, 1, 1],
+            {"category": 1, "file": 1},
+        ),
+        de: (
+            "de",
+            ["Tokio", "Japan", "München", "Berlin", "Fuji (Vulkan)"],
+            [3, 2, 2, 1, 1],
+            {"category": 1, "file": 2},
+        ),
         ja: ("ja", ["東京都", "日本", "富士山"], [3, 2, 1], {"category": 1, "file": 2}),
-    }  # fmt: skip
+    }
     for dump, (language, titles, counts, kinds) in expected.items():
         vocab, summary = build_entity_vocab(dump)
         assert vocab.language == language
@@ -65,8 +84,14 @@ def test_entities_are_merged_across_languages(dumps, tmp_path):
     assert loaded.language is None and len(loaded) == 9 and (loaded.pad_id, loaded.unk_id, loaded.mask_id) == (0, 1, 2)
     assert loaded.get("Tokio", language="de") == loaded.get("東京都", language="ja") == 3
     mapping = loaded.to_transformers_json()  # mLUKE's entity_vocab.json keys
-    assert list(mapping.items())[:6] == [("[PAD]", 0), ("[UNK]", 1), ("[MASK]", 2), ("en:Tokyo", 3), ("de:Tokio", 3),
-                                         ("ja:東京都", 3)]  # fmt: skip
+    assert list(mapping.items())[:6] == [
+        ("[PAD]", 0),
+        ("[UNK]", 1),
+        ("[MASK]", 2),
+        ("en:Tokyo", 3),
+        ("de:Tokio", 3),
+        ("ja:東京都", 3),
+    ]
     assert mapping["de:München"] == 7 and mapping["en:Berlin"] == mapping["de:Berlin"] == 6 and len(mapping) == 16
 
 

@@ -98,8 +98,14 @@ def test_ctrl_c_stops_the_pool_with_no_traceback_from_the_workers():
             print("stopped", len(multiprocessing.active_children()))
         """
     )
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True,
-                            timeout=120, start_new_session=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        start_new_session=True,
+    )
     assert (result.returncode, result.stdout, result.stderr) == (0, "stopped 0\n", "")
 
 

@@ -7,11 +7,19 @@ def page(title, redirect=None, namespace=0):
 
 
 def test_redirects_resolve_transitively_and_loops_are_caught():
-    index = WikiIndex.from_pages([
-        page("Cat"), page("Kitty", "Felis"), page("Felis", "Cat"),
-        page("Ping", "Pong"), page("Pong", "Ping"), page("Into loop", "Ping"), page("Self", "Self"),
-        page("Old name", "Never written"), page("Talk page", "Cat", namespace=1),
-    ])  # fmt: skip
+    index = WikiIndex.from_pages(
+        [
+            page("Cat"),
+            page("Kitty", "Felis"),
+            page("Felis", "Cat"),
+            page("Ping", "Pong"),
+            page("Pong", "Ping"),
+            page("Into loop", "Ping"),
+            page("Self", "Self"),
+            page("Old name", "Never written"),
+            page("Talk page", "Cat", namespace=1),
+        ]
+    )
     assert index.lookup("Cat") == ("Cat", ARTICLE)
     assert index.lookup("Kitty") == ("Cat", ARTICLE) and index.resolve("Felis") == "Cat"
     assert index.lookup("Ping") == (None, LOOP) and index.lookup("Into loop") == (None, LOOP)

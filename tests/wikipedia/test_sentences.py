@@ -11,27 +11,59 @@ TEXT = (
 def test_rule_splitter():
     split = [TEXT[s:e] for s, e in RuleSentenceSplitter()(TEXT)]
     assert split == [
-        "Dr. Smith joined the U.S. Army in 1950.", 'J. R. R. Tolkien wrote "The Hobbit."', "It sold well!", "Did it?",
-        "Yes, e.g. in 3 countries.", "東京は首都。", "大阪もある。", "(It ends here.)", "Last one",
-    ]  # fmt: skip
+        "Dr. Smith joined the U.S. Army in 1950.",
+        'J. R. R. Tolkien wrote "The Hobbit."',
+        "It sold well!",
+        "Did it?",
+        "Yes, e.g. in 3 countries.",
+        "東京は首都。",
+        "大阪もある。",
+        "(It ends here.)",
+        "Last one",
+    ]
 
 
 @pytest.mark.parametrize(
     "language,text,sentences",
     [
-        ("de", "Am 3. Oktober 1990 trat sie bei. Im 19. Jahrhundert wuchs sie. Im Jahr 1990. Danach kam z. B. bzw. Nr. 5 dran. "
-         "„Ja“, sagte er.",
-         ["Am 3. Oktober 1990 trat sie bei.", "Im 19. Jahrhundert wuchs sie.", "Im Jahr 1990.", "Danach kam z. B. bzw. Nr. 5 dran.",
-          "„Ja“, sagte er."]),
+        (
+            "de",
+            "Am 3. Oktober 1990 trat sie bei. Im 19. Jahrhundert wuchs sie. Im Jahr 1990. Danach kam z. B. bzw. Nr. 5 dran. "
+            "„Ja“, sagte er.",
+            [
+                "Am 3. Oktober 1990 trat sie bei.",
+                "Im 19. Jahrhundert wuchs sie.",
+                "Im Jahr 1990.",
+                "Danach kam z. B. bzw. Nr. 5 dran.",
+                "„Ja“, sagte er.",
+            ],
+        ),
         ("en", "Born in the 19. Century followed.", ["Born in the 19.", "Century followed."]),  # no ordinal dots
-        ("es", "¿Dónde está Madrid? ¡Aquí! La Sra. López vive allí.", ["¿Dónde está Madrid?", "¡Aquí!", "La Sra. López vive allí."]),
-        ("ja", "東京都は日本の首都である。富士山は高い！「本当？」と聞いた。『吾輩は猫である。』 次の文。",
-         ["東京都は日本の首都である。", "富士山は高い！", "「本当？」と聞いた。", "『吾輩は猫である。』", "次の文。"]),
-        ("zh", "北京是中华人民共和国的首都。上海也很大！对吗？", ["北京是中华人民共和国的首都。", "上海也很大！", "对吗？"]),
+        (
+            "es",
+            "¿Dónde está Madrid? ¡Aquí! La Sra. López vive allí.",
+            ["¿Dónde está Madrid?", "¡Aquí!", "La Sra. López vive allí."],
+        ),
+        (
+            "ja",
+            "東京都は日本の首都である。富士山は高い！「本当？」と聞いた。『吾輩は猫である。』 次の文。",
+            [
+                "東京都は日本の首都である。",
+                "富士山は高い！",
+                "「本当？」と聞いた。",
+                "『吾輩は猫である。』",
+                "次の文。",
+            ],
+        ),
+        (
+            "zh",
+            "北京是中华人民共和国的首都。上海也很大！对吗？",
+            ["北京是中华人民共和国的首都。", "上海也很大！", "对吗？"],
+        ),
         ("ar", "القاهرة هي عاصمة مصر؟ نعم.", ["القاهرة هي عاصمة مصر؟", "نعم."]),
         ("hi", "दिल्ली भारत की राजधानी है। मुंबई बड़ा है।", ["दिल्ली भारत की राजधानी है।", "मुंबई बड़ा है।"]),
     ],
-)  # fmt: skip
+)
 def test_rule_splitter_in_other_languages(language, text, sentences):
     assert [text[s:e] for s, e in sentence_splitter("rules", language)(text)] == sentences
 

@@ -69,8 +69,14 @@ class LukeCheckpointer(Checkpointer):
         keep_most_recent_by_count: Optional[int] = 2,
         keep_most_recent_by_age: Optional[int] = None,
     ) -> None:
-        super().__init__(serialization_dir, save_completed_epochs, None, save_every_num_batches,
-                         keep_most_recent_by_count, keep_most_recent_by_age)  # fmt: skip
+        super().__init__(
+            serialization_dir,
+            save_completed_epochs,
+            None,
+            save_every_num_batches,
+            keep_most_recent_by_count,
+            keep_most_recent_by_age,
+        )
         self._save_every_num_seconds = save_every_num_seconds
         # rank 0's time decision for the next `maybe_save_checkpoint`, when the trainer has it already
         self.agreed_time_is_up: Optional[bool] = None
@@ -200,9 +206,12 @@ class LukeCheckpointer(Checkpointer):
             except WeightsError as e:  # truncated, corrupted or not a checkpoint at all
                 cause = e.__cause__ or e
                 logger.warning(
-                    "Skipping the unreadable checkpoint %s / %s (%s: %s)", model_path, training_path,
-                    type(cause).__name__, cause,
-                )  # fmt: skip
+                    "Skipping the unreadable checkpoint %s / %s (%s: %s)",
+                    model_path,
+                    training_path,
+                    type(cause).__name__,
+                    cause,
+                )
                 damaged.append((point, e))
                 continue
             self._set_aside(point for point, _ in damaged)

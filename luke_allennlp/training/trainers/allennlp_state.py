@@ -12,12 +12,16 @@ from typing import Any, Dict, Iterator, Optional
 ALLENNLP_VERSION = "2.10.1"
 
 # Each attribute is read as `state.<name without the underscore>`. Set by allennlp's constructor, read only here:
-CONSTRUCTED = ("_primary _distributed _serialization_dir _num_epochs _num_gradient_accumulation_steps _grad_norm "
-               "_scaler _callbacks _checkpointer _metric_tracker _learning_rate_scheduler _momentum_scheduler "
-               "_moving_average _validation_data_loader _ddp_wrapped_model _pytorch_model").split()  # fmt: skip
+CONSTRUCTED = (
+    "_primary _distributed _serialization_dir _num_epochs _num_gradient_accumulation_steps _grad_norm "
+    "_scaler _callbacks _checkpointer _metric_tracker _learning_rate_scheduler _momentum_scheduler "
+    "_moving_average _validation_data_loader _ddp_wrapped_model _pytorch_model"
+).split()
 # The training position, which the epoch loop advances and a checkpoint restores:
-POSITION = ("_epochs_completed _batches_in_epoch_completed _total_batches_completed _start_after_epochs_completed "
-            "_start_after_batches_in_epoch_completed _best_model_filename").split()  # fmt: skip
+POSITION = (
+    "_epochs_completed _batches_in_epoch_completed _total_batches_completed _start_after_epochs_completed "
+    "_start_after_batches_in_epoch_completed _best_model_filename"
+).split()
 _PRIVATE = {name[1:]: name for name in CONSTRUCTED + POSITION}
 
 

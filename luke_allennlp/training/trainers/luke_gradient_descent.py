@@ -25,7 +25,7 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.device_prefetch import prefetched
-from luke_allennlp.training.devices import missing_gpu
+from luke_allennlp.training.devices import describe_device, resolve_cuda_device
 from luke_allennlp.training.even_batches import (
     evened,
     group_sizes,
@@ -54,33 +54,6 @@ from luke_allennlp.training.trainers.validation import validation_loss
 from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
 
 logger = logging.getLogger(__name__)
-
-
-def resolve_cuda_device(cuda_device: Union[None, int, str, torch.device]) -> Union[int, torch.device]:
-    """The device `cuda_device` names: `"auto"` (or None) is the first GPU where there is one, else the CPU (-1).
-    Raises a one-line `ConfigurationError` for a GPU that this machine does not have."""
-    if cuda_device is None or cuda_device == "auto":
-        return 0 if torch.cuda.is_available() else -1
-    if isinstance(cuda_device, str):
-        try:
-            cuda_device = int(cuda_device) if cuda_device.lstrip("-").isdigit() else torch.device(cuda_device)
-        except RuntimeError:
-            raise ConfigurationError(
-                f'trainer.cuda_device must be "auto", a GPU index, or -1 (the CPU), not {cuda_device!r}'
-            ) from None
-    index = cuda_device if isinstance(cuda_device, int) else None
-    if isinstance(cuda_device, torch.device) and cuda_device.type == "cuda":
-        index = cuda_device.index or 0
-    problem = missing_gpu("trainer.cuda_device", index) if index is not None and index >= 0 else None
-    if problem:
-        raise ConfigurationError(problem)
-    return cuda_device
-
-
-def describe_device(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"{device} ({torch.cuda.get_device_name(device)})"
-    return "the CPU" + ("" if torch.cuda.is_available() else " (no GPU found)")
 
 
 @Trainer.register("luke_gradient_descent", constructor="from_partial_objects")
@@ -301,9 +274,14 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if math.isnan(epoch_loss):
             raise ValueError("nan loss encountered")
         metrics = training_util.get_metrics(
-            self.model, dist_reduce_sum(epoch_loss), None, None, None,
-            dist_reduce_sum(state.batches_in_epoch_completed), reset=True,
-        )  # fmt: skip
+            self.model,
+            dist_reduce_sum(epoch_loss),
+            None,
+            None,
+            None,
+            dist_reduce_sum(state.batches_in_epoch_completed),
+            reset=True,
+        )
         tokens, positions = self.totals.tokens, self.totals.positions
         self.totals.reset()  # (what an end-of-epoch checkpoint holds)
         metrics.update(epoch_throughput(tokens, positions, timed_tokens, train_time))
@@ -383,8 +361,17 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             if state.primary:
                 progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
         for callback in state.callbacks:
-            callback.on_batch(self, group, group_outputs, metrics, epoch, batches, is_training=True,
-                              is_primary=state.primary, batch_grad_norm=norm)  # fmt: skip
+            callback.on_batch(
+                self,
+                group,
+                group_outputs,
+                metrics,
+                epoch,
+                batches,
+                is_training=True,
+                is_primary=state.primary,
+                batch_grad_norm=norm,
+            )
         if checkpointer is not None:
             saved = checkpointer.maybe_save_checkpoint(self, state.epochs_completed, batches)
             reported = reported or bool(saved)  # a checkpoint reads the running loss and metrics
@@ -479,13 +466,34 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
                 learning_rate_scheduler, data_loader, num_gradient_accumulation_steps, cuda_device
             )
         return super().from_partial_objects(
-            model, serialization_dir, data_loader, validation_data_loader=validation_data_loader, local_rank=local_rank,
-            patience=patience, validation_metric=validation_metric, num_epochs=num_epochs, cuda_device=cuda_device,
-            grad_norm=grad_norm, grad_clipping=grad_clipping, distributed=distributed, world_size=world_size,
-            num_gradient_accumulation_steps=num_gradient_accumulation_steps, use_amp=use_amp, no_grad=no_grad,
-            optimizer=optimizer, learning_rate_scheduler=learning_rate_scheduler, momentum_scheduler=momentum_scheduler,
-            moving_average=moving_average, checkpointer=checkpointer, callbacks=callbacks,
-            enable_default_callbacks=enable_default_callbacks, run_confidence_checks=run_confidence_checks,
-            grad_scaling=grad_scaling, ddp_accelerator=ddp_accelerator, precision=precision, allow_tf32=allow_tf32,
-            metrics_every_num_batches=metrics_every_num_batches, audit_host_syncs=audit_host_syncs,
-        )  # fmt: skip
+            model,
+            serialization_dir,
+            data_loader,
+            validation_data_loader=validation_data_loader,
+            local_rank=local_rank,
+            patience=patience,
+            validation_metric=validation_metric,
+            num_epochs=num_epochs,
+            cuda_device=cuda_device,
+            grad_norm=grad_norm,
+            grad_clipping=grad_clipping,
+            distributed=distributed,
+            world_size=world_size,
+            num_gradient_accumulation_steps=num_gradient_accumulation_steps,
+            use_amp=use_amp,
+            no_grad=no_grad,
+            optimizer=optimizer,
+            learning_rate_scheduler=learning_rate_scheduler,
+            momentum_scheduler=momentum_scheduler,
+            moving_average=moving_average,
+            checkpointer=checkpointer,
+            callbacks=callbacks,
+            enable_default_callbacks=enable_default_callbacks,
+            run_confidence_checks=run_confidence_checks,
+            grad_scaling=grad_scaling,
+            ddp_accelerator=ddp_accelerator,
+            precision=precision,
+            allow_tf32=allow_tf32,
+            metrics_every_num_batches=metrics_every_num_batches,
+            audit_host_syncs=audit_host_syncs,
+        )

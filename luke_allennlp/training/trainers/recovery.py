@@ -79,8 +79,12 @@ class Recovery:
     def process_states(self, totals: Dict[str, Any], model: torch.nn.Module, distributed: bool) -> List[Any]:
         """Every process's own state (each draws its own dropout masks and counts its own metrics): a collective
         call when distributed."""
-        mine = {"random": get_random_state(), "epoch_start_random": self.epoch_start_random_states, **totals,
-                "metrics": metric_states(model)}  # fmt: skip
+        mine = {
+            "random": get_random_state(),
+            "epoch_start_random": self.epoch_start_random_states,
+            **totals,
+            "metrics": metric_states(model),
+        }
         if not distributed:
             return [mine]
         processes: List[Any] = [None] * dist.get_world_size()
@@ -92,8 +96,9 @@ class Recovery:
         if not processes or len(processes) != world_size:
             logger.warning(
                 "The checkpoint holds no random states for %d processes: training resumes, but not bit-identically "
-                "to an uninterrupted run", world_size,
-            )  # fmt: skip
+                "to an uninterrupted run",
+                world_size,
+            )
             return
         self.pending = processes[rank]
         self.epoch_start_random_states = list(self.pending["epoch_start_random"])

@@ -63,8 +63,10 @@ class EpochTotals:
 
     def state(self) -> Dict[str, Any]:
         """Plain values, for a checkpoint (reads the device)."""
-        return {"loss": float(self.loss),
-                "tokens": [int(self.tokens), self.positions] if self.tokens is not None else None}  # fmt: skip
+        return {
+            "loss": float(self.loss),
+            "tokens": [int(self.tokens), self.positions] if self.tokens is not None else None,
+        }
 
     def load(self, state: Dict[str, Any]) -> None:
         self.loss = torch.zeros((), dtype=torch.float64, device=self.device) + state["loss"]

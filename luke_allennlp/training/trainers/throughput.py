@@ -66,7 +66,12 @@ class HostSyncRecord:
         loud = [count for _, reported, count in self.counts if reported]
         logger.info(
             "Host syncs so far (epoch %d): %d on %d steps without a report (most %d), %d on %d report steps",
-            epoch, sum(quiet), len(quiet), max(quiet, default=0), sum(loud), len(loud),
-        )  # fmt: skip
+            epoch,
+            sum(quiet),
+            len(quiet),
+            max(quiet, default=0),
+            sum(loud),
+            len(loud),
+        )
         for step, events in self.events[-3:]:
             logger.info("Host syncs of step %d: %s", step, "; ".join(events[:20]))

@@ -58,8 +58,9 @@ def validation_loss(
                 if state.primary:
                     progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
             for callback in state.callbacks:
-                callback.on_batch(trainer, [batch], [outputs], metrics, epoch, count, is_training=False,
-                                  is_primary=state.primary)  # fmt: skip
+                callback.on_batch(
+                    trainer, [batch], [outputs], metrics, epoch, count, is_training=False, is_primary=state.primary
+                )
         val_loss, val_reg_loss = device_losses.tolist() if device_losses is not None else (0.0, 0.0)
         has_reg = trainer.model.get_regularization_penalty() is not None
         return val_loss, (val_reg_loss if has_reg else None), count

@@ -31,7 +31,7 @@ def test_a_checkpoint_counts_once_both_files_exist(tmp_path):
     assert training_state == {"epochs_completed": 1} and model_state["w"].item() == 1.0
 
 
-# --- --recover with damaged checkpoints (issue 19) ------------------------------------------------------------------
+# --- --recover with damaged checkpoints -------------------------------------------------------------------------------
 
 
 def snapshot(directory):
@@ -52,8 +52,8 @@ def killed_run(tmp_path):
 @pytest.mark.usefixtures("env")
 def test_recover_stops_at_once_when_no_model_state_is_readable(tmp_path):
     """All model states truncated, training states intact: one clear error before anything is trained, pruned or
-    linked; every file as it was (the old behaviour: a warning, epoch 0 again, intact files pruned, best.th linked
-    to a truncated file, a failure at the end)."""
+    linked; every file as it was (rather than a warning, epoch 0 again, intact files pruned, best.th linked to a
+    truncated file, and a failure at the end)."""
     from allennlp.common.checks import ConfigurationError
 
     from luke_allennlp.training.checkpointers.luke_checkpointer import RecoveryError

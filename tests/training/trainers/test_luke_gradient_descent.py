@@ -15,8 +15,12 @@ from tests.conftest import FIXTURES
 
 CONFIG = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
 # Small and fast, with dropout on and shuffled batches: both draw random numbers while training.
-BASE = {"trainer.type": "luke_gradient_descent", "trainer.num_epochs": 2, "trainer.precision": "fp32",
-        "trainer.checkpointer": {"save_every_num_batches": 1, "keep_most_recent_by_count": 3}}  # fmt: skip
+BASE = {
+    "trainer.type": "luke_gradient_descent",
+    "trainer.num_epochs": 2,
+    "trainer.precision": "fp32",
+    "trainer.checkpointer": {"save_every_num_batches": 1, "keep_most_recent_by_count": 3},
+}
 
 
 class Killed(Exception):
@@ -170,8 +174,13 @@ def test_the_gradient_scaler_state_round_trips_through_a_checkpoint(tmp_path):
 
     def build() -> Trainer:
         instances = [Instance({"x": TensorField(torch.randn(2)), "y": TensorField(torch.randn(1))}) for _ in range(8)]
-        params = {"type": "luke_gradient_descent", "precision": "fp32", "num_epochs": 1, "cuda_device": -1,
-                  "optimizer": {"type": "luke_adamw"}}  # fmt: skip
+        params = {
+            "type": "luke_gradient_descent",
+            "precision": "fp32",
+            "num_epochs": 1,
+            "cuda_device": -1,
+            "optimizer": {"type": "luke_adamw"},
+        }
         trainer = Trainer.from_params(
             Params(params),
             model=AutocastProbe(),
@@ -233,9 +242,19 @@ def test_the_host_sync_audit_counts_each_step(tmp_path):
     trainer = build_trainer(tmp_path, AutocastProbe(), audit_host_syncs=True, metrics_every_num_batches=3)
     trainer.train()
     assert [(step, reported) for step, reported, _ in trainer.host_sync_counts] == [
-        (1, False), (2, False), (3, True), (4, False), (5, False), (6, True),
-        (7, False), (8, False), (9, True), (10, False), (11, False), (12, True),
-    ]  # fmt: skip
+        (1, False),
+        (2, False),
+        (3, True),
+        (4, False),
+        (5, False),
+        (6, True),
+        (7, False),
+        (8, False),
+        (9, True),
+        (10, False),
+        (11, False),
+        (12, True),
+    ]
     assert all(count == 0 for _, reported, count in trainer.host_sync_counts if not reported)
     assert all(count >= 1 for _, reported, count in trainer.host_sync_counts if reported)
     assert len(trainer.step_times) == len(trainer.data_waits) == 12 and len(trainer.pass_start_waits) == 2
