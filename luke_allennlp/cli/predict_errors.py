@@ -15,9 +15,6 @@ cut short, is one line naming the file (it was "not UTF-8 text", or a decompress
 lines are skipped and counted (logged at the end). The output file is closed whatever happens, so that an error keeps
 every prediction written before it (allennlp closed it only after the last input: on an error the process exited
 with the predictions still in the file's buffer, and the output file was left empty). Nothing else changes.
-
-Proved by tests/predictors/test_luke_span_ner.py (the real `allennlp predict` on bad lines and compressed inputs) and
-the predictors' tests.
 """
 
 import importlib

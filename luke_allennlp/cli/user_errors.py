@@ -33,17 +33,6 @@ the whole process group (each printed a traceback of its own), and exit on SIGTE
 `endless` reader one pass unless the loader draws `batches_per_epoch` batches lazily: `finite_reads`.)
 
 Any other exception is left to allennlp.
-
-Proved by tests/cli/test_user_errors.py: `test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback`,
-`test_errors_raised_on_purpose_by_the_project_are_user_errors`, `test_user_error_is_found_in_the_exception_chain`,
-`test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line`,
-`test_disk_full_is_one_line_naming_the_file`, `test_interrupted_training_says_what_is_left_in_one_line`,
-`test_an_interrupted_builder_leaves_no_partial_output`, `test_interrupted_predict_renames_its_partial_output`,
-`test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line`,
-`test_data_loader_workers_leave_signals_to_the_main_process`,
-`test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact`; the real `predict` stopped by
-SIGTERM and `evaluate` by Ctrl-C in tests/predictors/test_luke_span_ner.py; `finite_reads` by
-tests/data_readers/test_luke_pretraining.py (`test_an_endless_reader_read_to_its_end_reads_one_pass`).
 """
 
 import os
@@ -140,11 +129,19 @@ def _raised_on_purpose(error: BaseException) -> bool:
 CHECKPOINT = re.compile(r"model_state_e(\d+)_b(\d+)(?:_w\d+)?\.th$")
 # Innermost frames' functions -> what the command was doing (the innermost match wins).
 PHASES = {
-    "_read": "reading the data", "read": "reading the data", "_try_train": "training", "_train_epoch": "training",
-    "_validation_loss": "validating", "save_checkpoint": "saving a checkpoint", "archive_model": "writing the archive",
-    "evaluate": "evaluating", "predict": "predicting", "_predict_instances": "predicting", "_predict_json": "predicting",
+    "_read": "reading the data",
+    "read": "reading the data",
+    "_try_train": "training",
+    "_train_epoch": "training",
+    "_validation_loss": "validating",
+    "save_checkpoint": "saving a checkpoint",
+    "archive_model": "writing the archive",
+    "evaluate": "evaluating",
+    "predict": "predicting",
+    "_predict_instances": "predicting",
+    "_predict_json": "predicting",
     "save": "writing the output",
-}  # fmt: skip
+}
 _interrupted_class: Optional[type] = None
 
 
@@ -226,8 +223,10 @@ def interruption_state(command: str, argv: List[str], started: float) -> str:
             return f"no checkpoint was saved in {directory} yet{kept}: nothing to resume, start again"
         epochs, batches = max(points)
         at = f"{epochs} epoch(s)" + (f" and {batches} batch(es)" if batches else "")
-        return (f"the last checkpoint in {directory} (after {at}) is intact{kept}: "
-                f"`allennlp train --recover -s {directory}` resumes from it")  # fmt: skip
+        return (
+            f"the last checkpoint in {directory} (after {at}) is intact{kept}: "
+            f"`allennlp train --recover -s {directory}` resumes from it"
+        )
     if command in ("predict", "evaluate"):
         moved = []
         for option in ("--output-file", "--predictions-output-file"):
@@ -265,8 +264,11 @@ def repair_commands(module: types.ModuleType) -> None:
             if os.environ.get("ALLENNLP_DEBUG"):
                 raise
             if interrupted is not None:
-                signum = getattr(interrupted, "signum", signal.SIGINT if isinstance(interrupted, KeyboardInterrupt)
-                                 else signal.SIGTERM)  # fmt: skip
+                signum = getattr(
+                    interrupted,
+                    "signum",
+                    signal.SIGINT if isinstance(interrupted, KeyboardInterrupt) else signal.SIGTERM,
+                )
                 logger.debug("interrupted", exc_info=error)
                 sys.stderr.write(
                     f"{name}: error: {command} interrupted by {signal.Signals(signum).name} while {_phase(error, interrupted)}; "

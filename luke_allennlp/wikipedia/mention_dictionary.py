@@ -138,8 +138,10 @@ def count_name_occurrences(
     columns = {row[1] for row in connection.execute("PRAGMA table_info(names)")}
     connection.close()
     if "cjk_first_token" not in columns:
-        raise ValueError(f"{os.fspath(names_path)}: a names file of an older version (its names have no keys for "
-                         "text without spaces): run the stage `names` (`merge_mention_links`) again")  # fmt: skip
+        raise ValueError(
+            f"{os.fspath(names_path)}: a names file of an older version (its names have no keys for "
+            "text without spaces): run the stage `names` (`merge_mention_links`) again"
+        )
     dump = WikiDump(dump_path, max_pages=max_pages)
     connection = connect(out_path, create=True)
     unlinked = SpilledCounter(connection, "unlinked", ("name",))
@@ -147,8 +149,9 @@ def count_name_occurrences(
     for counts in ordered_map(_count_occurrences, batches, num_workers, _init_matcher, (os.fspath(names_path),)):
         unlinked.add(counts)
     unlinked.flush()
-    set_meta(connection, kind=OCCURRENCES, dump=os.fspath(dump_path), names=os.fspath(names_path),
-             name_tokens=NAME_TOKENS)  # fmt: skip
+    set_meta(
+        connection, kind=OCCURRENCES, dump=os.fspath(dump_path), names=os.fspath(names_path), name_tokens=NAME_TOKENS
+    )
     connection.close()
 
 
@@ -186,8 +189,10 @@ def merge_mention_parts(
     connection.execute("DROP TABLE unlinked_runs")
     # Link probabilities; the names kept go to `names` (in name order), every name's fate to `name_fates`.
     connection.execute("CREATE TEMP TABLE name_fates(name TEXT PRIMARY KEY, kept INTEGER) WITHOUT ROWID")
-    rows = connection.execute("SELECT n.name, n.links, COALESCE(u.count, 0), n.first_token, n.n_tokens FROM n.names n "
-                              "LEFT JOIN unlinked u ON u.name = n.name ORDER BY n.name")  # fmt: skip
+    rows = connection.execute(
+        "SELECT n.name, n.links, COALESCE(u.count, 0), n.first_token, n.n_tokens FROM n.names n "
+        "LEFT JOIN unlinked u ON u.name = n.name ORDER BY n.name"
+    )
     stats: Counter = Counter({key: 0 for key in _STATS})
     insert = connection.cursor()
     for batch in fetch_batches(rows):
@@ -200,71 +205,125 @@ def merge_mention_parts(
         stats["names"] += len(batch)
         stats["low_probability_names_dropped"] += len(batch) - len(kept)
         insert.executemany("INSERT INTO name_fates VALUES (?, ?)", fates)
-        insert.executemany("INSERT INTO names(name, folded, link_probability, first_token, n_tokens, links, "
-                           "cjk_first_token, cjk_n_tokens) VALUES (?, ?, ?, ?, ?, 0, ?, ?)", kept)  # fmt: skip
+        insert.executemany(
+            "INSERT INTO names(name, folded, link_probability, first_token, n_tokens, links, "
+            "cjk_first_token, cjk_n_tokens) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+            kept,
+        )
     connection.execute("DROP TABLE unlinked")
     # Candidates: the kept names' links through redirects, to articles (or to missing pages if asked).
     include = int(include_missing_pages)
-    fate = ("CASE WHEN e.status = 'loop' THEN 'entity_links_through_redirect_loops' WHEN e.status = 'missing' AND NOT "
-            f"{include} THEN 'entity_links_to_missing_pages' ELSE 'entity_links' END")  # fmt: skip
-    connection.execute(f"CREATE TEMP TABLE kept_entities AS SELECT names.id AS name_id, e.article, {fate} AS fate, "
-                       "e.count FROM n.name_entities e JOIN names ON names.name = e.name")  # fmt: skip
+    fate = (
+        "CASE WHEN e.status = 'loop' THEN 'entity_links_through_redirect_loops' WHEN e.status = 'missing' AND NOT "
+        f"{include} THEN 'entity_links_to_missing_pages' ELSE 'entity_links' END"
+    )
+    connection.execute(
+        f"CREATE TEMP TABLE kept_entities AS SELECT names.id AS name_id, e.article, {fate} AS fate, "
+        "e.count FROM n.name_entities e JOIN names ON names.name = e.name"
+    )
     stats.update(dict(connection.execute("SELECT fate, SUM(count) FROM kept_entities GROUP BY fate")))
-    connection.execute("INSERT OR IGNORE INTO titles(title) SELECT article FROM kept_entities "
-                       "WHERE fate = 'entity_links' ORDER BY article")  # fmt: skip
-    connection.execute("INSERT INTO candidates SELECT e.name_id, t.id, e.count FROM kept_entities e JOIN titles t "
-                       "ON t.title = e.article WHERE e.fate = 'entity_links'")  # fmt: skip
-    connection.execute("UPDATE names SET links = (SELECT SUM(links) FROM candidates WHERE name_id = names.id) "
-                       "WHERE id IN (SELECT name_id FROM candidates)")  # fmt: skip
+    connection.execute(
+        "INSERT OR IGNORE INTO titles(title) SELECT article FROM kept_entities "
+        "WHERE fate = 'entity_links' ORDER BY article"
+    )
+    connection.execute(
+        "INSERT INTO candidates SELECT e.name_id, t.id, e.count FROM kept_entities e JOIN titles t "
+        "ON t.title = e.article WHERE e.fate = 'entity_links'"
+    )
+    connection.execute(
+        "UPDATE names SET links = (SELECT SUM(links) FROM candidates WHERE name_id = names.id) "
+        "WHERE id IN (SELECT name_id FROM candidates)"
+    )
     # The names of each page, in the order of the checks of a single pass.
-    fate = ("CASE WHEN p.status = 'loop' THEN 'names_through_redirect_loops' WHEN p.status = 'missing' AND NOT "
-            f"{include} THEN 'names_to_missing_pages' WHEN f.name IS NULL THEN 'page_names_never_linked_in_text' "
-            "WHEN NOT f.kept THEN 'low_probability_page_names_dropped' ELSE 'page_names' END")  # fmt: skip
-    connection.execute(f"CREATE TEMP TABLE page_fates AS SELECT p.page, p.name, p.article, {fate} AS fate "
-                       "FROM n.page_names p LEFT JOIN name_fates f ON f.name = p.name")  # fmt: skip
+    fate = (
+        "CASE WHEN p.status = 'loop' THEN 'names_through_redirect_loops' WHEN p.status = 'missing' AND NOT "
+        f"{include} THEN 'names_to_missing_pages' WHEN f.name IS NULL THEN 'page_names_never_linked_in_text' "
+        "WHEN NOT f.kept THEN 'low_probability_page_names_dropped' ELSE 'page_names' END"
+    )
+    connection.execute(
+        f"CREATE TEMP TABLE page_fates AS SELECT p.page, p.name, p.article, {fate} AS fate "
+        "FROM n.page_names p LEFT JOIN name_fates f ON f.name = p.name"
+    )
     stats.update(dict(connection.execute("SELECT fate, COUNT(*) FROM page_fates GROUP BY fate")))
     stats["pages_with_names"] = connection.execute(
         "SELECT COUNT(DISTINCT page) FROM page_fates WHERE fate = 'page_names'"
     ).fetchone()[0]
     for column in ("page", "article"):
-        connection.execute(f"INSERT OR IGNORE INTO titles(title) SELECT {column} FROM page_fates "
-                           f"WHERE fate = 'page_names' ORDER BY {column}")  # fmt: skip
-    connection.execute("INSERT INTO page_names SELECT page.id, names.id, target.id FROM page_fates p JOIN titles page "
-                       "ON page.title = p.page JOIN names ON names.name = p.name JOIN titles target ON "
-                       "target.title = p.article WHERE p.fate = 'page_names'")  # fmt: skip
+        connection.execute(
+            f"INSERT OR IGNORE INTO titles(title) SELECT {column} FROM page_fates "
+            f"WHERE fate = 'page_names' ORDER BY {column}"
+        )
+    connection.execute(
+        "INSERT INTO page_names SELECT page.id, names.id, target.id FROM page_fates p JOIN titles page "
+        "ON page.title = p.page JOIN names ON names.name = p.name JOIN titles target ON "
+        "target.title = p.article WHERE p.fate = 'page_names'"
+    )
     connection.executescript(INDEXES)
     stats.update(names_meta["page_stats"])
     stats["pages"] = names_meta["pages"]
     link_fates = names_meta["link_fates"]
-    links = {"links": link_fates.get("links", 0), "links_in": names_meta["links_in"],
-             "links_counted": link_fates.get("links_counted", 0),
-             "text_links": connection.execute("SELECT COALESCE(SUM(links), 0) FROM n.names").fetchone()[0]}  # fmt: skip
+    links = {
+        "links": link_fates.get("links", 0),
+        "links_in": names_meta["links_in"],
+        "links_counted": link_fates.get("links_counted", 0),
+        "text_links": connection.execute("SELECT COALESCE(SUM(links), 0) FROM n.names").fetchone()[0],
+    }
     for group in ("other_links", "links_not_counted"):
         links[group] = {key.split(":", 1)[1]: n for key, n in sorted(link_fates.items()) if key.startswith(group + ":")}
-    summary = {**{k: stats[k] for k in sorted(stats)}, **links, "include_missing_pages": include_missing_pages,
-               "dump": names_meta["dump_stats"], "redirects": names_meta["redirects"]}  # fmt: skip
-    set_meta(connection, format=FORMAT, version=VERSION, dump=names_meta["dump"],
-             min_link_probability=min_link_probability, stats=summary, name_tokens=NAME_TOKENS)  # fmt: skip
+    summary = {
+        **{k: stats[k] for k in sorted(stats)},
+        **links,
+        "include_missing_pages": include_missing_pages,
+        "dump": names_meta["dump_stats"],
+        "redirects": names_meta["redirects"],
+    }
+    set_meta(
+        connection,
+        format=FORMAT,
+        version=VERSION,
+        dump=names_meta["dump"],
+        min_link_probability=min_link_probability,
+        stats=summary,
+        name_tokens=NAME_TOKENS,
+    )
     connection.execute("DETACH DATABASE n")
     connection.close()
     os.replace(building, out_path)
-    logger.info("mention dictionary: %d pages, %d names kept of %d (%d below p=%g), %d ambiguous page names dropped",
-                stats["pages_with_names"], stats["names"] - stats["low_probability_names_dropped"], stats["names"],
-                stats["low_probability_names_dropped"], min_link_probability, stats["ambiguous_names_dropped"])  # fmt: skip
+    logger.info(
+        "mention dictionary: %d pages, %d names kept of %d (%d below p=%g), %d ambiguous page names dropped",
+        stats["pages_with_names"],
+        stats["names"] - stats["low_probability_names_dropped"],
+        stats["names"],
+        stats["low_probability_names_dropped"],
+        min_link_probability,
+        stats["ambiguous_names_dropped"],
+    )
     return summary
 
 
-_STATS = ("names", "low_probability_names_dropped", "entity_links", "entity_links_to_missing_pages",
-          "entity_links_through_redirect_loops", "page_names", "pages_with_names", "names_through_redirect_loops",
-          "names_to_missing_pages", "page_names_never_linked_in_text", "low_probability_page_names_dropped")  # fmt: skip
+_STATS = (
+    "names",
+    "low_probability_names_dropped",
+    "entity_links",
+    "entity_links_to_missing_pages",
+    "entity_links_through_redirect_loops",
+    "page_names",
+    "pages_with_names",
+    "names_through_redirect_loops",
+    "names_to_missing_pages",
+    "page_names_never_linked_in_text",
+    "low_probability_page_names_dropped",
+)
 
 
 def check_part_name_tokens(meta: Dict[str, Any], path: "os.PathLike[str] | str", stage: str) -> None:
     """Refuses a part file of the stage `names` or `occurrences` whose names were cut into tokens otherwise than
     today's (`NAME_TOKENS`: a part written before has none), saying to run its stage again."""
     if meta.get("name_tokens") != NAME_TOKENS:
-        raise ValueError(f"{os.fspath(path)}: a part file built before names kept their combining marks (name tokens "
-                         f"{meta.get('name_tokens') or 1}, now {NAME_TOKENS}): run the stage `{stage}` again")  # fmt: skip
+        raise ValueError(
+            f"{os.fspath(path)}: a part file built before names kept their combining marks (name tokens "
+            f"{meta.get('name_tokens') or 1}, now {NAME_TOKENS}): run the stage `{stage}` again"
+        )
 
 
 # --- the four stages in one run -------------------------------------------------------------------------------------

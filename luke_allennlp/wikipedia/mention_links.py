@@ -102,9 +102,17 @@ def collect_mention_links(
         connection.executemany("INSERT INTO page_links VALUES (?, ?, ?, ?)", link_rows)
     titles.flush()
     text_links.flush()
-    set_meta(connection, kind=LINKS, dump=os.fspath(dump_path), links_in=links_in, max_pages=max_pages,
-             page_titles=None if wanted is None else sorted(wanted), pages=pages, link_fates=dict(link_fates),
-             dump_stats=dump.stats.as_dict())  # fmt: skip
+    set_meta(
+        connection,
+        kind=LINKS,
+        dump=os.fspath(dump_path),
+        links_in=links_in,
+        max_pages=max_pages,
+        page_titles=None if wanted is None else sorted(wanted),
+        pages=pages,
+        link_fates=dict(link_fates),
+        dump_stats=dump.stats.as_dict(),
+    )
     connection.close()
 
 
@@ -130,12 +138,15 @@ def merge_mention_links(parts: Sequence["os.PathLike[str] | str"], out_path: "os
     for path in parts:
         with attached(connection, path) as part:
             connection.execute(f"INSERT INTO link_runs SELECT name, target, count FROM {part}.text_links")
-    connection.execute("CREATE TABLE name_targets AS SELECT name, target, SUM(count) AS count FROM link_runs "
-                       "GROUP BY name, target")  # fmt: skip
+    connection.execute(
+        "CREATE TABLE name_targets AS SELECT name, target, SUM(count) AS count FROM link_runs GROUP BY name, target"
+    )
     connection.execute("DROP TABLE link_runs")
     # Each name with both keys of `sqlite_name_matcher`: stage 3 looks names up with `cjk_characters` ones.
-    connection.execute("CREATE TABLE names(name TEXT PRIMARY KEY, links INTEGER, first_token TEXT, n_tokens INTEGER, "
-                       "cjk_first_token TEXT, cjk_n_tokens INTEGER) WITHOUT ROWID")  # fmt: skip
+    connection.execute(
+        "CREATE TABLE names(name TEXT PRIMARY KEY, links INTEGER, first_token TEXT, n_tokens INTEGER, "
+        "cjk_first_token TEXT, cjk_n_tokens INTEGER) WITHOUT ROWID"
+    )
     rows = connection.execute("SELECT name, SUM(count) FROM name_targets GROUP BY name ORDER BY name")
     insert = connection.cursor()
     for batch in fetch_batches(rows):
@@ -144,11 +155,14 @@ def merge_mention_links(parts: Sequence["os.PathLike[str] | str"], out_path: "os
             [(name, links, *_tokens(name), *cjk_key(name)) for name, links in batch],
         )
     connection.execute("CREATE INDEX names_first_token ON names(first_token, n_tokens)")
-    connection.execute("CREATE INDEX names_cjk_first_token ON names(cjk_first_token, cjk_n_tokens) "
-                       "WHERE cjk_first_token IS NOT NULL")  # fmt: skip
-    connection.execute(f"CREATE TABLE name_entities AS SELECT t.name AS name, {lookup_sql('t.target')}, "
-                       "SUM(t.count) AS count FROM name_targets t LEFT JOIN redirect_ends r ON r.title = t.target "
-                       "GROUP BY 1, 2, 3")  # fmt: skip
+    connection.execute(
+        "CREATE INDEX names_cjk_first_token ON names(cjk_first_token, cjk_n_tokens) WHERE cjk_first_token IS NOT NULL"
+    )
+    connection.execute(
+        f"CREATE TABLE name_entities AS SELECT t.name AS name, {lookup_sql('t.target')}, "
+        "SUM(t.count) AS count FROM name_targets t LEFT JOIN redirect_ends r ON r.title = t.target "
+        "GROUP BY 1, 2, 3"
+    )
     connection.execute("CREATE INDEX name_entities_name ON name_entities(name)")
     page_stats = _merge_page_names(connection, parts)
     wanted = metas[0]["page_titles"]
@@ -159,11 +173,18 @@ def merge_mention_links(parts: Sequence["os.PathLike[str] | str"], out_path: "os
             "SELECT COUNT(*) FROM wanted WHERE title NOT IN (SELECT title FROM owners)"
         ).fetchone()[0]
     connection.execute("DROP TABLE owners")
-    set_meta(connection, kind=NAMES, dump=" ".join(meta["dump"] for meta in metas), links_in=metas[0]["links_in"],
-             page_stats=page_stats, pages=sum(meta["pages"] for meta in metas),
-             link_fates=sum_counts([meta["link_fates"] for meta in metas]),
-             dump_stats=sum_counts([meta["dump_stats"] for meta in metas]), redirects=redirect_stats.__dict__,
-             name_tokens=NAME_TOKENS)  # fmt: skip
+    set_meta(
+        connection,
+        kind=NAMES,
+        dump=" ".join(meta["dump"] for meta in metas),
+        links_in=metas[0]["links_in"],
+        page_stats=page_stats,
+        pages=sum(meta["pages"] for meta in metas),
+        link_fates=sum_counts([meta["link_fates"] for meta in metas]),
+        dump_stats=sum_counts([meta["dump_stats"] for meta in metas]),
+        redirects=redirect_stats.__dict__,
+        name_tokens=NAME_TOKENS,
+    )
     connection.close()
 
 
@@ -174,8 +195,10 @@ def _merge_page_names(connection, parts) -> Dict[str, int]:
     stats = Counter(ambiguous_names_dropped=0, page_names_outside_text=0)
     for number, path in enumerate(parts):
         with attached(connection, path) as part:
-            connection.execute(f"INSERT INTO owners SELECT title, {number}, seq FROM {part}.pages WHERE true "
-                               "ORDER BY seq ON CONFLICT(title) DO UPDATE SET part = excluded.part, seq = excluded.seq")  # fmt: skip
+            connection.execute(
+                f"INSERT INTO owners SELECT title, {number}, seq FROM {part}.pages WHERE true "
+                "ORDER BY seq ON CONFLICT(title) DO UPDATE SET part = excluded.part, seq = excluded.seq"
+            )
     connection.execute("CREATE INDEX owners_part_seq ON owners(part, seq)")
     for number, path in enumerate(parts):
         with attached(connection, path) as part:

@@ -17,13 +17,22 @@ def test_hub_name_offline_fails_fast_with_one_line(tmp_path):
     """Repair 7: a hub name with HF_HUB_OFFLINE=1 stops `allennlp train` at once, with one line and no traceback."""
     import time
 
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "MODEL_NAME": "studio-ousia/luke-base",
-           "TRAIN_DATA_PATH": str(tmp_path / "train.txt"), "VALIDATION_DATA_PATH": str(tmp_path / "dev.txt")}  # fmt: skip
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "MODEL_NAME": "studio-ousia/luke-base",
+        "TRAIN_DATA_PATH": str(tmp_path / "train.txt"),
+        "VALIDATION_DATA_PATH": str(tmp_path / "dev.txt"),
+    }
     started = time.monotonic()
     result = subprocess.run(
         [str(ALLENNLP), "train", "configs/relation_classification/semeval.jsonnet", "-s", str(tmp_path / "out")],
-        capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=600,
+    )
     elapsed = time.monotonic() - started
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if " - INFO - " not in line]
@@ -56,8 +65,14 @@ def test_errors_raised_on_purpose_by_the_project_are_user_errors():
 
     project_file = str(Path(luke_allennlp.__file__).with_name("not_a_module.py"))
     namespace = {}
-    exec(compile("def on_purpose():\n    raise ValueError('f.txt:3: bad')\n\ndef bug():\n    return int('x')\n",
-                 project_file, "exec"), namespace)  # fmt: skip
+    exec(
+        compile(
+            "def on_purpose():\n    raise ValueError('f.txt:3: bad')\n\ndef bug():\n    return int('x')\n",
+            project_file,
+            "exec",
+        ),
+        namespace,
+    )
     for function, expected in [(namespace["on_purpose"], "f.txt:3: bad"), (namespace["bug"], None)]:
         try:
             function()
@@ -81,13 +96,21 @@ def test_known_input_errors_are_one_line_and_allennlp_debug_shows_the_traceback(
     cases = [
         (["evaluate", str(tmp_path / "missing.tar.gz"), "data.txt"], f"file {tmp_path / 'missing.tar.gz'} not found"),
         (["train", str(tmp_path / "missing.jsonnet"), "-s", new], f"file {tmp_path / 'missing.jsonnet'} not found"),
-        (["train", config, "-s", new], f"{config}:3:19-42: undefined external variable: MODEL_DIR "
-         "(the config reads it with std.extVar: set it in the environment, e.g. MODEL_DIR=...)"),
-        (["train", str(tmp_path / "bad.jsonnet"), "-s", new],
-         f"{tmp_path / 'bad.jsonnet'}:1:10: unexpected: \",\" while parsing field definition"),
-        (["train", config, "-s", str(tmp_path / "out")], f"serialization directory {tmp_path / 'out'} already "
-         "exists and is not empty: pass -f (--force) to delete it and train afresh, or choose another -s"),
-    ]  # fmt: skip
+        (
+            ["train", config, "-s", new],
+            f"{config}:3:19-42: undefined external variable: MODEL_DIR "
+            "(the config reads it with std.extVar: set it in the environment, e.g. MODEL_DIR=...)",
+        ),
+        (
+            ["train", str(tmp_path / "bad.jsonnet"), "-s", new],
+            f'{tmp_path / "bad.jsonnet"}:1:10: unexpected: "," while parsing field definition',
+        ),
+        (
+            ["train", config, "-s", str(tmp_path / "out")],
+            f"serialization directory {tmp_path / 'out'} already "
+            "exists and is not empty: pass -f (--force) to delete it and train afresh, or choose another -s",
+        ),
+    ]
     for argv, message in cases:
         if argv[-1] == str(tmp_path / "out"):  # the config's variables set: the directory is checked next
             monkeypatch.setenv("MODEL_DIR", "m")
@@ -108,10 +131,20 @@ def test_a_bad_line_in_the_training_data_stops_allennlp_train_with_one_line(tiny
     lines = (shared_data / "conll2003" / "eng.testa").read_text().splitlines()[:40]
     lines[7] = "LEICESTERSHIRE"  # line 8: the tag column missing
     (tmp_path / "eng.testa").write_text("\n".join(lines) + "\n")
-    env = {**os.environ, "MODEL_NAME": str(tiny_luke_dir), "TRAIN_DATA_PATH": str(tmp_path / "eng.testa"),
-           "VALIDATION_DATA_PATH": str(tmp_path / "eng.testa")}  # fmt: skip
-    result = subprocess.run([str(ALLENNLP), "train", "configs/ner/conll2003.jsonnet", "-s", str(tmp_path / "out")],
-                            capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=600)  # fmt: skip
+    env = {
+        **os.environ,
+        "MODEL_NAME": str(tiny_luke_dir),
+        "TRAIN_DATA_PATH": str(tmp_path / "eng.testa"),
+        "VALIDATION_DATA_PATH": str(tmp_path / "eng.testa"),
+    }
+    result = subprocess.run(
+        [str(ALLENNLP), "train", "configs/ner/conll2003.jsonnet", "-s", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=600,
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert result.stderr.splitlines()[-1] == (
         f"allennlp: error: {tmp_path / 'eng.testa'}:8: expected 'word ... NER' columns (e.g. 'word POS chunk NER') "
@@ -169,8 +202,11 @@ def _train_in_process(model_dir, out, epochs, monkeypatch) -> int:
     monkeypatch.setenv("MODEL_DIR", str(model_dir))
     monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
     overrides = json.dumps({"trainer.num_epochs": epochs, "trainer.learning_rate_scheduler": None})
-    monkeypatch.setattr(sys, "argv", ["allennlp", "train", str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
-                                      "-s", str(out), "-o", overrides])  # fmt: skip
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        ["allennlp", "train", str(FIXTURES / "configs" / "luke_classifier.jsonnet"), "-s", str(out), "-o", overrides],
+    )
     handlers = logging.getLogger().handlers[:]
     try:
         with pytest.raises(SystemExit) as exited:
@@ -205,8 +241,9 @@ def test_interrupted_training_says_what_is_left_in_one_line(tiny_luke_dir, tmp_p
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)) == before  # restored
 
 
-def test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact(tiny_luke_dir, tmp_path,
-                                                                                      monkeypatch, capsys):  # fmt: skip
+def test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact(
+    tiny_luke_dir, tmp_path, monkeypatch, capsys
+):
     """Ctrl-C while `allennlp train` writes `model.tar.gz` (SIGINT sent from inside the writer): one line naming the
     phase, the intact last checkpoint and --recover; no archive left half written."""
     import signal
@@ -258,8 +295,9 @@ def test_an_interrupted_builder_leaves_no_partial_output(signum, shared_data, tm
 
     monkeypatch.setattr(EntityVocab, "save_jsonl", save_half_then_signal)
     dump = shared_data / "wikipedia" / "enwiki-pages-articles-sample.xml.bz2"
-    monkeypatch.setattr(sys, "argv", ["allennlp", "build-entity-vocab", str(dump), str(tmp_path / "vocab.jsonl"),
-                                      "--num-workers", "1"])  # fmt: skip
+    monkeypatch.setattr(
+        sys, "argv", ["allennlp", "build-entity-vocab", str(dump), str(tmp_path / "vocab.jsonl"), "--num-workers", "1"]
+    )
     with pytest.raises(SystemExit) as exited:
         main(prog="allennlp")
     assert exited.value.code == 128 + getattr(signal, signum)
@@ -279,8 +317,10 @@ def test_a_config_value_of_the_wrong_type_anywhere_is_one_line():
         def __init__(self, n: int, rate: float = 0.5) -> None:
             self.n, self.rate = n, rate
 
-    for params, message in [({"n": "2"}, "the config's n must be an integer, not a value of another type"),
-                            ({"n": 2, "rate": "x"}, "the config's rate must be a number, not a value of another type")]:  # fmt: skip
+    for params, message in [
+        ({"n": "2"}, "the config's n must be an integer, not a value of another type"),
+        ({"n": 2, "rate": "x"}, "the config's rate must be a number, not a value of another type"),
+    ]:
         with pytest.raises(TypeError) as raised:
             Sized.from_params(Params(params))
         assert user_errors.one_line(user_errors.user_error(raised.value)) == message
@@ -298,10 +338,16 @@ def test_the_allennlp_command_reports_a_kill_and_a_config_mistake_in_one_line(ti
     env = {**os.environ, "MODEL_DIR": str(tiny_luke_dir), "DATA": str(FIXTURES / "data" / "sentiment.jsonl")}
     killed, refused = tmp_path / "killed", tmp_path / "refused"
     runs = [
-        subprocess.Popen([str(ALLENNLP), "train", config, "-s", str(out), "-o", overrides], stderr=subprocess.PIPE,
-                         stdout=subprocess.DEVNULL, text=True, cwd=REPO_ROOT, env=env)
+        subprocess.Popen(
+            [str(ALLENNLP), "train", config, "-s", str(out), "-o", overrides],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            cwd=REPO_ROOT,
+            env=env,
+        )
         for out, overrides in [(killed, '{"trainer.num_epochs": 500}'), (refused, '{"trainer.patience": "3"}')]
-    ]  # fmt: skip
+    ]
     deadline = time.monotonic() + 300
     while not (killed / "config.json").exists() and runs[0].poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)

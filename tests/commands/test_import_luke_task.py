@@ -118,8 +118,9 @@ def test_a_checkpoint_naming_its_own_code_runs_none_of_it(relation_checkpoint, t
     (checkpoint / "crafted_code.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     for name, classes in (("config.json", ("AutoConfig", "AutoModel")), ("tokenizer_config.json", ("AutoTokenizer",))):
         config = json.loads((checkpoint / name).read_text())
-        config["auto_map"] = {c: ["crafted_code.Crafted", None] if c == "AutoTokenizer" else "crafted_code.Crafted"
-                              for c in classes}  # fmt: skip
+        config["auto_map"] = {
+            c: ["crafted_code.Crafted", None] if c == "AutoTokenizer" else "crafted_code.Crafted" for c in classes
+        }
         (checkpoint / name).write_text(json.dumps(config))
     archive = load_archive(import_luke_task(str(checkpoint), str(tmp_path / "imported")))
     forward(archive, [archive.dataset_reader.text_to_instance(TEXT, HEAD, TAIL)])

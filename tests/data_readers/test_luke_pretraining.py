@@ -411,8 +411,9 @@ def test_an_endless_reader_read_to_its_end_reads_one_pass(pretraining_corpus, co
     rows = len(corpus_rows)
     reader = LukePretrainingReader(seed=7, endless=True)
     assert len(list(itertools.islice(reader.read(str(pretraining_corpus)), rows + 1))) == rows
-    loader = MultiProcessDataLoader(reader, str(pretraining_corpus), batch_size=8, max_instances_in_memory=16,
-                                    num_workers=1)  # fmt: skip
+    loader = MultiProcessDataLoader(
+        reader, str(pretraining_corpus), batch_size=8, max_instances_in_memory=16, num_workers=1
+    )
     loader.index_with(Vocabulary.empty())
     try:
         batches = list(itertools.islice(iter(loader), rows // 8 + 2))

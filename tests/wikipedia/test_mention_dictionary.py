@@ -60,13 +60,23 @@ def test_names_outside_the_running_text(tmp_path):
     text's target wins; a name never linked in running text has no link probability and is dropped."""
     from luke_allennlp.wikipedia.dump import WikiPage, write_dump
 
-    write_dump(tmp_path / "dump.xml", [
-        WikiPage("Lyon", 1, 0, "{{Infobox|country=[[France]]|river=[[Rhône (river)|Rhône]]|mayor=[[Grégory Doucet]]}}\n"
-                               "[[Lyon]] lies on the [[Rhône]]. France is large.\n{|\n| [[Paris]] || [[Rhône]]\n|}"),
-        WikiPage("Paris", 2, 0, "[[Paris]] is the capital of [[France]]."),
-        WikiPage("France", 3, 0, "France is in Europe."), WikiPage("Rhône", 4, 0, "A department."),
-        WikiPage("Rhône (river)", 5, 0, "A river."), WikiPage("Grégory Doucet", 6, 0, "A mayor."),
-    ])  # fmt: skip
+    write_dump(
+        tmp_path / "dump.xml",
+        [
+            WikiPage(
+                "Lyon",
+                1,
+                0,
+                "{{Infobox|country=[[France]]|river=[[Rhône (river)|Rhône]]|mayor=[[Grégory Doucet]]}}\n"
+                "[[Lyon]] lies on the [[Rhône]]. France is large.\n{|\n| [[Paris]] || [[Rhône]]\n|}",
+            ),
+            WikiPage("Paris", 2, 0, "[[Paris]] is the capital of [[France]]."),
+            WikiPage("France", 3, 0, "France is in Europe."),
+            WikiPage("Rhône", 4, 0, "A department."),
+            WikiPage("Rhône (river)", 5, 0, "A river."),
+            WikiPage("Grégory Doucet", 6, 0, "A mayor."),
+        ],
+    )
     dictionary = build_mention_dictionary(tmp_path / "dump.xml", min_link_probability=0.0)
     assert dictionary.pages["Lyon"] == {"Lyon": "Lyon", "Rhône": "Rhône", "France": "France", "Paris": "Paris"}
     # Linked once in running text, twice unlinked there (the infobox's link is not counted).
@@ -97,9 +107,14 @@ def test_candidates_by_hand_count(crafted_dump):
     # By hand from tests/wikipedia/crafted.py: China 3 links to China; candle 2 and wick 2; Rome 2 to Rome and 1 to
     # the missing "Rome (band)"; Lamps -> Lamp -> Lantern and lanterns -> Lantern light -> Lamp -> Lantern.
     assert dictionary.entities == {
-        "China": [["China", 3]], "Lamps": [["Lantern", 1]], "Rome": [["Rome", 2]], "candle": [["Candle", 2]],
-        "lanterns": [["Lantern", 1]], "paper lanterns": [["Paper lantern", 1]], "wick": [["Wick", 2]],
-    }  # fmt: skip
+        "China": [["China", 3]],
+        "Lamps": [["Lantern", 1]],
+        "Rome": [["Rome", 2]],
+        "candle": [["Candle", 2]],
+        "lanterns": [["Lantern", 1]],
+        "paper lanterns": [["Paper lantern", 1]],
+        "wick": [["Wick", 2]],
+    }
     assert dictionary.candidates("Rome") == [("Rome", 1.0)] and dictionary.candidates("Latin") == []
     stats = dictionary.stats  # 12 + 4 to missing pages (oil, Nowhere land, Latin, Rome (band)) + 1 loop = 17 links
     assert (

@@ -57,10 +57,22 @@ def test_redirects_resolve_across_parts_as_in_one_pass(tmp_path):
     """Chains, loops and their feeders, self-redirects, missing targets and titles read twice (the later page wins),
     across parts: the SQL index answers as `WikiIndex` over the whole dump."""
     parts = [
-        [("A", None), ("B", None), ("R1", "A"), ("R2", "R1"), ("L1", "L2"), ("L2", "L1"), ("F", "L1"), ("M", "Nowhere"),
-         ("S", "S"), ("R3", "X"), ("C", None), ("C", "B")],
+        [
+            ("A", None),
+            ("B", None),
+            ("R1", "A"),
+            ("R2", "R1"),
+            ("L1", "L2"),
+            ("L2", "L1"),
+            ("F", "L1"),
+            ("M", "Nowhere"),
+            ("S", "S"),
+            ("R3", "X"),
+            ("C", None),
+            ("C", "B"),
+        ],
         [("X", None), ("A", "B"), ("R4", "R2"), ("E", ""), ("C", None)],
-    ]  # fmt: skip
+    ]
     paths = []
     for i, titles in enumerate(parts):
         connection = connect(tmp_path / f"part{i}.sqlite", create=True)
@@ -198,8 +210,10 @@ def test_a_names_file_without_the_cjk_keys_is_refused_with_the_stage_to_rerun(tm
     _, parts = cut_dump(tmp_path_factory, SIZES[0])
     _mention_parts(tmp_path, parts[:1])
     connection = sqlite3.connect(tmp_path / "names.sqlite")
-    connection.executescript("DROP INDEX names_cjk_first_token; ALTER TABLE names DROP COLUMN cjk_first_token; "
-                             "ALTER TABLE names DROP COLUMN cjk_n_tokens;")  # fmt: skip
+    connection.executescript(
+        "DROP INDEX names_cjk_first_token; ALTER TABLE names DROP COLUMN cjk_first_token; "
+        "ALTER TABLE names DROP COLUMN cjk_n_tokens;"
+    )
     connection.close()
     with pytest.raises(ValueError, match=r"names\.sqlite: a names file of an older version .* run the stage `names`"):
         count_name_occurrences(parts[0], tmp_path / "names.sqlite", tmp_path / "again.sqlite")
@@ -220,8 +234,11 @@ def test_part_files_built_before_names_kept_their_combining_marks_are_refused_wi
         connection.commit()
         connection.close()
         stage = name.rstrip("0")
-        with pytest.raises(ValueError, match=rf"{name}\.sqlite: a part file built before names kept their combining "
-                                             rf"marks \(name tokens 1, now 2\): run the stage `{stage}` again"):  # fmt: skip
+        with pytest.raises(
+            ValueError,
+            match=rf"{name}\.sqlite: a part file built before names kept their combining "
+            rf"marks \(name tokens 1, now 2\): run the stage `{stage}` again",
+        ):
             merge_mention_parts(tmp_path / "names.sqlite", [tmp_path / "occurrences0.sqlite"], tmp_path / "out.sqlite")
     with pytest.raises(ValueError, match=r"names\.sqlite: a part file built before .* run the stage `names` again"):
         count_name_occurrences(parts[0], tmp_path / "names.sqlite", tmp_path / "again.sqlite")
@@ -283,6 +300,9 @@ def test_counts_spilled_in_many_runs_add_up_the_same(tmp_path_factory, tmp_path,
         MentionDictionary.from_store(MentionStore(tmp_path / f"{name}.sqlite")) for name in ("spilled", "memory")
     )
     assert (spilled.pages, spilled._link_probability, spilled.entities, spilled.stats) == (
-        memory.pages, memory._link_probability, memory.entities, memory.stats,
-    )  # fmt: skip
+        memory.pages,
+        memory._link_probability,
+        memory.entities,
+        memory.stats,
+    )
     assert len(memory.entities) > 100

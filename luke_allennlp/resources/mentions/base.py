@@ -31,8 +31,12 @@ def check_name_tokens(meta: Dict[str, Any], path: str) -> None:
     if found == NAME_TOKENS or (found is None and not meta.get("stats")):
         return
     stats = meta.get("stats") or {}
-    command = ["allennlp build-mention-dictionary", meta.get("dump") or "DUMP", path,
-               f"--min-link-probability {meta.get('min_link_probability', 0.0):g}"]  # fmt: skip
+    command = [
+        "allennlp build-mention-dictionary",
+        meta.get("dump") or "DUMP",
+        path,
+        f"--min-link-probability {meta.get('min_link_probability', 0.0):g}",
+    ]
     if stats.get("links_in", "page") != "page":
         command.append(f"--links-in {stats['links_in']}")
     if stats.get("include_missing_pages"):

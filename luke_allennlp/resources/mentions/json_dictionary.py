@@ -98,14 +98,24 @@ class MentionDictionary(MentionDictionaryBase):
     def _name_matcher(
         self, min_link_probability: float, value: Callable[[str], Optional[int]], cjk_characters: bool
     ) -> NameMatcher:
-        names = {name: value(name) for name in self._candidate_counts()
-                 if self.link_probability(name) >= min_link_probability}  # fmt: skip
+        names = {
+            name: value(name)
+            for name in self._candidate_counts()
+            if self.link_probability(name) >= min_link_probability
+        }
         return NameMatcher(names, cjk_characters=cjk_characters)
 
     def to_json(self) -> Dict[str, Any]:
-        return {"version": VERSION, "dump": self.dump, "min_link_probability": self.min_link_probability,
-                "pages": self.pages, "link_probability": self._link_probability, "entities": self.entities or {},
-                "stats": self.stats, "name_tokens": NAME_TOKENS}  # fmt: skip
+        return {
+            "version": VERSION,
+            "dump": self.dump,
+            "min_link_probability": self.min_link_probability,
+            "pages": self.pages,
+            "link_probability": self._link_probability,
+            "entities": self.entities or {},
+            "stats": self.stats,
+            "name_tokens": NAME_TOKENS,
+        }
 
     def save(self, path: "os.PathLike[str] | str") -> None:
         """As JSON if `path` ends with `.json`, else as a SQLite file (`MentionStore`)."""
@@ -120,8 +130,9 @@ class MentionDictionary(MentionDictionaryBase):
     def from_store(cls, store: MentionStore) -> "MentionDictionary":
         """The whole dictionary of a `MentionStore` in memory (for small dictionaries: what the JSON file holds)."""
         pages, probability, entities = store.contents()
-        return cls(pages, probability, store.min_link_probability, store.dump, store.stats, entities,
-                   source=store.source)  # fmt: skip
+        return cls(
+            pages, probability, store.min_link_probability, store.dump, store.stats, entities, source=store.source
+        )
 
     @classmethod
     def from_file(cls, path: "os.PathLike[str] | str") -> "Union[MentionDictionary, MentionStore]":
@@ -146,5 +157,12 @@ class MentionDictionary(MentionDictionaryBase):
         for key in keys:
             if not isinstance(data.get(key), dict):
                 raise ValueError(f"{path}: the {key!r} entry is missing or not a dict")
-        return cls(data["pages"], data["link_probability"], data.get("min_link_probability", 0.0),
-                   data.get("dump", ""), data.get("stats", {}), data.get("entities"), source=path)  # fmt: skip
+        return cls(
+            data["pages"],
+            data["link_probability"],
+            data.get("min_link_probability", 0.0),
+            data.get("dump", ""),
+            data.get("stats", {}),
+            data.get("entities"),
+            source=path,
+        )

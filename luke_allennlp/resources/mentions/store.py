@@ -117,8 +117,10 @@ class MentionStore(MentionDictionaryBase):
         except sqlite3.DatabaseError as error:
             raise ValueError(f"{self.source}: not a mention dictionary ({error})") from None
         if meta.get("format") != FORMAT or meta.get("version") != VERSION:
-            raise ValueError(f"{self.source}: not a mention dictionary of version {VERSION} "
-                             f"(format {meta.get('format')!r}, version {meta.get('version')!r})")  # fmt: skip
+            raise ValueError(
+                f"{self.source}: not a mention dictionary of version {VERSION} "
+                f"(format {meta.get('format')!r}, version {meta.get('version')!r})"
+            )
         check_name_tokens(meta, self.source)
         self.dump: str = meta.get("dump", "")
         self.min_link_probability: float = meta.get("min_link_probability", 0.0)
@@ -192,8 +194,11 @@ class MentionStore(MentionDictionaryBase):
     ) -> NameMatcher:
         # Names are looked up in the file as the text brings them.
         if cjk_characters and not self.has_cjk_keys:
-            logger.warning("%s was written without the names' CJK keys: names are found at word boundaries only, not "
-                           "inside text without spaces; rebuild it to find them there", self.source)  # fmt: skip
+            logger.warning(
+                "%s was written without the names' CJK keys: names are found at word boundaries only, not "
+                "inside text without spaces; rebuild it to find them there",
+                self.source,
+            )
             cjk_characters = False
         return sqlite_name_matcher(
             lambda: self.connection,
@@ -211,14 +216,18 @@ def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
     readers query without loading it (`MentionDictionary.from_file(json).save(path.sqlite)`).
     """
     if dictionary.entities is None:
-        raise ValueError(f"{dictionary.source or 'this mention dictionary'} is of version 1, without candidates: "
-                         "rebuild it with `allennlp build-mention-dictionary`")  # fmt: skip
+        raise ValueError(
+            f"{dictionary.source or 'this mention dictionary'} is of version 1, without candidates: "
+            "rebuild it with `allennlp build-mention-dictionary`"
+        )
     path = os.fspath(path)
     building = path + ".building"
     connection = connect(building, create=True)
     connection.executescript(SCHEMA)
-    titles = sorted({t for counts in dictionary.entities.values() for t, _ in counts}
-                    | {t for page, names in dictionary.pages.items() for t in (page, *names.values())})  # fmt: skip
+    titles = sorted(
+        {t for counts in dictionary.entities.values() for t, _ in counts}
+        | {t for page, names in dictionary.pages.items() for t in (page, *names.values())}
+    )
     title_ids = {title: i for i, title in enumerate(titles, 1)}
     connection.executemany("INSERT INTO titles VALUES (?, ?)", ((i, t) for t, i in title_ids.items()))
     link_probability = dict(dictionary.iter_names())
@@ -228,23 +237,49 @@ def write_store(dictionary: Any, path: "os.PathLike[str] | str") -> None:
     for name in names:
         tokens = TOKEN.findall(name)
         links = sum(count for _, count in dictionary.entities.get(name, ()))
-        rows.append((name_ids[name], name, fold(name), link_probability[name],
-                     tokens[0] if tokens else None, len(tokens), links, *cjk_key(name)))  # fmt: skip
+        rows.append(
+            (
+                name_ids[name],
+                name,
+                fold(name),
+                link_probability[name],
+                tokens[0] if tokens else None,
+                len(tokens),
+                links,
+                *cjk_key(name),
+            )
+        )
     connection.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     missing = [name for name in dictionary.entities if name not in name_ids] + [
         name for names_of_page in dictionary.pages.values() for name in names_of_page if name not in name_ids
     ]
     if missing:
         raise ValueError(f"{dictionary.source or 'the dictionary'}: names without a link probability: {missing[:5]}")
-    connection.executemany("INSERT INTO candidates VALUES (?, ?, ?)",
-                           ((name_ids[name], title_ids[title], count) for name, counts in dictionary.entities.items()
-                            for title, count in counts))  # fmt: skip
-    connection.executemany("INSERT INTO page_names VALUES (?, ?, ?)",
-                           ((title_ids[page], name_ids[name], title_ids[target])
-                            for page, names_of_page in dictionary.pages.items()
-                            for name, target in names_of_page.items()))  # fmt: skip
+    connection.executemany(
+        "INSERT INTO candidates VALUES (?, ?, ?)",
+        (
+            (name_ids[name], title_ids[title], count)
+            for name, counts in dictionary.entities.items()
+            for title, count in counts
+        ),
+    )
+    connection.executemany(
+        "INSERT INTO page_names VALUES (?, ?, ?)",
+        (
+            (title_ids[page], name_ids[name], title_ids[target])
+            for page, names_of_page in dictionary.pages.items()
+            for name, target in names_of_page.items()
+        ),
+    )
     connection.executescript(INDEXES)
-    set_meta(connection, format=FORMAT, version=VERSION, dump=dictionary.dump,
-             min_link_probability=dictionary.min_link_probability, stats=dictionary.stats, name_tokens=NAME_TOKENS)  # fmt: skip
+    set_meta(
+        connection,
+        format=FORMAT,
+        version=VERSION,
+        dump=dictionary.dump,
+        min_link_probability=dictionary.min_link_probability,
+        stats=dictionary.stats,
+        name_tokens=NAME_TOKENS,
+    )
     connection.close()
     os.replace(building, path)

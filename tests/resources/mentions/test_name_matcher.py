@@ -9,8 +9,13 @@ def test_name_matcher_longest_match_word_boundaries_no_overlap():
     found = [(text[s:e], name) for s, e, name in matcher.find(text)]
     # Longest at "New" (not "New York"); lower case does not match; "York" not inside "Yorkshire"; "U.S." ends with
     # a non-word character; "York City" is inside the first match, so not a match of its own.
-    assert found == [("New York City", "New York City"), ("York", "York"), ("U.S.", "U.S."), ("Levi's", "Levi's"),
-                     ("New York City", "New York City")]  # fmt: skip
+    assert found == [
+        ("New York City", "New York City"),
+        ("York", "York"),
+        ("U.S.", "U.S."),
+        ("Levi's", "Levi's"),
+        ("New York City", "New York City"),
+    ]
     assert [name for _, _, name in NameMatcher({"New York": 1, "York City": 2}).find("New York City")] == ["New York"]
     assert NameMatcher({"York": 1}).find("NewYork York_ x") == []
 
@@ -21,8 +26,10 @@ def test_matching_and_counting_agree_on_what_an_occurrence_is():
     from luke_allennlp.wikipedia.mention_dictionary import _init_matcher, count_unlinked_occurrences
 
     names = {"New York", "New York City", "York", "York City", "U.S.", "AT&T", "C", "Levi's", "Foo ", " Bar"}
-    text = ("New York City and new york, Yorkshire, York. The U.S.-based AT&T (AT&T's) C++ and C at Levi's, NewYork "
-            "York_ Foo  Bar")  # fmt: skip
+    text = (
+        "New York City and new york, Yorkshire, York. The U.S.-based AT&T (AT&T's) C++ and C at Levi's, NewYork "
+        "York_ Foo  Bar"
+    )
     _init_matcher(names)
     counted = count_unlinked_occurrences(text, [])
     matcher = NameMatcher(names)
@@ -53,7 +60,10 @@ def test_cjk_characters_find_names_inside_text_without_spaces():
     text = "二人の男性がジャンボジェット機を見ています。New York, Yorkshire"
     assert NameMatcher(names).find(text) == [(22, 30, "New York")]  # one token before "。": no Japanese name
     assert NameMatcher(names, cjk_characters=True).find(text) == [
-        (3, 5, "男性"), (6, 14, "ジャンボジェット"), (22, 30, "New York")]  # fmt: skip
+        (3, 5, "男性"),
+        (6, 14, "ジャンボジェット"),
+        (22, 30, "New York"),
+    ]
 
 
 def test_counting_sees_japanese_names_where_the_japanese_readers_match_them():

@@ -35,12 +35,16 @@ def test_every_query_answers_as_the_json_file(both):
         assert store.candidates(name) == dictionary.candidates(name)
         assert store.candidates(name, ignore_case=True) == dictionary.candidates(name, ignore_case=True)
     assert (store.min_link_probability, store.dump, store.stats) == (
-        dictionary.min_link_probability, dictionary.dump, dictionary.stats,
-    )  # fmt: skip
+        dictionary.min_link_probability,
+        dictionary.dump,
+        dictionary.stats,
+    )
     back = MentionDictionary.from_store(store)
     assert (back.pages, back._link_probability, back.entities) == (
-        dictionary.pages, dictionary._link_probability, dictionary.entities,
-    )  # fmt: skip
+        dictionary.pages,
+        dictionary._link_probability,
+        dictionary.entities,
+    )
     text = "Proudhon and Bakunin wrote on the Free Territory, syndicalism and anarcho-syndicalism in Spain."
     value = lambda candidates: len(candidates)  # noqa: E731
     json_matcher, store_matcher = dictionary.name_matcher(0.01, value), store.name_matcher(0.01, value)
@@ -80,8 +84,10 @@ def test_bad_files_are_named(both, tmp_path, ed_wikipedia):
 
 
 def _plain(instance) -> dict:
-    return {name: _lists(field.tensor if hasattr(field, "tensor") else field.metadata)
-            for name, field in instance.fields.items()}  # fmt: skip
+    return {
+        name: _lists(field.tensor if hasattr(field, "tensor") else field.metadata)
+        for name, field in instance.fields.items()
+    }
 
 
 def _lists(value):
@@ -125,8 +131,10 @@ def test_linked_documents_are_the_same(both, ed_wikipedia):
     from luke_allennlp.wikipedia.linked_documents import linked_documents
 
     dictionary, store, _ = both
-    documents = [list(linked_documents(ed_wikipedia["dump"], d, page_ids=[25], include_missing_pages=True))
-                 for d in (dictionary, store)]  # fmt: skip
+    documents = [
+        list(linked_documents(ed_wikipedia["dump"], d, page_ids=[25], include_missing_pages=True))
+        for d in (dictionary, store)
+    ]
     assert documents[0] == documents[1] and len(documents[0][0].mentions) > 50
 
 
@@ -187,8 +195,12 @@ def test_japanese_names_are_found_in_text_without_spaces_as_with_the_json_file(s
     names = [name for name, _ in counts.most_common(3000)] + ["F1グランプリ", "2人の男性", "テニス 選手"]
     first = Counter(name[0] for name in names)
     assert max(first.values()) > MAX_NAMES_PER_TOKEN
-    ngrams = MentionDictionary(pages={}, link_probability=dict.fromkeys(names, 0.5), dump="jsts n-grams",
-                               entities={name: [[name, 1]] for name in names})  # fmt: skip
+    ngrams = MentionDictionary(
+        pages={},
+        link_probability=dict.fromkeys(names, 0.5),
+        dump="jsts n-grams",
+        entities={name: [[name, 1]] for name in names},
+    )
     json_file, store_file = _json_and_store(ngrams, tmp_path)
     assert isinstance(store_file, MentionStore) and store_file.has_cjk_keys
     json_matcher, store_matcher = (d.name_matcher(0.01, value, cjk_characters=True) for d in (json_file, store_file))
@@ -203,12 +215,18 @@ def test_a_store_without_cjk_keys_matches_at_word_tokens(tmp_path, caplog):
     import sqlite3
 
     names = ["男性", "テニス", "New York"]
-    dictionary = MentionDictionary(pages={}, link_probability=dict.fromkeys(names, 0.5), dump="handwritten",
-                                   entities={name: [[name, 1]] for name in names})  # fmt: skip
+    dictionary = MentionDictionary(
+        pages={},
+        link_probability=dict.fromkeys(names, 0.5),
+        dump="handwritten",
+        entities={name: [[name, 1]] for name in names},
+    )
     dictionary.save(tmp_path / "old.sqlite")
     connection = sqlite3.connect(tmp_path / "old.sqlite")
-    connection.executescript("DROP INDEX names_cjk_first_token; ALTER TABLE names DROP COLUMN cjk_first_token; "
-                             "ALTER TABLE names DROP COLUMN cjk_n_tokens;")  # fmt: skip
+    connection.executescript(
+        "DROP INDEX names_cjk_first_token; ALTER TABLE names DROP COLUMN cjk_first_token; "
+        "ALTER TABLE names DROP COLUMN cjk_n_tokens;"
+    )
     connection.close()
     store = MentionStore(tmp_path / "old.sqlite")
     text = "男性がテニスをしている。 男性 New York"
@@ -217,7 +235,9 @@ def test_a_store_without_cjk_keys_matches_at_word_tokens(tmp_path, caplog):
     assert "without the names' CJK keys" in caplog.text and not store.has_cjk_keys
     assert [name for _, _, name in matcher.find(text)] == ["男性", "New York"]
     assert [name for _, _, name in MentionStore(tmp_path / "old.sqlite").name_matcher(0.01, len).find(text)] == [
-        "男性", "New York"]  # fmt: skip
+        "男性",
+        "New York",
+    ]
     new = dictionary.name_matcher(0.01, len, cjk_characters=True).find(text)
     assert [name for _, _, name in new] == ["男性", "テニス", "男性", "New York"]
 
@@ -230,8 +250,11 @@ def test_both_backends_are_one_interface(both, tmp_path):
     names = list(store.iter_names())
     assert names == list(dictionary.iter_names()) and names == sorted(dictionary._link_probability.items())
     # A name listed without candidates falls back to the names without case and white space in either backend.
-    handwritten = MentionDictionary(pages={}, link_probability={"New York": 0.5, "new york": 0.5},
-                                    entities={"New York": [["New York City", 3]], "new york": []})  # fmt: skip
+    handwritten = MentionDictionary(
+        pages={},
+        link_probability={"New York": 0.5, "new york": 0.5},
+        entities={"New York": [["New York City", 3]], "new york": []},
+    )
     handwritten.save(tmp_path / "handwritten.sqlite")
     for backend in (handwritten, MentionStore(tmp_path / "handwritten.sqlite")):
         assert backend.candidates("new york") == []
@@ -254,8 +277,10 @@ def test_dictionaries_built_before_names_kept_their_combining_marks_are_refused_
     connection.commit()
     connection.close()
     assert dictionary.stats["include_missing_pages"]  # (the fixture's: built from two pages of a dump)
-    command = (f"allennlp build-mention-dictionary {dictionary.dump} {old} "
-               f"--min-link-probability {dictionary.min_link_probability:g} --include-missing-pages")  # fmt: skip
+    command = (
+        f"allennlp build-mention-dictionary {dictionary.dump} {old} "
+        f"--min-link-probability {dictionary.min_link_probability:g} --include-missing-pages"
+    )
     with pytest.raises(ValueError) as refused:
         MentionDictionary.from_file(old)
     assert str(refused.value) == (
@@ -270,6 +295,7 @@ def test_dictionaries_built_before_names_kept_their_combining_marks_are_refused_
         MentionDictionary.from_file(tmp_path / "old.json")
     (tmp_path / "new.json").write_text(json.dumps(dictionary.to_json()))
     assert MentionDictionary.from_file(tmp_path / "new.json").entities == dictionary.entities
-    (tmp_path / "by_hand.json").write_text(json.dumps({"version": 2, "pages": {}, "link_probability": {"a": 1.0},
-                                                       "entities": {"a": [["A", 1]]}}))  # fmt: skip
+    (tmp_path / "by_hand.json").write_text(
+        json.dumps({"version": 2, "pages": {}, "link_probability": {"a": 1.0}, "entities": {"a": [["A", 1]]}})
+    )
     assert MentionDictionary.from_file(tmp_path / "by_hand.json").candidates("a") == [("A", 1.0)]
