@@ -17,8 +17,11 @@ The JSON: `configs` maps each config file (relative to the repository) to `{"sta
 "steps", "cuda_syncs"}`; `variants` the fp16 and the CUDA-graph rows likewise; `throughput` maps "pretraining",
 "ner" (eager) and "pretraining_compiled", "ner_compiled" to `loop_over_bare`, `mfu` (null on a CPU),
 `host_syncs_per_step` (the trainer's `audit_host_syncs`: the most host syncs counted in a step that reports no
-metrics, in the timed epoch; null where the trainer has no audit), `pass_start_stall_steps` (the longest wait for a
-pass's first batch after the run's first, in median step times) and the figures behind them; `settings` what ran.
+metrics, the run's first step apart; on CUDA `cuda_syncs_per_step`, PyTorch's own count of the same steps, and
+`sync_events`, where the worst step synchronised; null in the compiled rows and where the trainer has no audit),
+`pass_start_stall_steps` (the longest wait for a pass's first batch after the run's first, in median step times)
+and the figures behind them; `settings` what ran. The trainer loop's first epoch is audited, its second timed: the
+audit passes every operation through Python, which slows the step it counts.
 
 Sizes: the config rows use the tests' tiny checkpoints (hidden 32, 2 layers). On CUDA the throughput rows run LUKE
 base (500,000 entities, 32 sequences of 512 subwords a step) eager; compiled they run the "small" LUKE by default,
@@ -364,15 +367,17 @@ class Report:
             )
         lines += [
             "",
-            "| throughput | status | size | loop/bare | MFU | host syncs / step | pass-start stall (steps) | "
+            "| throughput | status | size | loop/bare | MFU | host syncs / step (CUDA's count) | pass-start stall (steps) | "
             "loop tokens/s | bare tokens/s | bare / transformers | seconds |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for task, row in self.data["throughput"].items():
-            mfu = row.get("mfu")
+            mfu, syncs = row.get("mfu"), _text(row.get("host_syncs_per_step"))
+            if row.get("cuda_syncs_per_step") is not None:
+                syncs += f" ({row['cuda_syncs_per_step']})"
             lines.append(
                 f"| {task} | {row.get('status', 'running')} | {row.get('size', '')} | {_text(row.get('loop_over_bare'), '.2f')} | "
-                f"{'' if mfu is None else f'{mfu:.1%}'} | {_text(row.get('host_syncs_per_step'))} | "
+                f"{'' if mfu is None else f'{mfu:.1%}'} | {syncs} | "
                 f"{_text(row.get('pass_start_stall_steps'), '.2f')} | {_text(row.get('loop_tokens_per_second'), ',.0f')} | "
                 f"{_text(row.get('bare_tokens_per_second'), ',.0f')} | {_text(row.get('bare_over_transformers'), '.2f')} | "
                 f"{row.get('seconds', 0):.0f} |"
@@ -494,14 +499,25 @@ def audit_available() -> bool:
 
 
 def trainer_figures(trainer, steps: int) -> Dict[str, Any]:
-    """The audit's host syncs a step without a report and the pass-start stall, from the trainer after training
-    (`audit_host_syncs`); None where the trainer does not have them."""
+    """From the trainer after training: the audit's host syncs a step without a report (the audited steps but the
+    run's first, whose count is `host_syncs_first_step`), PyTorch's own count of the same steps on a GPU, the events
+    of the step that had the most, and the pass-start stall against the median step of the last (timed, not audited)
+    epoch. None where the trainer does not have them."""
     figures: Dict[str, Any] = {"host_syncs_per_step": None, "pass_start_stall_steps": None}
     counts = getattr(trainer, "host_sync_counts", None)
     if counts:
-        timed = [c for step, reported, c in counts[-steps:] if not reported] or [c for _, r, c in counts if not r]
-        figures["host_syncs_per_step"] = max(timed) if timed else None
+        quiet = [(count, step) for step, reported, count in counts[1:] if not reported]
+        figures["host_syncs_per_step"] = max(quiet)[0] if quiet else None
+        figures["host_syncs_first_step"] = counts[0][2]
         figures["host_syncs_reported_step"] = max((c for _, r, c in counts if r), default=None)
+        figures["audited_steps"] = len(counts)
+        cuda = [(count, step) for step, reported, count in getattr(trainer, "cuda_sync_counts", [])[1:] if not reported]
+        if cuda:
+            figures["cuda_syncs_per_step"] = max(cuda)[0]
+        worst = max(quiet + cuda)[1] if quiet + cuda else None
+        events = [e for step, listed in getattr(trainer, "host_sync_events", []) if step == worst for e in listed]
+        if events:
+            figures["sync_events"] = events[:12]  # where the worst quiet step synchronised
     times, waits = getattr(trainer, "step_times", None), getattr(trainer, "pass_start_waits", None)
     if times and waits:
         median = statistics.median(times[-steps:])
@@ -529,6 +545,54 @@ def captured_trainers():
         yield trainers
     finally:
         LukeGradientDescentTrainer.train = original
+
+
+def memory_by_micro_batch(
+    model, optimizer, batch: dict, device: torch.device, precision: str, factors=(1, 2, 4)
+) -> Dict[str, Any]:
+    """Peak memory (CUDA) and speed of one training step at micro-batches of `factors` x the batch's rows (its rows
+    repeated), up to the first that runs out of memory: what configs/lib/pretraining.libsonnet's micro-batch rule
+    assumes (weights, gradients and AdamW state, plus a share per sequence), fitted from the two largest that ran."""
+    dtype = {"bf16": torch.bfloat16, "fp32": None}[precision]
+    rows = len(batch["word_ids"])
+    found: Dict[str, Any] = {"peak_gb": {}, "tokens_per_second": {}}
+    for factor in factors:
+        size = rows * factor
+        repeated = {
+            k: torch.cat([v] * factor)
+            if isinstance(v, torch.Tensor)
+            else list(v) * factor
+            if isinstance(v, list)
+            else v
+            for k, v in batch.items()
+        }
+        tokens = int(throughput.count_tokens(repeated)[0])
+        try:
+            for timed in (False, True):
+                if device.type == "cuda":
+                    torch.cuda.reset_peak_memory_stats(device)
+                throughput.synchronize(device)
+                start = time.perf_counter()
+                optimizer.zero_grad()
+                with torch.autocast(device.type, dtype=dtype) if dtype else contextlib.nullcontext():
+                    loss = model(**throughput.move_to_device(repeated, device))["loss"]
+                loss.backward()
+                optimizer.step()
+                throughput.synchronize(device)
+                if timed:
+                    found["tokens_per_second"][str(size)] = round(tokens / (time.perf_counter() - start))
+        except torch.OutOfMemoryError:
+            found["peak_gb"][str(size)] = "out of memory"
+            optimizer.zero_grad()
+            break
+        if device.type == "cuda":
+            found["peak_gb"][str(size)] = round(torch.cuda.max_memory_allocated(device) / 2**30, 2)
+    measured = [(int(k), v) for k, v in found["peak_gb"].items() if isinstance(v, float)]
+    if len(measured) >= 2:
+        (small, low), (large, high) = measured[-2:]
+        found["per_sequence_gb"] = round((high - low) / (large - small), 3)
+        found["fixed_gb"] = round(low - found["per_sequence_gb"] * small, 2)
+    return found
 
 
 def profile_steps(
@@ -564,8 +628,10 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
         else:
             paths_here = paths
         setup = throughput.task_setup(task, paths_here, run_args)
-        if audit_available():
-            setup["overrides"]["trainer.audit_host_syncs"] = True
+        if audit_available() and not compiled:
+            # The first epoch is audited, the second timed: the audit passes every operation through Python, which
+            # slowed the eager GPU loop it timed. (Compiled rows: dynamo guards on the modes active when it compiles.)
+            setup["overrides"].update({"trainer.audit_host_syncs": True, "trainer.audited_steps": args.steps})
         workers = throughput.config_params(setup)["data_loader"].get("num_workers", 0)
         name = f"{task}{'-compiled' if compiled else ''}"
         if args.device == "cuda":
@@ -612,6 +678,9 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
                 bare_over_transformers=bare / reference,
                 loop_over_transformers=tokens / reference,
             )
+            report.write()
+        if task == "pretraining" and not compiled:  # the micro-batch the config's rule picks, measured
+            row["memory_by_micro_batch"] = memory_by_micro_batch(model, optimizer, batches[-1], device, args.precision)
             report.write()
         moved = [throughput.move_to_device(b, device) for b in batches[: args.profile_steps]]
         profile_steps(model, optimizer, moved, device, args.precision, report.out / f"trace-{name}.json.gz", len(moved))

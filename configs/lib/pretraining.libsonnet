@@ -18,16 +18,30 @@
   // stays trainable is `luke.entity_embeddings.*` (the new entity table, its projection, position/token-type
   // embeddings and layer norm), `entity_predictions.*` and those missing parameters.
 
+  // The micro-batch (sequences a device runs at once) that a GPU of `memory_gib` holds: the largest of 128, 64 and 32
+  // whose estimate leaves 15% of the memory free, else 16 (and 16 on the CPU). The estimate, for LUKE base (512 words
+  // and 128 entities a sequence, 500,000 entities, bf16, AdamW): 4.1 GiB of weights, gradients and optimizer state
+  // (from the parameter count) plus 0.41 GiB a sequence, what remains of the 17.3 GiB peak that benchmarks/gpu_check.py
+  // measured at 32 sequences on an H200 (benchmarks/RESULTS.md; its `memory_by_micro_batch` measures the others).
+  // So 128 on 80 GB cards, 64 on 40 GB, 32 on 24 GB: fewer accumulated micro-batches, fewer kernel launches a token.
+  micro_batch(memory_gib)::
+    local fitting = [b for b in [128, 64, 32] if 4.1 + 0.41 * b <= 0.85 * memory_gib];
+    if std.length(fitting) > 0 then fitting[0] else 16,
+
   // model: a `model` block (see `model` below, or `{type: 'from_archive', ...}`); steps: optimizer steps;
   // freeze_word_side: stage 1. gpus: the number of GPUs, one process each (distributed training from 2 on; one
   // process on the GPU or, with none, on the CPU otherwise); NUM_GPUS in the environment, else the machine's (the
-  // compat layer gives it). Two processes on the CPU: -o '{"distributed": {"cuda_devices": [-1, -1]}, ...}'.
+  // project's `allennlp` gives it). Two processes on the CPU: -o '{"distributed": {"cuda_devices": [-1, -1]}, ...}'.
+  // batch_size_per_device: the micro-batch; by default `micro_batch` of GPU_MEMORY_GIB (the environment's, else the
+  // first GPU's memory, 0 without one).
   config(model, corpus, lr, steps, freeze_word_side=false, gpus=std.parseInt(std.extVar('NUM_GPUS')),
-         batch_size_per_device=16, steps_per_epoch=1000, seed=13370)::
+         batch_size_per_device=null, steps_per_epoch=1000, seed=13370)::
     local devices = std.max(gpus, 1);
-    local accumulation = $.batch_size / (batch_size_per_device * devices);
+    local micro = if batch_size_per_device != null then batch_size_per_device
+                  else $.micro_batch(std.parseInt(std.extVar('GPU_MEMORY_GIB')));
+    local accumulation = $.batch_size / (micro * devices);
     assert accumulation == std.floor(accumulation) && accumulation >= 1 :
-           'batch_size_per_device (%d) x number of GPUs (%d) must divide %d' % [batch_size_per_device, devices, $.batch_size];
+           'batch_size_per_device (%d) x number of GPUs (%d) must divide %d' % [micro, devices, $.batch_size];
     {
       dataset_reader: {
         type: 'luke_pretraining',
@@ -49,9 +63,9 @@
       vocabulary: { type: 'empty' },  // words and entities are ids from the corpus
       model: model + (if freeze_word_side then { freeze_checkpoint_weights: true } else {}),
       data_loader: {
-        batch_size: batch_size_per_device,
+        batch_size: micro,
         batches_per_epoch: steps_per_epoch * accumulation,
-        max_instances_in_memory: batch_size_per_device * 64,  // lazy: each pass is read (and masked) anew
+        max_instances_in_memory: micro * 64,  // lazy: each pass is read (and masked) anew
         num_workers: 2,
       },
       trainer: {

@@ -7,8 +7,9 @@ The training devices, checked before any work, and the machine's GPU count for c
   stops with one line naming the setting and saying that `"auto"` or -1 runs on the CPU (a `ConfigurationError`,
   printed as one line by `luke_allennlp.cli.user_errors`).
 - allennlp gives Jsonnet the environment as external variables; a missing one is an error, so a config cannot ask
-  for a value with a default. `NUM_GPUS` is given as the number of GPUs torch sees unless the environment sets it
-  (the pretraining configs take their number of processes from it).
+  for a value with a default. `NUM_GPUS` is given as the number of GPUs torch sees and `GPU_MEMORY_GIB` as the first
+  one's memory in GiB (0 without a GPU), unless the environment sets them (the pretraining configs take their number
+  of processes and their micro-batch from them).
 """
 
 import types
@@ -70,16 +71,19 @@ def repair_train(module: types.ModuleType) -> None:
 
 
 def repair_params(module: types.ModuleType) -> None:
-    """`NUM_GPUS` among the external variables that Jsonnet sees, the machine's unless the environment sets it."""
+    """`NUM_GPUS` and `GPU_MEMORY_GIB` among the external variables that Jsonnet sees, the machine's unless the
+    environment sets them."""
     environment_variables = module._environment_variables
     if repaired(environment_variables):
         return
 
-    def with_gpu_count() -> Dict[str, str]:
-        from luke_allennlp.training.devices import gpu_count
+    def with_gpus() -> Dict[str, str]:
+        from luke_allennlp.training.devices import gpu_count, gpu_memory_gib
 
         variables = environment_variables()
         variables.setdefault("NUM_GPUS", str(gpu_count()))
+        if "GPU_MEMORY_GIB" not in variables:
+            variables["GPU_MEMORY_GIB"] = str(gpu_memory_gib())
         return variables
 
-    replace(module, "_environment_variables", with_gpu_count)
+    replace(module, "_environment_variables", with_gpus)

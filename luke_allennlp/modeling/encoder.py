@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
+from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS, WORDS, StaticShapes
 
 logger = logging.getLogger(__name__)
 
@@ -318,26 +319,10 @@ class LukeEncoder(nn.Module):
         self.encoder.gradient_checkpointing = True
 
     def compile(self, word_multiple: int = 64, entity_multiple: int = 16, **compile_kwargs: Any) -> None:  # type: ignore[override]
-        """
-        Runs the encoder under `torch.compile` with few, static sequence shapes: each batch's words and entities
-        are padded (masked out) to the next multiple of `word_multiple` / `entity_multiple` (at least one), and the
-        outputs cut back, so that e.g. 8 word lengths cover every input up to 512 subwords, each compiled once. The
-        batch size and the mention length stay dynamic; a batch of one row and mentions of one position are padded to
-        two, since dynamo specialises sizes 0 and 1 (each would compile every bucket again). (Symbolic sequence
-        lengths are avoided on purpose: inductor in torch 2.13 fails on the backward pass of attention dropout over
-        the concatenated word + entity sequence.) So the compiled graphs are one per (word bucket, entity bucket or
-        none, training, gradient mode) seen: a new one is logged, and a warning says when dynamo compiles again for
-        a bucket already compiled or, past its recompile limit, runs a new bucket uncompiled. Parameter names and
-        checkpoints are unchanged.
-        """
-        import torch._dynamo
-
-        # One graph per bucket: allow more than dynamo's default of 8 per function (8 word x 8 entity buckets, and
-        # none, in training and in evaluation, fit).
-        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 256)
-        self._compiled = torch.compile(self._forward, dynamic=False, **compile_kwargs)
-        self._multiples = (word_multiple, entity_multiple)
-        self._compiled_buckets: Dict[tuple, int] = {}  # bucket -> the frames dynamo compiled for it
+        """Runs the encoder under `torch.compile` on inputs padded to static shapes (`static_shapes`: words to
+        multiples of `word_multiple`, entities of `entity_multiple`), its outputs cut back to the inputs' sizes.
+        Parameter names and checkpoints are unchanged."""
+        self._compiled = StaticShapes(self._forward, "the encoder", word_multiple, entity_multiple, **compile_kwargs)
 
     def forward(
         self,
@@ -362,6 +347,30 @@ class LukeEncoder(nn.Module):
         entity_attention_mask : `torch.Tensor`, optional, (batch, entities)
         entity_token_type_ids : `torch.LongTensor`, optional, (batch, entities)
         """
+        inputs = self.complete_inputs(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            entity_ids,
+            entity_position_ids,
+            entity_attention_mask,
+            entity_token_type_ids,
+        )
+        if getattr(self, "_compiled", None) is None:
+            return self._forward(*inputs)
+        return self._forward_padded(inputs)
+
+    @staticmethod
+    def complete_inputs(
+        input_ids: torch.Tensor,
+        attention_mask: Optional[torch.Tensor] = None,
+        token_type_ids: Optional[torch.Tensor] = None,
+        entity_ids: Optional[torch.Tensor] = None,
+        entity_position_ids: Optional[torch.Tensor] = None,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        entity_token_type_ids: Optional[torch.Tensor] = None,
+    ) -> tuple:
+        """`forward`'s inputs with their defaults filled in, in its order (what `_forward` takes)."""
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         if token_type_ids is None:
@@ -373,7 +382,7 @@ class LukeEncoder(nn.Module):
                 entity_attention_mask = torch.ones_like(entity_ids)
             if entity_token_type_ids is None:
                 entity_token_type_ids = torch.zeros_like(entity_ids)
-        inputs = (
+        return (
             input_ids,
             attention_mask,
             token_type_ids,
@@ -382,83 +391,22 @@ class LukeEncoder(nn.Module):
             entity_attention_mask,
             entity_token_type_ids,
         )
-        if getattr(self, "_compiled", None) is None:
-            return self._forward(*inputs)
-        return self._forward_padded(*inputs)
 
-    def _forward_padded(
-        self,
-        input_ids,
-        attention_mask,
-        token_type_ids,
-        entity_ids,
-        entity_position_ids,
-        entity_attention_mask,
-        entity_token_type_ids,
-    ) -> LukeEncoderOutput:
+    def padded_inputs(self, inputs: tuple) -> list:
+        """`complete_inputs` as `StaticShapes` takes them: each with how it is padded."""
+        kinds = (WORDS, WORDS, WORDS, ENTITIES, MENTIONS, ENTITIES, ENTITIES)
+        values = (self.config.pad_token_id, 0, 0, 0, -1, 0, 0)
+        return list(zip(inputs, kinds, values))
+
+    def _forward_padded(self, inputs: tuple) -> LukeEncoderOutput:
         """The compiled forward pass on inputs padded to the `compile` buckets; outputs cut to the inputs' sizes."""
-        word_multiple, entity_multiple = self._multiples
-        batch, num_words = input_ids.shape
-        inputs = [
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            entity_ids,
-            entity_position_ids,
-            entity_attention_mask,
-            entity_token_type_ids,
-        ]
-        if batch == 1:  # a copy of the row (real tokens: an all-padding row would give NaN attention)
-            inputs = [t if t is None else torch.cat([t, t]) for t in inputs]
-        pad_words = -num_words % word_multiple + (word_multiple if num_words == 0 else 0)
-        inputs[0] = F.pad(inputs[0], (0, pad_words), value=self.config.pad_token_id)
-        inputs[1], inputs[2] = (F.pad(t, (0, pad_words)) for t in inputs[1:3])
-        bucket: tuple = (self.training, torch.is_grad_enabled(), num_words + pad_words, None)
-        if entity_ids is not None:
-            num_entities = entity_ids.size(1)
-            pad_entities = -num_entities % entity_multiple + (entity_multiple if num_entities == 0 else 0)
-            inputs[3], inputs[5], inputs[6] = (F.pad(inputs[i], (0, pad_entities)) for i in (3, 5, 6))
-            mention = inputs[4].size(2)
-            inputs[4] = F.pad(inputs[4], (0, max(0, 2 - mention), 0, pad_entities), value=-1)
-            torch._dynamo.maybe_mark_dynamic(inputs[4], 2)  # the longest mention of the batch
-            bucket = (*bucket[:3], num_entities + pad_entities)
-        for tensor in inputs:
-            if tensor is not None:
-                torch._dynamo.maybe_mark_dynamic(tensor, 0)
-        frames = torch._dynamo.utils.counters["frames"]["ok"]
-        out = self._compiled(*inputs)
-        self._check_compilation(bucket, torch._dynamo.utils.counters["frames"]["ok"] - frames)
+        batch, num_words, num_entities = StaticShapes.sizes(self.padded_inputs(inputs))
+        out = self._compiled(self.padded_inputs(inputs), self.training)
         entity_states = out.entity_last_hidden_state
         if entity_states is not None:
             entity_states = entity_states[:batch, :num_entities]
         pooled = None if out.pooler_output is None else out.pooler_output[:batch]
         return LukeEncoderOutput(out.last_hidden_state[:batch, :num_words], entity_states, pooled)
-
-    def _check_compilation(self, bucket: tuple, compiled: int) -> None:
-        """Logs each bucket's compilation; warns where dynamo compiles a bucket again, or does not compile a new one."""
-        training, grad, words, entities = bucket
-        what = (
-            f"{words} words, {entities or 'no'} entities{', training' if training else ''}{'' if grad else ', no grad'}"
-        )
-        if bucket not in self._compiled_buckets:
-            self._compiled_buckets[bucket] = compiled
-            if compiled:
-                logger.info("torch.compile: graph %d of the encoder, for %s", len(self._compiled_buckets), what)
-            else:
-                logger.warning(
-                    "torch.compile: dynamo did not compile the encoder for %s (recompile limit %d reached?): "
-                    "inputs of this size run uncompiled",
-                    what,
-                    torch._dynamo.config.recompile_limit,
-                )
-        elif compiled:
-            self._compiled_buckets[bucket] += compiled
-            logger.warning(
-                "torch.compile: the encoder was compiled again for %s (%d times): an input shape is not "
-                "bounded by the buckets",
-                what,
-                self._compiled_buckets[bucket],
-            )
 
     def _forward(
         self,

@@ -19,6 +19,7 @@ from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.encoder import ACTIVATIONS, LukeEncoder
+from luke_allennlp.modeling.static_shapes import ENTITIES, ROWS, WORDS, StaticShapes
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,7 @@ class LukeForPretraining(nn.Module):
         self.entity_predictions.apply(self.luke._init_weights)
         if self.luke.pooler is not None:
             self.luke.pooler.requires_grad_(False)
+        self._compiled: Optional[StaticShapes] = None  # see `compile`
 
     def forward(
         self,
@@ -140,6 +142,14 @@ class LukeForPretraining(nn.Module):
             that depends on the data (CUDA graphs); the outputs' logits and targets then hold the padding too,
             with targets -100. Without them, at the masked positions found on the device (one host sync).
         """
+        if masked_positions is not None and labels is not None and self._compiled is not None:
+            return self._compiled_forward(
+                self.luke.complete_inputs(input_ids, **encoder_inputs),
+                labels,
+                entity_labels,
+                masked_positions,
+                masked_entity_positions,
+            )
         out = self.luke(input_ids, **encoder_inputs)
         if masked_positions is not None and labels is not None:
             return self._static_heads(out, labels, entity_labels, masked_positions, masked_entity_positions)
@@ -184,6 +194,49 @@ class LukeForPretraining(nn.Module):
         return LukeForPretrainingOutput(
             loss, masked_lm_loss, masked_entity_loss, logits, entity_logits, targets, entity_targets
         )
+
+    def compile(self, word_multiple: int = 64, entity_multiple: int = 16, **compile_kwargs: Any) -> None:  # type: ignore[override]
+        """
+        Runs the whole model, encoder, heads and loss, under `torch.compile` for batches whose masked positions come
+        at a static size (`masked_positions`), on inputs padded to static shapes (`static_shapes`: words to multiples
+        of `word_multiple`, entities of `entity_multiple`): one graph per bucket, no host read, so that CUDA graphs
+        (`mode="reduce-overhead"`) replay the step's forward pass whole. Other batches run the encoder compiled the
+        same way and the heads eagerly. Parameter names and checkpoints are unchanged.
+        """
+        self.luke.compile(word_multiple, entity_multiple, **compile_kwargs)
+        self._compiled = StaticShapes(
+            self._static_forward, "the pretraining model", word_multiple, entity_multiple, **compile_kwargs
+        )
+
+    def _compiled_forward(self, inputs: tuple, labels, entity_labels, positions, entity_positions):
+        """The compiled `_static_forward` on inputs padded to the buckets; its outputs cut to the batch."""
+        padded = self.luke.padded_inputs(inputs) + [
+            (labels, WORDS, IGNORE_INDEX),
+            (entity_labels, ENTITIES, IGNORE_INDEX),
+            (positions, ROWS, -1),
+            (entity_positions, ROWS, -1),
+        ]
+        out = self._compiled(padded, self.training)
+        batch = labels.size(0)  # (a batch of one row was run as two copies of it)
+        rows, entity_rows = (
+            batch * positions.size(1),
+            None if entity_positions is None else batch * entity_positions.size(1),
+        )
+        return LukeForPretrainingOutput(
+            out.loss,
+            out.masked_lm_loss,
+            out.masked_entity_loss,
+            out.logits[:rows],
+            None if out.entity_logits is None else out.entity_logits[:entity_rows],
+            out.targets[:rows],
+            None if out.entity_targets is None else out.entity_targets[:entity_rows],
+        )
+
+    def _static_forward(self, *inputs: Optional[torch.Tensor]) -> LukeForPretrainingOutput:
+        """The encoder (uncompiled: this is what is compiled) and `_static_heads`; `inputs` are the encoder's seven
+        (`LukeEncoder.complete_inputs`), then labels, entity labels, masked positions, masked entity positions."""
+        out = self.luke._forward(*inputs[:7])
+        return self._static_heads(out, *inputs[7:])
 
     def _static_heads(self, out, labels, entity_labels, positions, entity_positions) -> LukeForPretrainingOutput:
         """The heads at the given positions, padding (-1) included with target -100."""

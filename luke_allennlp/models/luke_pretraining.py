@@ -54,8 +54,10 @@ class LukePretraining(ReportsMetrics, Model):
         it, randomly initialised) are trained. Both lists are logged. With `load_weights: false` nothing comes
         from the checkpoint, so nothing is frozen.
     compile : `Union[bool, str]`, optional (default = `False`)
-        Run the encoder under `torch.compile` (in place; parameter names are unchanged): `true` in torch.compile's
-        default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
+        Run the model under `torch.compile` (in place; parameter names are unchanged): `true` in torch.compile's
+        default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`). With the reader's
+        `masked_positions` (the configs' default) the whole forward pass, heads and loss included, is one graph per
+        bucket of sequence lengths (`LukeForPretraining.compile`); without them, the encoder.
     """
 
     def __init__(
@@ -98,7 +100,7 @@ class LukePretraining(ReportsMetrics, Model):
         if freeze_checkpoint_weights and load_weights:  # without weights from the checkpoint there is nothing to freeze
             self._freeze_checkpoint_weights(model_name)
         if compile:  # True: torch.compile's default mode; a string: that mode
-            self.pretraining.luke.compile(**({} if compile is True else {"mode": compile}))
+            self.pretraining.compile(**({} if compile is True else {"mode": compile}))
         self.masked_lm_metric = MaskedPrediction()
         self.masked_entity_metric = MaskedPrediction()
         self.metric = {"masked_lm": self.masked_lm_metric, "masked_entity": self.masked_entity_metric}

@@ -1,6 +1,7 @@
 """The GPUs this machine has, the device a `cuda_device` setting names, and what is wrong with a setting that names
 one it lacks (checked before any work by the trainer and by `allennlp train`, `luke_allennlp.cli.devices`)."""
 
+import subprocess
 from typing import Optional, Union
 
 import torch
@@ -9,6 +10,19 @@ from allennlp.common.checks import ConfigurationError
 
 def gpu_count() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def gpu_memory_gib() -> int:
+    """The first GPU's memory in whole GiB; 0 without a GPU. Asked of `nvidia-smi` where there is one: torch would
+    initialise CUDA in this process (a context on the GPU, and no CUDA in processes forked after)."""
+    if not gpu_count():
+        return 0
+    try:
+        query = ["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits", "--id=0"]
+        mib = subprocess.run(query, capture_output=True, text=True, timeout=30, check=True).stdout
+        return int(mib.split()[0]) // 1024
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return torch.cuda.get_device_properties(0).total_memory // 2**30
 
 
 def missing_gpu(setting: str, index: int) -> Optional[str]:

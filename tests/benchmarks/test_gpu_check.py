@@ -55,6 +55,8 @@ def test_quick_cpu_check(tmp_path):
         else:
             assert row["host_syncs_per_step"] is None and row["pass_start_stall_steps"] is None
     assert report["throughput"]["ner"]["bare_over_transformers"] > 0
+    memory = report["throughput"]["pretraining"]["memory_by_micro_batch"]  # (peak memory: CUDA only)
+    assert list(memory["tokens_per_second"]) == ["4", "8", "16"] and memory["peak_gb"] == {}
 
 
 def test_a_failing_or_slow_row_is_its_one_line_status(tmp_path, monkeypatch):
@@ -93,15 +95,20 @@ def test_a_row_over_its_limit_is_stopped(tmp_path, monkeypatch):
 
 
 def test_trainer_figures():
-    """Host syncs: the most in a step without a report, of the timed epoch; the pass-start stall: the longest wait for
-    a pass's first batch after the first pass, in median steps."""
+    """Host syncs: the most in an audited step without a report, the run's first apart; CUDA's count of the same
+    steps and the events of the worst one; the pass-start stall: the longest wait for a pass's first batch after the
+    first pass, in median steps of the last (timed) epoch."""
     trainer = SimpleNamespace(
-        host_sync_counts=[(0, False, 3), (1, True, 2), (2, False, 0), (3, False, 1), (4, True, 2), (5, False, 0)],
+        host_sync_counts=[(1, False, 3), (2, True, 2), (3, False, 0), (4, False, 1), (5, True, 2), (6, False, 0)],
+        cuda_sync_counts=[(1, False, 9), (2, True, 2), (3, False, 4), (4, False, 1), (5, True, 2), (6, False, 0)],
+        host_sync_events=[(1, ["item at a.py:1"]), (3, ["nonzero at b.py:2"]), (4, ["item at c.py:3"])],
         step_times=[0.5, 0.1, 0.1, 0.2, 0.1, 0.1],
         pass_start_waits=[2.0, 0.05, 0.15],
     )
     figures = gpu_check.trainer_figures(trainer, steps=3)
-    assert figures["host_syncs_per_step"] == 1 and figures["host_syncs_reported_step"] == 2
+    assert figures["host_syncs_per_step"] == 1 and figures["host_syncs_first_step"] == 3
+    assert figures["host_syncs_reported_step"] == 2 and figures["audited_steps"] == 6
+    assert figures["cuda_syncs_per_step"] == 4 and figures["sync_events"] == ["nonzero at b.py:2"]
     assert figures["pass_start_stall_steps"] == 1.5 and figures["first_pass_start_wait_s"] == 2.0
     assert gpu_check.trainer_figures(SimpleNamespace(), steps=3) == {
         "host_syncs_per_step": None,

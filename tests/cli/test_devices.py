@@ -37,12 +37,14 @@ def test_a_gpu_the_machine_lacks_is_one_line_before_any_work(tmp_path, monkeypat
     assert not os.path.exists(out)
 
 
-def test_num_gpus_is_the_machines_unless_set(tmp_path, monkeypatch):
+def test_num_gpus_and_gpu_memory_are_the_machines_unless_set(tmp_path, monkeypatch):
     from allennlp.common import Params
 
     config = tmp_path / "gpus.jsonnet"
-    config.write_text("{gpus: std.parseInt(std.extVar('NUM_GPUS'))}")
+    config.write_text("{gpus: std.parseInt(std.extVar('NUM_GPUS')), memory: std.extVar('GPU_MEMORY_GIB')}")
     monkeypatch.delenv("NUM_GPUS", raising=False)
-    assert Params.from_file(str(config)).as_dict() == {"gpus": 0}  # this machine
+    monkeypatch.delenv("GPU_MEMORY_GIB", raising=False)
+    assert Params.from_file(str(config)).as_dict() == {"gpus": 0, "memory": "0"}  # this machine
     monkeypatch.setenv("NUM_GPUS", "8")
-    assert Params.from_file(str(config)).as_dict() == {"gpus": 8}
+    monkeypatch.setenv("GPU_MEMORY_GIB", "79")
+    assert Params.from_file(str(config)).as_dict() == {"gpus": 8, "memory": "79"}

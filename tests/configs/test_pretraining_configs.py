@@ -88,6 +88,35 @@ def test_the_number_of_gpus_is_the_machines_or_num_gpus(monkeypatch, tmp_path, g
     assert "distributed" not in Params.from_file(str(CONFIGS[0])).as_dict()  # this machine: no GPU
 
 
+@pytest.mark.parametrize(
+    "memory, gpus, micro, accumulation",
+    [
+        ("0", "1", 16, 128),
+        ("15", "1", 16, 128),
+        ("23", "1", 32, 64),
+        ("39", "8", 64, 4),
+        ("79", "8", 128, 2),
+        ("139", "1", 128, 16),
+    ],
+)
+def test_the_micro_batch_follows_the_gpus_memory(monkeypatch, tmp_path, memory, gpus, micro, accumulation):
+    """The largest micro-batch the memory estimate fits (GPU_MEMORY_GIB: the machine's unless set, 0 here), 2,048
+    sequences a step whatever it is; `batch_size_per_device` sets it outright."""
+    set_env(monkeypatch, tmp_path, tmp_path)
+    monkeypatch.setenv("NUM_GPUS", gpus)
+    monkeypatch.setenv("GPU_MEMORY_GIB", memory)
+    params = Params.from_file(str(CONFIGS[0])).as_dict()
+    assert params["data_loader"]["batch_size"] == micro
+    assert params["trainer"]["num_gradient_accumulation_steps"] == accumulation
+    assert micro * int(gpus) * accumulation == 2048
+    config = tmp_path / "set.jsonnet"
+    config.write_text(
+        f"local lib = import '{REPO_ROOT}/configs/lib/pretraining.libsonnet';\n"
+        "lib.config(lib.model('m', 'c'), 'c', lr=1e-5, steps=1000, batch_size_per_device=8)"
+    )
+    assert Params.from_file(str(config)).as_dict()["data_loader"]["batch_size"] == 8
+
+
 def weights(path):
     return torch.load(path, map_location="cpu", weights_only=True)
 

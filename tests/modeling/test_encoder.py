@@ -267,7 +267,7 @@ def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
         (1, 32, None, 0),
     ]
     buckets = set()
-    caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.encoder")
+    caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.static_shapes")
     for batch, words, entities, mention in shapes:
         case = {"input_ids": torch.randint(3, 120, (batch, words), generator=g)}
         if entities is not None:

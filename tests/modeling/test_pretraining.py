@@ -252,3 +252,45 @@ def test_static_positions_compile_once_for_a_bucket():
         assert abs(loss.item() - model(**other, **moved).loss.item()) < TOL
     assert counters["stats"]["unique_graphs"] == 1
     assert not counters["recompiles"] and not counters["graph_break"]
+
+
+def test_compile_runs_the_whole_model_in_one_graph_per_bucket(caplog):
+    """`compile()`: encoder, heads and loss in one graph per bucket of word / entity lengths (no graph break), reused
+    across masks, batch sizes and lengths inside a bucket, a batch of one row included; loss, logits and gradients
+    those of the eager model. (`aot_eager` traces as inductor does.)"""
+    from torch._dynamo.utils import counters
+
+    _, eager = reference_pair()
+    _, compiled = reference_pair()
+    compiled.compile(word_multiple=16, entity_multiple=8, backend="aot_eager")
+    torch._dynamo.reset()
+    counters.clear()
+    caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.static_shapes")
+    full = labelled_batch()
+    for batch, words, entities, shift in [(3, 11, 4, 0), (3, 11, 4, 1), (2, 9, 3, 0), (1, 11, 4, 2), (3, 11, 2, 0)]:
+        case = {k: v[:batch] for k, v in full.items()}
+        case["labels"] = torch.roll(case["labels"], shift, dims=1)
+        for k in ("input_ids", "attention_mask", "token_type_ids", "labels"):
+            case[k] = case[k][:, :words]
+        for k in ("entity_ids", "entity_attention_mask", "entity_token_type_ids", "entity_labels"):
+            case[k] = case[k][:, :entities]
+        case["entity_position_ids"] = case["entity_position_ids"][:, :entities]
+        case["masked_positions"] = static_positions(case["labels"], 4)
+        case["masked_entity_positions"] = static_positions(case["entity_labels"], 3)
+        outputs = []
+        for model in (eager, compiled):
+            model.zero_grad()
+            out = model(**case)
+            out.loss.backward()
+            outputs.append((out, model.luke.encoder.layer[1].attention.self.w2e_query.weight.grad.clone()))
+        (ours, grad), (theirs, compiled_grad) = outputs
+        assert abs(ours.loss.item() - theirs.loss.item()) < TOL
+        assert theirs.logits.shape == (batch * 4, 120) and theirs.entity_logits.shape == (batch * 3, 30)
+        assert torch.equal(ours.targets, theirs.targets) and torch.equal(ours.entity_targets, theirs.entity_targets)
+        assert max_diff(ours.logits, theirs.logits) < TOL and max_diff(ours.entity_logits, theirs.entity_logits) < TOL
+        assert max_diff(grad, compiled_grad) < TOL
+    # Words 9-16 and entities 1-8: one bucket, in training with gradients; one graph for it, no break, no recompile.
+    assert counters["stats"]["unique_graphs"] == 1
+    assert not counters["graph_break"] and not counters["recompiles"]
+    logged = [r.getMessage() for r in caplog.records]
+    assert logged == ["torch.compile: graph 1 of the pretraining model, for 16 words, 8 entities, training"]

@@ -1,10 +1,14 @@
 import json
+import logging
 
 import pytest
 import torch
+from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch
+from allennlp.models import Model
 
+from luke_allennlp.modeling import static_shapes
 from tests.conftest import REPO_ROOT
 
 CONFIG = REPO_ROOT / "configs" / "pretraining" / "luke_base.jsonnet"
@@ -69,6 +73,31 @@ class TestLukePretraining(ModelTestCase):
         assert 10_000 < metrics["masked_lm_perplexity"] < 200_000 and 20 < metrics["masked_entity_perplexity"] < 200
         assert abs(metrics["masked_entity_perplexity"] - torch.exp(output["masked_entity_loss"]).item()) < 1e-3
         assert self.model.get_metrics() == dict.fromkeys(metrics, 0.0)  # reset
+
+    def test_compile_runs_the_whole_model_on_the_readers_batches(self, monkeypatch, caplog):
+        """`compile: true` with the config's `masked_positions`: the whole model (encoder, heads, loss) is one
+        compiled graph, with the eager model's loss and metrics. (dynamo's `aot_eager` stands for inductor.)"""
+        compile_ = torch.compile
+        monkeypatch.setattr(
+            static_shapes.torch, "compile", lambda f, **_: compile_(f, dynamic=False, backend="aot_eager")
+        )
+        model_params = Params.from_file(str(self.param_file)).pop("model")
+        model_params["compile"] = True
+        compiled = Model.from_params(vocab=self.vocab, params=model_params)
+        compiled.load_state_dict(self.model.state_dict())
+        batch = Batch(self.instances[:4])
+        batch.index_instances(self.vocab)
+        tensors = batch.as_tensor_dict()
+        assert tensors["masked_lm_positions"] is not None  # the config's reader gives them
+        self.model.eval(), compiled.eval()
+        caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.static_shapes")
+        with torch.no_grad():
+            expected, actual = self.model(**tensors), compiled(**tensors)
+        assert abs(expected["loss"].item() - actual["loss"].item()) < 1e-5
+        assert compiled.get_metrics(reset=True) == pytest.approx(self.model.get_metrics(reset=True), abs=1e-5)
+        assert [r.getMessage() for r in caplog.records if "graph" in r.getMessage()] == [
+            "torch.compile: graph 1 of the pretraining model, for 128 words, 32 entities, no grad"
+        ]
 
     def test_batch_without_entities_keeps_the_entity_side_in_the_graph(self):
         batch = Batch(self.instances[:2])

@@ -62,6 +62,23 @@ class AllenNlpTrainerState:
         self.start_after_batches_in_epoch_completed = training_state["batches_in_epoch_completed"]
         self.best_model_filename = training_state["best_model_filename"]
 
+    def optimizer_step(self, optimizer: Any) -> None:
+        """allennlp's order after the gradients are clipped: schedulers stepped to the next step, the optimizer
+        stepped (through fp16's scaler, which it updates), the moving average applied; the position advanced."""
+        step = self.total_batches_completed + 1
+        for scheduler in (self.learning_rate_scheduler, self.momentum_scheduler):
+            if scheduler is not None:
+                scheduler.step_batch(step)
+        if self.scaler is not None:
+            self.scaler.step(optimizer)
+            self.scaler.update()
+        else:
+            optimizer.step()
+        if self.moving_average is not None:
+            self.moving_average.apply(step)
+        self.batches_in_epoch_completed += 1
+        self.total_batches_completed = step
+
     @staticmethod
     def attributes() -> Iterator[str]:
         """The private attribute names this view reads and writes."""

@@ -36,7 +36,6 @@ from luke_allennlp.training.even_batches import (
     step_signal,
     validation_lengths,
 )
-from luke_allennlp.training.sync_audit import SyncAudit
 from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
 from luke_allennlp.training.trainers.loader_workers import quiet_worker_sigterm, stop_data_loader_workers
 from luke_allennlp.training.trainers.precision import allow_tf32 as set_tf32
@@ -101,9 +100,11 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         Training metrics (progress bar, callbacks' `batch_metrics`) are computed every this many optimizer steps;
         other steps pass the last ones again, and `batch_grad_norm` None. A NaN loss is found then, at the latest.
     audit_host_syncs : `bool`, optional (default = `False`)
-        Run every training step under a `SyncAudit` and keep each step's count of operations that would block the
-        host on a GPU in `host_sync_counts` (`(step, reported, count)`) and their names in `host_sync_events`; a
-        summary is logged at each epoch's end. See `luke_allennlp.training.sync_audit`.
+        Count in each training step the operations that would block the host on a GPU (`sync_audit`), into
+        `host_sync_counts` (`(step, reported, count)`) and `host_sync_events`; a summary is logged each epoch.
+    audited_steps : `int`, optional (default = `None`)
+        Audit only the run's first this many steps (`None`: all). The audit passes each operation through Python,
+        which slows a step: later steps run at full speed and can be timed.
     """
 
     def __init__(
@@ -116,6 +117,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         metrics_every_num_batches: int = 10,
         use_amp: bool = False,
         audit_host_syncs: bool = False,
+        audited_steps: Optional[int] = None,
         **kwargs: Any,
     ) -> None:
         if metrics_every_num_batches < 1:
@@ -129,8 +131,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         for loader in (self.data_loader, state.validation_data_loader):
             if loader is not None:
                 loader.set_target_device(None)  # type: ignore[arg-type]
-        self.audit_host_syncs = audit_host_syncs
-        self.host_syncs = HostSyncRecord()
+        self.host_syncs = HostSyncRecord(audit_host_syncs, audited_steps)
         self.host_sync_counts = self.host_syncs.counts  # (step, reported, count), see sync_audit
         self.host_sync_events = self.host_syncs.events
         self.cuda_sync_counts = self.host_syncs.cuda_counts  # on a GPU: PyTorch's sync debug mode's count
@@ -235,10 +236,13 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         metrics: Dict[str, Any] = {}
         timed_tokens: Optional[torch.Tensor] = None  # real tokens of the steps this process trained (and timed)
         done_early = False
-        audit = SyncAudit(self.cuda_device) if self.audit_host_syncs else None
+        audit = self.host_syncs.epoch_audit(self.cuda_device)
+        audited = audit is not None
         first = True
         clock = time.perf_counter()  # the loop's time, waiting for data included; replayed steps excluded
-        with audit if audit is not None else contextlib.nullcontext():
+        with contextlib.ExitStack() as auditing:
+            if audit is not None:
+                auditing.enter_context(audit)
             for step, group in enumerate(progress):
                 if self._replaying():
                     state.batches_in_epoch_completed += 1
@@ -256,11 +260,12 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
                 fetched = time.perf_counter()
                 self.timings.record(wait, fetched - started, first)
                 first = False
-                if audit is not None:
-                    self.host_syncs.record(audit, state.total_batches_completed, reported)
+                if audit is not None and not self.host_syncs.record(audit, state.total_batches_completed, reported):
+                    auditing.close()  # the audited steps are done: the next run at full speed
+                    audit = None
                 if done_early:
                     break
-        if audit is not None:
+        if audited:
             self.host_syncs.log(epoch)
 
         train_time = time.perf_counter() - clock
@@ -337,20 +342,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
 
         grad_norm = self.rescale_gradients()
         self.clip_gradient()
-        next_step = state.total_batches_completed + 1
-        if state.learning_rate_scheduler:
-            state.learning_rate_scheduler.step_batch(next_step)
-        if state.momentum_scheduler:
-            state.momentum_scheduler.step_batch(next_step)
-        if state.scaler is not None:
-            state.scaler.step(self.optimizer)
-            state.scaler.update()
-        else:
-            self.optimizer.step()
-        if state.moving_average is not None:
-            state.moving_average.apply(next_step)
-        state.batches_in_epoch_completed += 1
-        state.total_batches_completed += 1
+        state.optimizer_step(self.optimizer)
 
         batches = state.batches_in_epoch_completed
         reported = batches % self.metrics_every_num_batches == 0
@@ -454,6 +446,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         allow_tf32: bool = True,
         metrics_every_num_batches: int = 10,
         audit_host_syncs: bool = False,
+        audited_steps: Optional[int] = None,
     ) -> Trainer:
         """allennlp's `gradient_descent` construction (see its docs), with `precision` and `allow_tf32`, and
         `luke_checkpointer` as the default checkpointer. Distributed, the learning rate schedule counts the steps
@@ -496,4 +489,5 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             allow_tf32=allow_tf32,
             metrics_every_num_batches=metrics_every_num_batches,
             audit_host_syncs=audit_host_syncs,
+            audited_steps=audited_steps,
         )

@@ -8,6 +8,7 @@ import logging
 from typing import Dict, List, Optional, Tuple
 
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.nn.util import dist_reduce_sum
 
 from luke_allennlp.training.sync_audit import SyncAudit
@@ -45,13 +46,23 @@ class HostSyncRecord:
     """Each audited step's count of host syncs (`(step, reported, count)`), their names, and on a GPU PyTorch's own
     count (sync debug mode)."""
 
-    def __init__(self) -> None:
+    def __init__(self, audit: bool = False, steps: Optional[int] = None) -> None:
+        if steps is not None and steps < 1:
+            raise ConfigurationError(f"audited_steps must be at least 1 (or null: every step), not {steps}")
+        self.audit, self.steps = audit, steps  # whether to audit, and how many steps (None: all)
         self.counts: List[Tuple[int, bool, int]] = []
         self.events: List[Tuple[int, List[str]]] = []
         self.cuda_counts: List[Tuple[int, bool, int]] = []
 
-    def record(self, audit: SyncAudit, step: int, reported: bool) -> None:
-        """The step's counts from `audit`, which is then reset for the next step."""
+    def epoch_audit(self, device: torch.device) -> Optional[SyncAudit]:
+        """The audit for an epoch's steps, where steps remain to be audited."""
+        if not self.audit or (self.steps is not None and len(self.counts) >= self.steps):
+            return None
+        return SyncAudit(device)
+
+    def record(self, audit: SyncAudit, step: int, reported: bool) -> bool:
+        """The step's counts from `audit`, which is then reset for the next step; False once the steps to audit are
+        done (the audit is to be closed)."""
         self.counts.append((step, reported, audit.count))
         if audit.gpu:
             self.cuda_counts.append((step, reported, audit.cuda_syncs))
@@ -60,6 +71,7 @@ class HostSyncRecord:
         if audit.events:
             self.events.append((step, audit.events))
         audit.reset()
+        return self.steps is None or len(self.counts) < self.steps
 
     def log(self, epoch: int) -> None:
         quiet = [count for _, reported, count in self.counts if not reported]

@@ -266,6 +266,27 @@ def test_the_host_sync_audit_counts_each_step(tmp_path):
     assert syncing.host_sync_events[0][1] == [f"item at test_luke_gradient_descent.py:{READ_LINE}"]
 
 
+def test_audited_steps_audit_the_first_steps_of_the_run_only(tmp_path):
+    """With `audited_steps`, the audit (its modes) is active in the run's first steps only, across epochs: the steps
+    after run without it, as a timed run must."""
+    from luke_allennlp.training import sync_audit
+
+    active = []
+
+    class Probe(AutocastProbe):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> Dict[str, torch.Tensor]:
+            active.append(sync_audit.current() is not None)
+            return super().forward(x, y)
+
+    trainer = build_trainer(tmp_path, Probe(), audit_host_syncs=True, audited_steps=8, metrics_every_num_batches=3)
+    trainer.train()
+    assert active == [True] * 8 + [False] * 4  # 6 steps an epoch: all of the first, 2 of the second
+    assert [step for step, _, _ in trainer.host_sync_counts] == list(range(1, 9))
+    assert len(trainer.step_times) == 12
+    with pytest.raises(ConfigurationError, match="audited_steps must be at least 1"):
+        build_trainer(tmp_path / "b", AutocastProbe(), audit_host_syncs=True, audited_steps=0)
+
+
 def test_cuda_device_auto_is_the_cpu_here_and_minus_one_the_cpu(tmp_path, caplog):
     assert not torch.cuda.is_available()
     with caplog.at_level("INFO"):

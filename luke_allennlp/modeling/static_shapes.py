@@ -1,0 +1,121 @@
+"""
+Running a model under `torch.compile` with few, static shapes: each batch's words and entities are padded (masked
+out) to the next multiple of a word / entity bucket size (at least one), so that e.g. 8 word lengths cover every input
+up to 512 subwords, each compiled once, and CUDA graphs (`mode="reduce-overhead"`) can replay a step. The batch size
+and the mention length stay dynamic; a batch of one row and mentions of one position are padded to two, since dynamo
+specialises sizes 0 and 1 (each would compile every bucket again). (Symbolic sequence lengths are avoided on purpose:
+inductor in torch 2.13 fails on the backward pass of attention dropout over the concatenated word + entity sequence.)
+
+The compiled graphs are one per (word bucket, entity bucket or none, training, gradient mode) seen: a new one is
+logged, and a warning says when dynamo compiles again for a bucket already compiled or, past its recompile limit,
+runs a new bucket uncompiled. `LukeEncoder.compile` compiles the encoder so; `LukeForPretraining.compile` the whole
+model, heads and loss included, for batches whose masked positions come at a static size.
+"""
+
+import logging
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.nn.functional as F
+
+logger = logging.getLogger(__name__)
+
+# How an input is padded: along the words (dimension 1), along the entities (dimension 1), the entities' mention
+# positions (batch, entities, mention length: entities and mention length), or only along the batch.
+WORDS, ENTITIES, MENTIONS, ROWS = "words", "entities", "mentions", "rows"
+
+
+class StaticShapes:
+    """
+    `function` compiled (`torch.compile(function, dynamic=False, **compile_kwargs)`) and called on inputs padded to
+    the buckets. Calling it with `(tensor or None, kind, padding value)` triples (`kind` one of `WORDS`, `ENTITIES`,
+    `MENTIONS`, `ROWS`) returns `function`'s output on the padded inputs; the caller cuts it back to the batch
+    (`batch` rows) and lengths (`num_words`, `num_entities`) that `sizes` gives for the same inputs.
+
+    # Parameters
+
+    function : `Callable`
+        Takes the padded tensors (or None) positionally.
+    what : `str`
+        What is compiled, for the log ("the encoder").
+    word_multiple, entity_multiple : `int`
+        The bucket sizes.
+    """
+
+    def __init__(
+        self, function: Callable, what: str, word_multiple: int, entity_multiple: int, **compile_kwargs: Any
+    ) -> None:
+        import torch._dynamo
+
+        # One graph per bucket: allow more than dynamo's default of 8 per function (8 word x 8 entity buckets, and
+        # none, in training and in evaluation, fit).
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 256)
+        self.compiled = torch.compile(function, dynamic=False, **compile_kwargs)
+        self.what = what
+        self.word_multiple, self.entity_multiple = word_multiple, entity_multiple
+        self.buckets: Dict[tuple, int] = {}  # bucket -> the frames dynamo compiled for it
+
+    @staticmethod
+    def sizes(inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]]) -> Tuple[int, int, Optional[int]]:
+        """(batch, words, entities or None) of the inputs before padding."""
+        words = next(t for t, kind, _ in inputs if kind == WORDS and t is not None)
+        entities = next((t for t, kind, _ in inputs if kind == ENTITIES and t is not None), None)
+        return words.size(0), words.size(1), None if entities is None else entities.size(1)
+
+    def __call__(self, inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]], training: bool) -> Any:
+        """`function`'s output on the padded inputs; `training`: the module's mode (a graph of its own)."""
+        batch, num_words, num_entities = self.sizes(inputs)
+        pad_words = _padding(num_words, self.word_multiple)
+        pad_entities = 0 if num_entities is None else _padding(num_entities, self.entity_multiple)
+        padded: List[Optional[torch.Tensor]] = []
+        for tensor, kind, value in inputs:
+            if tensor is not None:
+                if batch == 1:  # a copy of the row (real tokens: an all-padding row would give NaN attention)
+                    tensor = torch.cat([tensor, tensor])
+                if kind == WORDS:
+                    tensor = F.pad(tensor, (0, pad_words), value=value)
+                elif kind == ENTITIES:
+                    tensor = F.pad(tensor, (0, pad_entities), value=value)
+                elif kind == MENTIONS:
+                    tensor = F.pad(tensor, (0, max(0, 2 - tensor.size(2)), 0, pad_entities), value=value)
+                    torch._dynamo.maybe_mark_dynamic(tensor, 2)  # the longest mention of the batch
+                torch._dynamo.maybe_mark_dynamic(tensor, 0)
+            padded.append(tensor)
+        entities = None if num_entities is None else num_entities + pad_entities
+        bucket = (training, torch.is_grad_enabled(), num_words + pad_words, entities)
+        frames = torch._dynamo.utils.counters["frames"]["ok"]
+        out = self.compiled(*padded)
+        self._check(bucket, torch._dynamo.utils.counters["frames"]["ok"] - frames)
+        return out
+
+    def _check(self, bucket: tuple, compiled: int) -> None:
+        """Logs each bucket's compilation; warns where dynamo compiles a bucket again, or does not compile a new one."""
+        training, grad, words, entities = bucket
+        where = (
+            f"{words} words, {entities or 'no'} entities{', training' if training else ''}{'' if grad else ', no grad'}"
+        )
+        if bucket not in self.buckets:
+            self.buckets[bucket] = compiled
+            if compiled:
+                logger.info("torch.compile: graph %d of %s, for %s", len(self.buckets), self.what, where)
+            else:
+                logger.warning(
+                    "torch.compile: dynamo did not compile %s for %s (recompile limit %d reached?): "
+                    "inputs of this size run uncompiled",
+                    self.what,
+                    where,
+                    torch._dynamo.config.recompile_limit,
+                )
+        elif compiled:
+            self.buckets[bucket] += compiled
+            logger.warning(
+                "torch.compile: %s was compiled again for %s (%d times): an input shape is not bounded by the buckets",
+                self.what,
+                where,
+                self.buckets[bucket],
+            )
+
+
+def _padding(length: int, multiple: int) -> int:
+    """What pads `length` to the next multiple of `multiple` (one bucket for an empty sequence)."""
+    return -length % multiple + (multiple if length == 0 else 0)
