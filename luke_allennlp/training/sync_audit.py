@@ -14,12 +14,14 @@ counts them where they would block, on a GPU or on the CPU (where the CPU stands
   that is not the CPU (on the CPU: any `device=`), and `tensor.new_tensor(...)`;
 - operations whose output size depends on the data, which read it back: `nonzero` (not `nonzero_static`),
   `masked_select`, boolean-mask indexing and assignment (`x[mask]`, `x[mask] = v`), `unique`,
-  `repeat_interleave` without `output_size`, `bincount`.
+  `repeat_interleave` without `output_size`, `bincount`;
+- a device tensor indexed by host indices (`x[torch.arange(n)]`): PyTorch copies them to the device, blocking.
 
 What is a host tensor: on a GPU, one on the CPU; on the CPU, one that `mark_host` named (the trainer names each batch
 as the data loader gives it, before copying it to the device), one made without a device (`torch.from_numpy`,
 `torch.tensor`, `torch.zeros`, ... while the audit is active; `torch.from_numpy`, which modes do not see, is
-wrapped once to do so), and their views. Reads of host tensors are not counted, and nor is what
+wrapped once to do so), their views, and what an operation computes from host tensors alone (not a copy to a
+device). Reads of host tensors are not counted, and nor is what
 happens inside `torch.optim` (PyTorch's optimizers keep their step counters on the host unless fused or capturable,
 and read them there).
 
@@ -234,16 +236,25 @@ class _Dispatch(_Auditing, TorchDispatchMode):
         what = _READS.get(name)
         if what is None:
             if name in ("index", "_index_put_impl_", "index_put", "index_put_"):
-                indices = args[1] if len(args) > 1 else kwargs.get("indices", ())
-                if any(isinstance(i, torch.Tensor) and i.dtype in _MASK_DTYPES for i in indices or ()):
+                indices = [i for i in (args[1] if len(args) > 1 else kwargs.get("indices", ())) or () if i is not None]
+                if any(isinstance(i, torch.Tensor) and i.dtype in _MASK_DTYPES for i in indices):
                     what = "boolean-mask index" if name == "index" else "boolean-mask assignment"
+                elif any(isinstance(i, torch.Tensor) and audit.is_host(i) and i.dim() > 0 for i in indices):
+                    what = "host indices of a device tensor (a blocking copy)"
             elif name == "repeat_interleave" and func.overloadpacket is torch.ops.aten.repeat_interleave:
                 if kwargs.get("output_size") is None and isinstance(args[0], torch.Tensor) and len(args) < 3:
                     if not (len(args) > 1 and isinstance(args[1], int)):
                         what = "repeat_interleave without output_size"
-        if what is not None and any(audit.on_device(t) for t in _tensors(list(args) + list(kwargs.values()))):
+        tensors = list(_tensors(list(args) + list(kwargs.values())))
+        if what is not None and any(audit.on_device(t) for t in tensors):
             audit.record(what)
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        # On the CPU: what is computed from host tensors alone stays on the host (`host.long()`, `host + 1`), but
+        # for a copy to a device (`.to(device)`), which `_Functions` judges.
+        if audit.host_device and tensors and all(audit.is_host(t) for t in tensors):
+            if not (name == "_to_copy" and kwargs.get("device") is not None):
+                audit.mark_host(result)
+        return result
 
 
 class SyncAudit:

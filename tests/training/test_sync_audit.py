@@ -29,6 +29,11 @@ BLOCKING = {
     "repeat_interleave": (lambda: torch.repeat_interleave(x[0].long()), "repeat_interleave without output_size"),
     "bincount": (lambda: torch.bincount(x.long().flatten()), "bincount"),
     "equal": (lambda: torch.equal(x, x), "equal"),
+    "host indices": (lambda: x[torch.arange(2)], "host indices of a device tensor (a blocking copy)"),
+    "host indices assigned": (
+        lambda: x.clone().index_put_((host.long(),), torch.zeros(3, 3, device=x.device)),
+        "host indices of a device tensor (a blocking copy)",
+    ),
     "blocking copy": (lambda: host.to(x.device), "to (blocking copy to the device)"),
     "copy_": (lambda: x[0].clone().copy_(host), "copy_ (blocking copy to the device)"),
     "a host array's blocking copy": (
@@ -40,7 +45,7 @@ FREE = {
     "non_blocking copy": lambda: host.to(x.device, non_blocking=True, copy=True),
     "host read": lambda: host[0].item() + sum(host.tolist()),
     "arithmetic": lambda: (x * 2).sum(-1).argmax(),
-    "index tensor": lambda: x[torch.arange(2)],
+    "index tensor": lambda: x[torch.arange(2, device=x.device)],
     "nonzero_static": lambda: torch.nonzero_static(x, size=3),
     "fill": lambda: x.new_full((), 3) + torch.zeros(2, device=x.device),
     "dtype": lambda: x.to(torch.float64),
