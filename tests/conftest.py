@@ -1,5 +1,7 @@
 import json
+import logging
 import os
+import socket
 import sys
 
 # Nothing in the suite may reach a hub: a missing local file must fail fast instead. Set before
@@ -36,6 +38,39 @@ def set_config_env(monkeypatch, model_dir: Path, data: Path) -> None:
     monkeypatch.setenv("MODEL_NAME", str(model_dir))
     monkeypatch.setenv("TRAIN_DATA_PATH", str(data))
     monkeypatch.setenv("VALIDATION_DATA_PATH", str(data))
+
+
+_handed_out = [0]  # ports handed out by this process
+
+
+def free_port() -> int:
+    """A port for a rendezvous the test names itself (several nodes, a launch built by hand; one node's `allennlp
+    train` picks its own), not listened on now and handed out once: from a range of 100 of its own for each
+    pytest-xdist worker, so that tests run side by side do not meet on a port, and below the ephemeral range, from
+    which the system picks connections' own ports."""
+    first = 20000 + 100 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+    for _ in range(100):
+        port = first + _handed_out[0] % 100
+        _handed_out[0] += 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {first}-{first + 99}")
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_as_it_was():
+    """The root logger's handlers and level after each test as before it: an in-process `allennlp` command adds
+    handlers on the streams pytest captured for that test, which later tests (in the same worker) would log to after
+    pytest closed them."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")

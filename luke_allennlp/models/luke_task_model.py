@@ -78,9 +78,12 @@ class LukeTaskModel(ReportsMetrics, Model):
 
     @staticmethod
     def host_to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
-        """A host array on `device` without making the host wait: pinned and copied `non_blocking` to a GPU."""
+        """A host array on `device` without making the host wait: pinned and copied `non_blocking` to a GPU; copied
+        on the CPU too, so that the sync audit tells it from the host array there (as on a GPU)."""
         tensor = torch.from_numpy(np.ascontiguousarray(array))
-        return (tensor.pin_memory() if device.type == "cuda" else tensor).to(device, non_blocking=True)
+        if device.type == "cuda":
+            return tensor.pin_memory().to(device, non_blocking=True)
+        return tensor.to(device, non_blocking=True, copy=True)
 
     @staticmethod
     def nonempty_rows(mask: torch.Tensor, count: Optional[int] = None) -> Passes:

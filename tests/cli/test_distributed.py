@@ -1,7 +1,6 @@
 """luke_allennlp/cli/distributed.py: the launch's checks, the join timeout, a worker's error on one
 line. The trainings themselves: tests/training/test_multi_node.py."""
 
-import socket
 import sys
 import time
 
@@ -16,6 +15,7 @@ from luke_allennlp.cli.distributed import (
     join,
     plan,
 )
+from tests.conftest import free_port
 
 TORCHRUN = {
     "RANK": "3",
@@ -25,12 +25,6 @@ TORCHRUN = {
     "MASTER_PORT": "29500",
     "LOCAL_WORLD_SIZE": "2",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_torchrun_needs_no_section_and_refuses_one_that_disagrees():

@@ -8,7 +8,6 @@ metrics and the checkpoints.
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, free_port
 from tests.training.test_distributed_training import lines
 
 CONFIG = str(FIXTURES / "configs" / "luke_classifier.jsonnet")
@@ -32,12 +31,6 @@ WRITTEN_BY_THE_PRIMARY = [
     "model_state_e1_b0.th",
     "training_state_e1_b0.th",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
