@@ -4,7 +4,7 @@ the compatibility layer (`luke_allennlp_compat`), which only repairs what newer 
 huggingface_hub broke. One module per behaviour:
 
 - `user_errors`: an error meant for the user is one line (`ALLENNLP_DEBUG=1` for the traceback), so are a full disk
-  and an interruption;
+  and an interruption (also one that code caught on its way);
 - `predict_errors`: `allennlp predict` names the file and line of a bad input;
 - `overwrite_guard`: an output that is an input is refused, `-f`/`--recover` checked against what is there;
 - `archives`: safe extraction wherever allennlp extracts an archive (`luke_allennlp.resources.archives`);
@@ -77,7 +77,10 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     ],
     "allennlp.nn.util": [("after", "weights:repair_nn_util")],
     "allennlp.nn.initializers": [("after", "weights:repair_initializers")],
-    "allennlp.training.gradient_descent_trainer": [("after", "weights:repair_trainer_loads")],
+    "allennlp.training.gradient_descent_trainer": [
+        ("after", "weights:repair_trainer_loads"),
+        ("after", "user_errors:repair_trainer_interruptions"),
+    ],
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],
     "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],
     "allennlp.common.params": [

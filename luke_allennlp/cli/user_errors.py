@@ -44,6 +44,7 @@ from typing import Any, List, Optional, Tuple
 
 from luke_allennlp.cli._patch import logger, repaired, replace
 from luke_allennlp.cli.plugins import PLUGIN
+from luke_allennlp.resources import interruptions
 from luke_allennlp.resources.output import DiskFullError, disk_full, worker_signals
 
 PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
@@ -142,23 +143,6 @@ PHASES = {
     "_predict_json": "predicting",
     "save": "writing the output",
 }
-_interrupted_class: Optional[type] = None
-
-
-def interrupted_class() -> type:
-    """`Interrupted(signum)`: what SIGTERM and SIGHUP raise, a `SigTermReceived` (allennlp's `train` catches it to
-    archive the best weights so far, as for Ctrl-C)."""
-    global _interrupted_class
-    if _interrupted_class is None:
-        from allennlp.common.util import SigTermReceived
-
-        class Interrupted(SigTermReceived):
-            def __init__(self, signum: int) -> None:
-                super().__init__(signal.Signals(signum).name)
-                self.signum = signum
-
-        _interrupted_class = Interrupted
-    return _interrupted_class
 
 
 def interruption(error: Optional[BaseException]) -> Optional[BaseException]:
@@ -173,7 +157,7 @@ def interruption(error: Optional[BaseException]) -> Optional[BaseException]:
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:
-    raise interrupted_class()(signum)
+    raise interruptions.record(signum)
 
 
 def _option(argv: List[str], *names: str) -> Optional[str]:
@@ -253,14 +237,21 @@ def repair_commands(module: types.ModuleType) -> None:
         command = next((arg for arg in argv if not arg.startswith("-")), "")
         started = time.time() - 1  # (file times may be rounded down to the second)
         handlers = {}
+        name = f"{prog or 'allennlp'}"
+        interruptions.clear()
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 handlers[signum] = signal.signal(signum, _raise_interrupted)
         try:
             main(prog)
+            if interruptions.pending() is not None:  # caught on the way and never raised again: stop as signalled
+                raise interruptions.interrupted_class()(interruptions.pending())
         except (KeyboardInterrupt, Exception) as error:
-            name = f"{prog or 'allennlp'}"
+            # (A signal that code caught and reworded, e.g. into a RuntimeError, is still what stopped the command.)
             interrupted = interruption(error)
+            if interrupted is None and interruptions.pending() is not None:
+                interrupted = interruptions.interrupted_class()(interruptions.pending())
+            interruptions.clear()
             if os.environ.get("ALLENNLP_DEBUG"):
                 raise
             if interrupted is not None:
@@ -344,3 +335,18 @@ def repair_data_loader_workers(module: types.ModuleType) -> None:
             _worker(self, *args)
 
         replace(loader, name, patched_worker)
+
+
+def repair_trainer_interruptions(module: types.ModuleType) -> None:
+    """allennlp's own trainer raises, before each batch, a signal that code caught and went on from
+    (`luke_allennlp.resources.interruptions`; the project's trainer does so at each step)."""
+    trainer = module.GradientDescentTrainer
+    batch_outputs = trainer.batch_outputs
+    if repaired(batch_outputs):
+        return
+
+    def checked_batch_outputs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        interruptions.raise_pending()
+        return batch_outputs(self, *args, **kwargs)
+
+    replace(trainer, "batch_outputs", checked_batch_outputs)

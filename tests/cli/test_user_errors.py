@@ -195,13 +195,13 @@ def test_disk_full_is_one_line_naming_the_file(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["best.th", "config.json", path.name]
 
 
-def _train_in_process(model_dir, out, epochs, monkeypatch) -> int:
+def _train_in_process(model_dir, out, epochs, monkeypatch, **overrides) -> int:
     """`allennlp train` of the fixture classifier into `out` through allennlp's (repaired) main: its exit status."""
     from allennlp.commands import main
 
     monkeypatch.setenv("MODEL_DIR", str(model_dir))
     monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
-    overrides = json.dumps({"trainer.num_epochs": epochs, "trainer.learning_rate_scheduler": None})
+    overrides = json.dumps({"trainer.num_epochs": epochs, "trainer.learning_rate_scheduler": None, **overrides})
     monkeypatch.setattr(
         sys,
         "argv",
@@ -239,6 +239,48 @@ def test_interrupted_training_says_what_is_left_in_one_line(tiny_luke_dir, tmp_p
         f"epoch(s)) is intact: `allennlp train --recover -s {out}` resumes from it"
     )
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)) == before  # restored
+
+
+@pytest.mark.parametrize(
+    "caught, trainer", [("swallowed", "luke_gradient_descent"), ("swallowed", "gradient_descent"), ("reworded", "")]
+)
+def test_a_signal_that_code_catches_still_stops_the_command(
+    caught, trainer, tiny_luke_dir, tmp_path, monkeypatch, capsys
+):
+    """A SIGTERM raised inside code that catches any `Exception`: swallowed (a fallback that goes on), the trainer
+    (the project's at its next step, allennlp's at its next batch) raises it again; reworded into another error (as
+    torch's `load_state_dict` does), the command still reports the interruption, not that error. Either way: exit
+    143 and the one line, and no epoch after the signal."""
+    import signal
+
+    from allennlp.training.checkpointer import Checkpointer
+
+    from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
+
+    checkpointer = Checkpointer if trainer == "gradient_descent" else LukeCheckpointer
+    save, signalled = checkpointer.save_checkpoint, []
+
+    def save_then_signal(self, trainer):
+        save(self, trainer)
+        if signalled:  # (once)
+            return
+        signalled.append(True)
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except Exception as error:  # what a broad `except` in some library does with it
+            if caught == "reworded":
+                raise RuntimeError(f"While copying the parameter named 'w', an exception occurred: {error}") from None
+
+    monkeypatch.setattr(checkpointer, "save_checkpoint", save_then_signal)
+    out = tmp_path / "out"
+    overrides = {"trainer.type": trainer or "luke_gradient_descent", "trainer.precision": "fp32"}
+    if trainer == "gradient_descent":
+        del overrides["trainer.precision"]
+    assert _train_in_process(tiny_luke_dir, out, 3, monkeypatch, **overrides) == 128 + signal.SIGTERM
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(f"allennlp: error: train interrupted by SIGTERM while training; the last checkpoint in {out}")
+    # Not trained on: the epoch after the checkpoint would have written metrics_epoch_1.json.
+    assert not (out / "metrics_epoch_1.json").exists()
 
 
 def test_training_interrupted_while_writing_the_archive_says_the_checkpoint_is_intact(
