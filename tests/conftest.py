@@ -33,6 +33,28 @@ UNUSED_BY_ENTITY_HEADS = {"embedder.luke.pooler.dense.weight", "embedder.luke.po
 SAME_BATCHES = {"data_loader.batch_sampler.shuffle": False}
 
 
+# The modules that take longest (minutes of `allennlp` commands), run first: `make test` runs the suite in two
+# processes, each taking the next module as it is free (`--dist loadscope`), and the longest going last would leave
+# one process working alone at the end.
+LONGEST_FIRST = [
+    "tests/test_docs.py",
+    "tests/test_getting_started.py",
+    "tests/configs/test_pretraining_configs.py",
+    "tests/configs/test_distributed_configs.py",
+    "tests/training/test_multi_node.py",
+    "tests/commands/test_export_luke_tasks.py",
+    "tests/commands/test_export_luke.py",
+    "tests/cli/test_commands.py",
+    "tests/test_archival.py",
+    "tests/models/test_luke_squad.py",
+]
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # (stable: the rest as collected)
+
+
 def set_config_env(monkeypatch, model_dir: Path, data: Path) -> None:
     """The extVars of the configs in configs/: a checkpoint, and one file for training and validation."""
     monkeypatch.setenv("MODEL_NAME", str(model_dir))
