@@ -1,6 +1,7 @@
 import json
 import logging
 import os
+import signal
 import socket
 import sys
 
@@ -15,6 +16,12 @@ import pytest  # noqa: E402
 
 import data_readers  # noqa: E402, F401  (registers the readers, and through luke_allennlp everything else)
 from luke_allennlp.testing import shared_data_dir, write_tiny_checkpoint  # noqa: E402
+
+# Ctrl-C as in a terminal, however the suite was started: a job started in the background by a shell without job
+# control (`make test &` in a script, a CI runner) inherits SIGINT ignored, and so would every `allennlp` command
+# the tests start (Python leaves an ignored SIGINT ignored), which the Ctrl-C tests would then not stop.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
