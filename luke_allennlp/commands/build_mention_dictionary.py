@@ -13,12 +13,12 @@ from luke_allennlp.commands.common import add_num_workers, exit_on_bad_input, ma
 from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from luke_allennlp.resources.mentions.store import MentionStore
 from luke_allennlp.resources.output import lock_output, replaced_output
+from luke_allennlp.resources.titles import read_page_titles
 from luke_allennlp.wikipedia.markup import LINK_SCOPES
 from luke_allennlp.wikipedia.mention_dictionary import (
     build_mention_store,
     count_name_occurrences,
     merge_mention_parts,
-    read_page_titles,
 )
 from luke_allennlp.wikipedia.mention_links import collect_mention_links, merge_mention_links
 

@@ -1,5 +1,5 @@
 """
-Page titles as MediaWiki stores them, namespaces, and interwiki prefixes.
+Page titles as MediaWiki stores them, namespaces, and interwiki prefixes; a list of titles read from a file.
 
 MediaWiki shows `[[new_York]]`, `[[New  York]]` and `[[New York#History]]` as links to the same page
 "New York": underscores and runs of whitespace are one space, the first letter is upper-cased (on wikis with
@@ -8,8 +8,10 @@ on the Turkic-language wikis) and the `#section` is not part of the title. Each 
 case rule and localised namespace names (`Kategorie:`, `ファイル:`), kept in its `Namespaces`.
 """
 
+import json
+import os
 import re
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 from urllib.parse import unquote
 
 # Everything MediaWiki folds into one space in a title (it stores it as "_"), and the direction marks it removes.
@@ -159,3 +161,22 @@ class Namespaces:
         """The namespace of a page title (for old exports without `<ns>`); interwiki-looking prefixes count as 0."""
         key, _, _ = self.split(title)
         return 0 if key is None else key
+
+
+def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
+    """Page titles from a file: a SQuAD JSON file (its articles' titles), or one title per line."""
+    path = os.fspath(path)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if not text.lstrip().startswith("{"):
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
+    articles = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(articles, list) or not all(isinstance(a, dict) and "title" in a for a in articles):
+        raise ValueError(
+            f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}'
+        )
+    return [article["title"] for article in articles]

@@ -47,7 +47,6 @@ marks (no `name_tokens`, `NAME_TOKENS`) is refused, naming the stage to run agai
 such a dictionary, naming the command that rebuilds it (`luke_allennlp.resources.mentions.base.check_name_tokens`).
 """
 
-import json
 import logging
 import os
 import tempfile
@@ -69,25 +68,6 @@ from luke_allennlp.wikipedia.parts import SpilledCounter, attached, fetch_batche
 logger = logging.getLogger(__name__)
 
 OCCURRENCES = "mention-occurrences"  # the kind of stage 3's part files
-
-
-def read_page_titles(path: "os.PathLike[str] | str") -> List[str]:
-    """Page titles from a file: a SQuAD JSON file (its articles' titles), or one title per line."""
-    path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if not text.lstrip().startswith("{"):
-        return [line.strip() for line in text.splitlines() if line.strip()]
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
-    articles = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(articles, list) or not all(isinstance(a, dict) and "title" in a for a in articles):
-        raise ValueError(
-            f'{path}: a JSON file of titles must be in SQuAD\'s format, {{"data": [{{"title": ...}}, ...]}}'
-        )
-    return [article["title"] for article in articles]
 
 
 # --- stage 3, per part: occurrences of the names in text ------------------------------------------------------------

@@ -1,6 +1,8 @@
+import json
+
 import pytest
 
-from luke_allennlp.resources.titles import Namespaces, is_language_prefix, normalize_title
+from luke_allennlp.resources.titles import Namespaces, is_language_prefix, normalize_title, read_page_titles
 
 
 @pytest.mark.parametrize(
@@ -40,3 +42,12 @@ def test_case_rules():
     assert normalize_title("istanbul", language="tr") == "İstanbul" and normalize_title("istanbul") == "Istanbul"
     assert Namespaces(case="case-sensitive").normalize("élan") == "élan"
     assert Namespaces(language="ja").split("画像:x.png")[0] == 6 and Namespaces().split("画像:x.png")[0] == 0
+
+
+def test_page_titles_from_squad_json_or_one_a_line(tmp_path):
+    (tmp_path / "squad.json").write_text(
+        json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]})
+    )
+    assert read_page_titles(tmp_path / "squad.json") == ["China", "Atlantis"]
+    (tmp_path / "titles.txt").write_text("China\n\nAtlantis\n")
+    assert read_page_titles(tmp_path / "titles.txt") == ["China", "Atlantis"]

@@ -8,7 +8,6 @@ from luke_allennlp.wikipedia.mention_dictionary import (
     _init_matcher,
     build_mention_dictionary,
     count_unlinked_occurrences,
-    read_page_titles,
 )
 from tests.wikipedia.crafted import write_crafted_dump
 
@@ -132,13 +131,7 @@ def test_candidates_by_hand_count(crafted_dump):
     assert dictionary.candidates("Paper  Lanterns", ignore_case=True) == [("Paper lantern", 1.0)]
 
 
-def test_page_titles_keep_only_those_pages(crafted_dump, tmp_path):
-    (tmp_path / "squad.json").write_text(
-        json.dumps({"data": [{"title": "China", "paragraphs": []}, {"title": "Atlantis"}]})
-    )
-    assert read_page_titles(tmp_path / "squad.json") == ["China", "Atlantis"]
-    (tmp_path / "titles.txt").write_text("China\n\nAtlantis\n")
-    assert read_page_titles(tmp_path / "titles.txt") == ["China", "Atlantis"]
+def test_page_titles_keep_only_those_pages(crafted_dump):
     dictionary = build_mention_dictionary(crafted_dump, page_titles=["China", "Atlantis"], num_workers=2)
     assert list(dictionary.pages) == ["China"]
     assert dictionary.stats["requested_pages_not_in_dump"] == 1
