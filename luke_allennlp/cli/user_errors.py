@@ -42,9 +42,9 @@ import sys
 import types
 from typing import Any, List, Optional, Tuple
 
+from luke_allennlp.cli import interruptions
 from luke_allennlp.cli._patch import logger, repaired, replace
 from luke_allennlp.cli.plugins import PLUGIN
-from luke_allennlp.resources import interruptions
 from luke_allennlp.resources.output import DiskFullError, disk_full, worker_signals
 
 PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
@@ -338,8 +338,8 @@ def repair_data_loader_workers(module: types.ModuleType) -> None:
 
 
 def repair_trainer_interruptions(module: types.ModuleType) -> None:
-    """allennlp's own trainer raises, before each batch, a signal that code caught and went on from
-    (`luke_allennlp.resources.interruptions`; the project's trainer does so at each step)."""
+    """allennlp's trainer raises, before each batch, a signal that code caught and went on from (`interruptions`);
+    the project's trainer calls this `batch_outputs` too."""
     trainer = module.GradientDescentTrainer
     batch_outputs = trainer.batch_outputs
     if repaired(batch_outputs):

@@ -400,8 +400,7 @@ class LukeEncoder(nn.Module):
 
     def _forward_padded(self, inputs: tuple) -> LukeEncoderOutput:
         """The compiled forward pass on inputs padded to the `compile` buckets; outputs cut to the inputs' sizes."""
-        batch, num_words, num_entities = StaticShapes.sizes(self.padded_inputs(inputs))
-        out = self._compiled(self.padded_inputs(inputs), self.training)
+        out, (batch, num_words, num_entities) = self._compiled(self.padded_inputs(inputs), self.training)
         entity_states = out.entity_last_hidden_state
         if entity_states is not None:
             entity_states = entity_states[:batch, :num_entities]

@@ -216,8 +216,7 @@ class LukeForPretraining(nn.Module):
             (positions, ROWS, -1),
             (entity_positions, ROWS, -1),
         ]
-        out = self._compiled(padded, self.training)
-        batch = labels.size(0)  # (a batch of one row was run as two copies of it)
+        out, (batch, _, _) = self._compiled(padded, self.training)  # (a batch of one row ran as two copies of it)
         rows, entity_rows = (
             batch * positions.size(1),
             None if entity_positions is None else batch * entity_positions.size(1),

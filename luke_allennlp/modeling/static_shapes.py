@@ -29,8 +29,8 @@ class StaticShapes:
     """
     `function` compiled (`torch.compile(function, dynamic=False, **compile_kwargs)`) and called on inputs padded to
     the buckets. Calling it with `(tensor or None, kind, padding value)` triples (`kind` one of `WORDS`, `ENTITIES`,
-    `MENTIONS`, `ROWS`) returns `function`'s output on the padded inputs; the caller cuts it back to the batch
-    (`batch` rows) and lengths (`num_words`, `num_entities`) that `sizes` gives for the same inputs.
+    `MENTIONS`, `ROWS`) returns `function`'s output on the padded inputs and the sizes before padding, `(batch,
+    words, entities or None)`, to which the caller cuts the output back.
 
     # Parameters
 
@@ -56,15 +56,18 @@ class StaticShapes:
         self.buckets: Dict[tuple, int] = {}  # bucket -> the frames dynamo compiled for it
 
     @staticmethod
-    def sizes(inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]]) -> Tuple[int, int, Optional[int]]:
+    def _sizes(inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]]) -> Tuple[int, int, Optional[int]]:
         """(batch, words, entities or None) of the inputs before padding."""
         words = next(t for t, kind, _ in inputs if kind == WORDS and t is not None)
         entities = next((t for t, kind, _ in inputs if kind == ENTITIES and t is not None), None)
         return words.size(0), words.size(1), None if entities is None else entities.size(1)
 
-    def __call__(self, inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]], training: bool) -> Any:
-        """`function`'s output on the padded inputs; `training`: the module's mode (a graph of its own)."""
-        batch, num_words, num_entities = self.sizes(inputs)
+    def __call__(
+        self, inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]], training: bool
+    ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
+        """`function`'s output on the padded inputs, and the sizes before padding; `training`: the module's mode (a
+        graph of its own)."""
+        batch, num_words, num_entities = self._sizes(inputs)
         pad_words = _padding(num_words, self.word_multiple)
         pad_entities = 0 if num_entities is None else _padding(num_entities, self.entity_multiple)
         padded: List[Optional[torch.Tensor]] = []
@@ -86,7 +89,7 @@ class StaticShapes:
         frames = torch._dynamo.utils.counters["frames"]["ok"]
         out = self.compiled(*padded)
         self._check(bucket, torch._dynamo.utils.counters["frames"]["ok"] - frames)
-        return out
+        return out, (batch, num_words, num_entities)
 
     def _check(self, bucket: tuple, compiled: int) -> None:
         """Logs each bucket's compilation; warns where dynamo compiles a bucket again, or does not compile a new one."""

@@ -248,7 +248,7 @@ def test_a_signal_that_code_catches_still_stops_the_command(
     caught, trainer, tiny_luke_dir, tmp_path, monkeypatch, capsys
 ):
     """A SIGTERM raised inside code that catches any `Exception`: swallowed (a fallback that goes on), the trainer
-    (the project's at its next step, allennlp's at its next batch) raises it again; reworded into another error (as
+    (allennlp's, or the project's, which calls it) raises it again before its next batch; reworded into another error (as
     torch's `load_state_dict` does), the command still reports the interruption, not that error. Either way: exit
     143 and the one line, and no epoch after the signal."""
     import signal

@@ -23,7 +23,6 @@ from allennlp.training.moving_average import MovingAverage
 from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
-from luke_allennlp.resources import interruptions
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.device_prefetch import prefetched
 from luke_allennlp.training.devices import describe_device, resolve_cuda_device
@@ -253,7 +252,6 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
                     if audit is not None:
                         audit.reset()
                     continue
-                interruptions.raise_pending()  # a signal that code caught (see resources/interruptions)
                 started = time.perf_counter()
                 wait = started - fetched
                 timed_tokens, reported, metrics, done_early = self._train_step(

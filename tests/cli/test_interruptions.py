@@ -1,12 +1,12 @@
-"""luke_allennlp/resources/interruptions.py: a signal remembered until the command ends (tests/cli/test_user_errors.py
-runs it through `allennlp train`)."""
+"""luke_allennlp/cli/interruptions.py: a signal remembered until the command ends (tests/cli/test_user_errors.py runs
+it through `allennlp train`)."""
 
 import signal
 
 import pytest
 from allennlp.common.util import SigTermReceived
 
-from luke_allennlp.resources import interruptions
+from luke_allennlp.cli import interruptions
 
 
 def test_a_recorded_signal_is_raised_again_until_cleared():

@@ -1,9 +1,10 @@
 """
 A signal that stops a command (SIGTERM, SIGHUP), remembered until the command has ended. The `allennlp` command's
-handler (`luke_allennlp.cli.user_errors`) raises `Interrupted` wherever the main thread is, and code there may catch
-it as any `Exception`: torch's `load_state_dict` rewords it into a `RuntimeError` about a parameter, a fallback takes
-it for a format it does not read and goes on. So the handler also records it here: the trainer raises it again at its
-next step (`raise_pending`), and the command reports the interruption at its end whatever surfaced (`pending`).
+handler (`user_errors`) raises `Interrupted` wherever the main thread is, and code there may catch it as any
+`Exception`: torch's `load_state_dict` rewords it into a `RuntimeError` about a parameter, a fallback takes it for a
+format it does not read and goes on. So the handler also records it here: allennlp's trainer (and so the project's,
+which calls it) raises it again before its next batch (`raise_pending`), and the command reports the interruption at
+its end whatever surfaced (`pending`).
 """
 
 import signal
