@@ -5,16 +5,21 @@ data fixture (`ConfigModelTestCase`), and a config trained for an epoch into an 
 
 import copy
 import json
+import logging
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
+from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch, Instance
+from allennlp.models import Model
 from allennlp.nn.util import move_to_device
 
+from luke_allennlp.modeling import static_shapes
 from tests.conftest import SAME_BATCHES, set_config_env
 
 
@@ -70,6 +75,60 @@ class ConfigModelTestCase(HostArraysModelTestCase):
             gradients_to_ignore=set(gradients_to_ignore),
             overrides=json.dumps({"trainer.optimizer.lr": 1e-3, **(overrides or {}), **SAME_BATCHES}),
         )
+
+    def compiled_model(self, monkeypatch: pytest.MonkeyPatch) -> Model:
+        """The test's model built again from its config with the embedder's `compile: true`, holding the same
+        weights; dynamo's `aot_eager` backend stands for inductor (it traces the same graphs, without code
+        generation)."""
+        compile_ = torch.compile
+        monkeypatch.setattr(
+            static_shapes.torch, "compile", lambda f, **_: compile_(f, dynamic=False, backend="aot_eager")
+        )
+        params = Params.from_file(str(self.param_file)).pop("model")
+        params["embedder"]["compile"] = True
+        compiled = Model.from_params(vocab=self.vocab, params=params)
+        compiled.load_state_dict(self.model.state_dict())
+        return compiled
+
+    def assert_compiled_steps_are_eager_steps(
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+        batches: List[List[Instance]],
+        logits: str,
+    ) -> List[str]:
+        """The model with its embedder compiled (`compiled_model`), on each batch (both models in eval mode, so
+        without dropout, with gradients): its loss, `logits` output and every parameter's gradient are the eager
+        model's; dynamo compiled one graph per bucket (logged), with no graph break and no recompile. Returns the
+        log lines of the graphs."""
+        from torch._dynamo.utils import counters
+
+        compiled = self.compiled_model(monkeypatch)
+        torch._dynamo.reset()
+        counters.clear()
+        caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.static_shapes")
+        self.model.eval(), compiled.eval()
+        for instances in batches:
+            batch = Batch(instances)
+            batch.index_instances(self.vocab)
+            outputs = []
+            for model in (self.model, compiled):
+                model.zero_grad()
+                output = model(**batch.as_tensor_dict())
+                output["loss"].backward()
+                outputs.append(output)
+            expected, actual = outputs
+            assert abs(expected["loss"].item() - actual["loss"].item()) < 1e-5
+            assert actual[logits].shape == expected[logits].shape
+            assert (actual[logits] - expected[logits]).abs().max().item() < 1e-5
+            grads = dict(compiled.named_parameters())
+            for name, param in self.model.named_parameters():
+                if param.grad is not None:
+                    assert (grads[name].grad - param.grad).abs().max().item() < 1e-5, name
+        graphs = [r.getMessage() for r in caplog.records if r.getMessage().startswith("torch.compile: graph ")]
+        assert graphs and counters["stats"]["unique_graphs"] == len(graphs)
+        assert not counters["graph_break"] and not counters["recompiles"]
+        return graphs
 
 
 def train_archive(

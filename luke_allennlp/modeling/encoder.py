@@ -9,7 +9,7 @@ conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in 
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -285,6 +285,8 @@ class LukeEncoder(nn.Module):
         self.encoder = LukeLayers(config)
         self.pooler = LukePooler(config) if add_pooling_layer else None
         self.apply(self._init_weights)
+        self._compiled: Optional[StaticShapes] = None  # see `compile`
+        self._compiled_heads: Dict[Callable, StaticShapes] = {}  # see `forward_with_head`
 
     def _init_weights(self, module: nn.Module) -> None:
         """BERT's initialisation, as `transformers.LukePreTrainedModel` does it."""
@@ -323,6 +325,7 @@ class LukeEncoder(nn.Module):
         multiples of `word_multiple`, entities of `entity_multiple`), its outputs cut back to the inputs' sizes.
         Parameter names and checkpoints are unchanged."""
         self._compiled = StaticShapes(self._forward, "the encoder", word_multiple, entity_multiple, **compile_kwargs)
+        self._compiled_heads = {}
 
     def forward(
         self,
@@ -356,9 +359,46 @@ class LukeEncoder(nn.Module):
             entity_attention_mask,
             entity_token_type_ids,
         )
-        if getattr(self, "_compiled", None) is None:
+        if self._compiled is None:
             return self._forward(*inputs)
         return self._forward_padded(inputs)
+
+    def forward_with_head(
+        self,
+        head: Callable[..., Any],
+        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
+        **inputs: Optional[torch.Tensor],
+    ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
+        """
+        `head(word_states, entity_states, *head tensors)` on the encoder's outputs for `inputs` (`forward`'s, by
+        name), and the sizes `(rows, words, entities or None)` of the inputs. Compiled (`compile`), the encoder and
+        the head run as one graph per bucket (a task model's step whole: CUDA graphs can capture it): the inputs and
+        the head's `(tensor or None, kind, padding value)` triples (as `StaticShapes` takes them; padding that the
+        head's loss ignores) are padded, so the head's outputs hold the padding, which the caller cuts to the sizes.
+        Uncompiled, the head runs on the outputs as they are.
+        """
+        complete = self.complete_inputs(**inputs)
+        if self._compiled is None:
+            out = self._forward(*complete)
+            entities = out.entity_last_hidden_state
+            sizes = (*out.last_hidden_state.shape[:2], None if entities is None else entities.size(1))
+            return head(out.last_hidden_state, entities, *(t for t, _, _ in head_inputs)), sizes
+        compiled = self._compiled_heads.get(head)
+        if compiled is None:
+
+            def encoder_and_head(*tensors: Optional[torch.Tensor]) -> Any:
+                out = self._forward(*tensors[: len(complete)])
+                return head(out.last_hidden_state, out.entity_last_hidden_state, *tensors[len(complete) :])
+
+            owner = getattr(head, "__self__", None)  # a bound method: named by its object's class
+            name = f"{type(owner).__name__}.{head.__name__}" if owner is not None else head.__qualname__
+            what = f"the encoder and {name}"
+            shapes = self._compiled
+            compiled = StaticShapes(
+                encoder_and_head, what, shapes.word_multiple, shapes.entity_multiple, **shapes.compile_kwargs
+            )
+            self._compiled_heads[head] = compiled
+        return compiled(self.padded_inputs(complete) + list(head_inputs), self.training)
 
     @staticmethod
     def complete_inputs(

@@ -51,6 +51,7 @@ class StaticShapes:
         # none, in training and in evaluation, fit).
         torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 256)
         self.compiled = torch.compile(function, dynamic=False, **compile_kwargs)
+        self.compile_kwargs = compile_kwargs
         self.what = what
         self.word_multiple, self.entity_multiple = word_multiple, entity_multiple
         self.buckets: Dict[tuple, int] = {}  # bucket -> the frames dynamo compiled for it

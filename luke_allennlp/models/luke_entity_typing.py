@@ -7,13 +7,12 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.models.luke_task_model import LukeTaskModel
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, mention_features
+from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
 from luke_allennlp.training.metrics import MultiLabelF1
 
 
 @Model.register("luke_entity_typing")
-class LukeEntityTyping(LukeTaskModel):
+class LukeEntityTyping(MentionClassifier):
     """
     Entity typing (paper §4.1): a `[MASK]` entity over the mention; a linear layer over its final state gives
     one logit per type; binary cross-entropy averaged over types; a type is predicted where its logit > 0.
@@ -70,18 +69,20 @@ class LukeEntityTyping(LukeTaskModel):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 1): the mention's `[MASK]` entity
         labels : (batch, types), multi-hot
         """
-        word_states, entity_states = self.encode_mentions(
-            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
-        )
-        features = mention_features(
-            word_states, entity_states, entity_start_positions, entity_end_positions, self.feature
-        )
-        logits = self.classifier(self.dropout(features[:, 0]))  # (batch, types)
+        logits, loss = self.classify(
+            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions, labels
+        )  # (batch, types)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if labels is not None:
-            output["loss"] = F.binary_cross_entropy_with_logits(logits, labels.float())
+            output["loss"] = loss
             self.metric(logits > 0, labels)
         return output
+
+    def classifier_input(self, features: torch.Tensor) -> torch.Tensor:
+        return features[:, 0]  # (batch, width): the one mention
+
+    def loss(self, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        return F.binary_cross_entropy_with_logits(logits, gold.float())
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """Per example: `labels` (types whose logit > 0) and `probabilities` of every type."""

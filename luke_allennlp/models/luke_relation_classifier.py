@@ -7,13 +7,12 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.models.luke_task_model import LukeTaskModel
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, mention_features
+from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
 from luke_allennlp.training.metrics import RelationF1
 
 
 @Model.register("luke_relation_classifier")
-class LukeRelationClassifier(LukeTaskModel):
+class LukeRelationClassifier(MentionClassifier):
     """
     Relation classification (paper §4.2): the concatenated final states of the `[HEAD]` and `[TAIL]` entities,
     a linear layer over the relations, cross-entropy. Metrics: micro P/R/F1 without the negative class, and
@@ -76,22 +75,24 @@ class LukeRelationClassifier(LukeTaskModel):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 2): `[HEAD]`, `[TAIL]`
         label : (batch,)
         """
-        word_states, entity_states = self.encode_mentions(
-            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions
-        )
-        features = mention_features(
-            word_states, entity_states, entity_start_positions, entity_end_positions, self.feature
-        )
-        logits = self.classifier(self.dropout(features.flatten(1)))  # (batch, relations)
+        logits, loss = self.classify(
+            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions, label
+        )  # (batch, relations)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
-            output["loss"] = F.cross_entropy(logits, label)
+            output["loss"] = loss
             names, predicted = self._names(), logits.detach().argmax(-1)
             # Read from the device when the metric is (a training step does not wait for it).
             self.metric.defer(
                 lambda: self.metric([names[i] for i in predicted.tolist()], [names[i] for i in label.tolist()])
             )
         return output
+
+    def classifier_input(self, features: torch.Tensor) -> torch.Tensor:
+        return features.flatten(1)  # (batch, 2 * width): head and tail
+
+    def loss(self, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(logits, gold)
 
     def _names(self) -> List[str]:
         return [self.vocab.get_token_from_index(i, self.label_namespace) for i in range(self.classifier.out_features)]

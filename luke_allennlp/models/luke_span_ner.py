@@ -9,8 +9,8 @@ from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
 from luke_allennlp.data.tags import entity_output, spans_to_iob2
-from luke_allennlp.models.luke_task_model import LukeTaskModel
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, check_feature, mention_features
+from luke_allennlp.modeling.static_shapes import ENTITIES
+from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
 from luke_allennlp.training.metrics import SpanF1
 
 Spans = Dict[Tuple[int, int], str]
@@ -60,7 +60,7 @@ def decode_batch(
 
 
 @Model.register("luke_span_ner")
-class LukeSpanNer(LukeTaskModel):
+class LukeSpanNer(MentionClassifier):
     """
     Span-based NER (paper §4.3): each candidate span is a `[MASK]` entity; its representation is the
     concatenation of the first word's, the last word's and the entity's final hidden states, followed by a
@@ -142,8 +142,13 @@ class LukeSpanNer(LukeTaskModel):
         # One encoder pass per non-empty (sentence, chunk).
         passes = self.nonempty_rows(entity_attention_mask, sum(-(-n // per_chunk) for n in spans_per_sentence))
         longest = max((meta.get("longest_mention", 1) for meta in metadata), default=1)
-        # (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
-        word_states, entity_states = self.encode_mentions(
+        # Encoder, head and loss (one compiled graph where the embedder is compiled: its outputs then hold padding,
+        # cut here). (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
+        starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
+        gold = None if labels is None else self.select(labels[..., :used], passes)
+        (logits, loss), (rows, _, _) = self.encode_with_head(
+            self.score,
+            [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
             word_ids,
             word_attention_mask,
             entity_ids,
@@ -153,9 +158,7 @@ class LukeSpanNer(LukeTaskModel):
             passes=passes,
             longest_mention=longest if "longest_mention" in metadata[0] else None,
         )
-        starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
-        features = mention_features(word_states, entity_states, starts, ends, self.feature)
-        logits = self.classifier(self.dropout(features))  # (passes, entities, labels)
+        logits = logits[:rows, :used]  # (passes, entities, labels)
 
         span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
         span_logits[passes[0], passes[1], :used] = logits
@@ -168,9 +171,8 @@ class LukeSpanNer(LukeTaskModel):
             "gold_spans": [meta["gold_spans"] for meta in metadata],
             "word_separator": [meta.get("word_separator", " ") for meta in metadata],  # how entity texts join words
         }
-        if labels is not None:
-            gold = self.select(labels[..., :used], passes)
-            output["loss"] = F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)
+        if loss is not None:
+            output["loss"] = loss
             # Decoded on the host when the metric is read (a report), not now: the step does not wait for the logits.
             logits_now, spans, golds = span_logits.detach(), output["spans"], output["gold_spans"]
             self.metric.defer(
@@ -179,6 +181,9 @@ class LukeSpanNer(LukeTaskModel):
                 )
             )
         return output
+
+    def loss(self, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)  # -1: no span
 
     def _decode_batch(
         self, span_logits: torch.Tensor, spans: Sequence[np.ndarray]

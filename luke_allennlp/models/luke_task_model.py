@@ -5,7 +5,7 @@ and for the task models an embedder and one way to encode the readers' inputs, s
 and a `LukeTaskModel` subclass with a head.
 """
 
-from typing import Dict, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -145,6 +145,82 @@ class LukeTaskModel(ReportsMetrics, Model):
         the `luke` embedder; without them, a word encoder that the passes would repeat (chunks over one
         sentence) runs once per sentence. `longest_mention`: see `span_position_ids`.
         """
+        words, entities, word_once = self._embedder_inputs(
+            word_ids,
+            word_attention_mask,
+            word_type_ids,
+            entity_ids,
+            entity_start_positions,
+            entity_end_positions,
+            entity_attention_mask,
+            entity_type_ids,
+            passes,
+            longest_mention,
+        )
+        if entities is not None:
+            out = self.embedder.encode(**words, **entities)
+            word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
+        else:
+            word_states, entity_states = self.embedder(**words), None  # (rows, words, hidden)
+        if word_once:  # (sentences, words, hidden) -> (passes, words, hidden)
+            word_states = word_states[passes[: word_ids.dim() - 1]]  # type: ignore[index]
+        return Encoded(word_states, entity_states)
+
+    def encode_with_head(
+        self,
+        head: Callable[..., Any],
+        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
+        word_ids: torch.Tensor,
+        word_attention_mask: torch.Tensor,
+        entity_ids: Optional[torch.Tensor] = None,
+        entity_start_positions: Optional[torch.Tensor] = None,
+        entity_end_positions: Optional[torch.Tensor] = None,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        passes: Optional[Passes] = None,
+        longest_mention: Optional[int] = None,
+    ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
+        """
+        `head(word_states, entity_states, *head tensors)` on the states of the words and, with the `luke` embedder,
+        of the entities marking mentions (a word-only embedder encodes the words alone: its head reads the mentions'
+        subwords), and the sizes `(rows, words, entities or None)` of what was encoded. `head_inputs`: the head's
+        tensors (rows as encoded) as `(tensor or None, kind, padding value)` (`luke_allennlp.modeling.static_shapes`;
+        a padding value that the head's loss ignores). Where the `luke` embedder is compiled, encoder, head and loss
+        are one compiled graph per bucket (`LukeEncoder.forward_with_head`): the
+        head's outputs then hold the bucket's padding, which the caller cuts to the sizes.
+        """
+        if not self.has_entity_states or entity_ids is None:  # (a word-only embedder: uncompiled heads)
+            word_states, entity_states = self.encode(word_ids, word_attention_mask, passes=passes)
+            sizes = (*word_states.shape[:2], None)
+            return head(word_states, entity_states, *(t for t, _, _ in head_inputs)), sizes
+        words, entities, _ = self._embedder_inputs(
+            word_ids,
+            word_attention_mask,
+            None,
+            entity_ids,
+            entity_start_positions,
+            entity_end_positions,
+            entity_attention_mask,
+            None,
+            passes,
+            longest_mention,
+        )
+        return self.embedder.encode_with_head(head, head_inputs, **words, **(entities or {}))
+
+    def _embedder_inputs(
+        self,
+        word_ids: torch.Tensor,
+        word_attention_mask: torch.Tensor,
+        word_type_ids: Optional[torch.Tensor],
+        entity_ids: Optional[torch.Tensor],
+        entity_start_positions: Optional[torch.Tensor],
+        entity_end_positions: Optional[torch.Tensor],
+        entity_attention_mask: Optional[torch.Tensor],
+        entity_type_ids: Optional[torch.Tensor],
+        passes: Optional[Passes],
+        longest_mention: Optional[int],
+    ) -> Tuple[Dict[str, torch.Tensor], Optional[Dict[str, Optional[torch.Tensor]]], bool]:
+        """`encode`'s arguments of the embedder: the word inputs of the rows to encode, the entity inputs (None for
+        a word-only embedder; empty without entity inputs), and whether the words are encoded once per sentence."""
         with_entities = entity_ids is not None
         if with_entities and not self.has_entity_states:
             raise ValueError('the reader gives entity inputs but the embedder is not "luke"')
@@ -153,50 +229,17 @@ class LukeTaskModel(ReportsMetrics, Model):
         words = dict(token_ids=self.select(word_ids, rows), mask=self.select(word_attention_mask, rows))
         if word_type_ids is not None:
             words["type_ids"] = self.select(word_type_ids, rows)
-        if self.has_entity_states:
-            entities = {}
-            if with_entities:
-                optional = [
-                    None if t is None else self.select(t, rows) for t in (entity_attention_mask, entity_type_ids)
-                ]
-                entities = self.entity_inputs(
-                    self.select(entity_ids, rows),
-                    self.select(entity_start_positions, rows),
-                    self.select(entity_end_positions, rows),
-                    *optional,
-                    longest_mention=longest_mention,
-                    words=word_ids.size(-1),
-                )
-            out = self.embedder.encode(**words, **entities)
-            word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
-        else:
-            word_states, entity_states = self.embedder(**words), None  # (rows, words, hidden)
-        if word_once:  # (sentences, words, hidden) -> (passes, words, hidden)
-            word_states = word_states[passes[: word_ids.dim() - 1]]
-        return Encoded(word_states, entity_states)
-
-    def encode_mentions(
-        self,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        entity_ids: torch.Tensor,
-        entity_start_positions: torch.Tensor,
-        entity_end_positions: torch.Tensor,
-        entity_attention_mask: Optional[torch.Tensor] = None,
-        passes: Optional[Passes] = None,
-        longest_mention: Optional[int] = None,
-    ) -> Encoded:
-        """`encode` for inputs whose entities mark mentions to classify: a word-only embedder encodes the words
-        alone (its head reads the mentions' subwords), the `luke` embedder words and entities."""
         if not self.has_entity_states:
-            return self.encode(word_ids, word_attention_mask, passes=passes)
-        return self.encode(
-            word_ids,
-            word_attention_mask,
-            entity_ids=entity_ids,
-            entity_start_positions=entity_start_positions,
-            entity_end_positions=entity_end_positions,
-            entity_attention_mask=entity_attention_mask,
-            passes=passes,
-            longest_mention=longest_mention,
-        )
+            return words, None, word_once
+        entities: Dict[str, Optional[torch.Tensor]] = {}
+        if with_entities:
+            optional = [None if t is None else self.select(t, rows) for t in (entity_attention_mask, entity_type_ids)]
+            entities = self.entity_inputs(
+                self.select(entity_ids, rows),  # type: ignore[arg-type]
+                self.select(entity_start_positions, rows),  # type: ignore[arg-type]
+                self.select(entity_end_positions, rows),  # type: ignore[arg-type]
+                *optional,
+                longest_mention=longest_mention,
+                words=word_ids.size(-1),
+            )
+        return words, entities, word_once

@@ -1,8 +1,14 @@
-"""A mention's feature vector, from the word states of its first and last subword and its entity state."""
+"""
+A mention's feature vector, from the word states of its first and last subword and its entity state; and
+`MentionClassifier`, the task models whose head classifies such features.
+"""
 
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 import torch
+
+from luke_allennlp.modeling.static_shapes import ROWS
+from luke_allennlp.models.luke_task_model import LukeTaskModel
 
 # Mention features: the first and last subword's states ("words"), the entity's state ("entity"), or all three.
 FEATURE_WIDTHS = {"all": 3, "words": 2, "entity": 1}
@@ -24,9 +30,69 @@ def mention_features(
     ends: torch.Tensor,
     feature: str,
 ) -> torch.Tensor:
-    """(batch, entities, FEATURE_WIDTHS[feature] * hidden)"""
+    """(batch, entities, FEATURE_WIDTHS[feature] * hidden), for the mentions of `starts` and `ends` (batch, entities):
+    the first of `entity_states` (batch, entities or more: a compiled step's padding, see `encode_with_head`)."""
     hidden = word_states.size(-1)
+    if entity_states is not None:
+        entity_states = entity_states[:, : starts.size(1)]
     first = word_states.gather(1, starts[..., None].expand(-1, -1, hidden))
     last = word_states.gather(1, ends[..., None].expand(-1, -1, hidden))
     parts = {"all": [first, last, entity_states], "words": [first, last], "entity": [entity_states]}[feature]
     return torch.cat(parts, dim=-1)
+
+
+class MentionClassifier(LukeTaskModel):
+    """
+    A `LukeTaskModel` whose head is `classifier(dropout(...))` over the `mention_features` of mentions marked by
+    entities (as `classifier_input` lays them out) and whose loss is `loss`: `score` is that head (the function
+    `encode_with_head` runs, compiled with the encoder where the embedder is), `classify` runs it on examples of a
+    fixed number of mentions each. A subclass sets `feature`, `dropout` and `classifier`, and defines `loss`.
+    """
+
+    feature: str
+    dropout: torch.nn.Module
+    classifier: torch.nn.Linear
+
+    def classifier_input(self, features: torch.Tensor) -> torch.Tensor:
+        """What the classifier reads of the features (rows, mentions, width): all of them, each mention apart."""
+        return features
+
+    def loss(self, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def score(
+        self,
+        word_states: torch.Tensor,
+        entity_states: Optional[torch.Tensor],
+        starts: torch.Tensor,
+        ends: torch.Tensor,
+        gold: Optional[torch.Tensor],
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The head: logits from the features of the mentions over subwords starts..ends, and with `gold` the
+        loss."""
+        features = mention_features(word_states, entity_states, starts, ends, self.feature)
+        logits = self.classifier(self.dropout(self.classifier_input(features)))
+        return logits, None if gold is None else self.loss(logits, gold)
+
+    def classify(
+        self,
+        word_ids: torch.Tensor,
+        word_attention_mask: torch.Tensor,
+        entity_ids: torch.Tensor,
+        entity_start_positions: torch.Tensor,
+        entity_end_positions: torch.Tensor,
+        gold: Optional[Any],
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Logits (batch, ...) and loss (with `gold`, batch first) of (batch, words) inputs with (batch, mentions)
+        entities (the same number in every example)."""
+        starts, ends = entity_start_positions, entity_end_positions
+        (logits, loss), (rows, _, _) = self.encode_with_head(
+            self.score,
+            [(starts, ROWS, 0), (ends, ROWS, 0), (gold, ROWS, 0)],
+            word_ids,
+            word_attention_mask,
+            entity_ids,
+            starts,
+            ends,
+        )
+        return logits[:rows], loss  # (a compiled step's padding cut)

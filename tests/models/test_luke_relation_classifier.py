@@ -23,6 +23,13 @@ class TestLukeRelationClassifier(ConfigModelTestCase):
             assert sum(probabilities.values()) == pytest.approx(1.0)
         assert set(self.model.get_metrics(reset=True)) == {"precision", "recall", "f1", "macro_f1"}
 
+    def test_compiled_embedder_runs_encoder_head_and_loss_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, head and loss are one graph per bucket, a batch of one example
+        included (run as two copies of it); loss, logits and gradients those of the eager model."""
+        batches = [self.instances[:4], self.instances[4:5], self.instances[5:11]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "logits")
+        assert all(" of the encoder and LukeRelationClassifier.score, for " in g for g in graphs)
+
 
 def test_predictor(tiny_luke_dir, tacred_train, tmp_path):
     predictor = Predictor.from_archive(load_archive(str(train_archive(CONFIG, tiny_luke_dir, tacred_train, tmp_path))))

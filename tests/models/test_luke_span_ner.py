@@ -57,6 +57,13 @@ class TestLukeSpanNer(ConfigModelTestCase):
         assert readable["entities"] == expected["entities"] and readable["tags"] == expected["tags"]
         assert readable["gold_tags"] == expected["gold_tags"]
 
+    def test_compiled_embedder_runs_encoder_head_and_loss_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, span head and loss are one graph per bucket (no graph break, no
+        recompile), a batch of one sentence included; loss, span logits and gradients those of the eager model."""
+        batches = [self.instances[:4], self.instances[4:12], self.instances[2:3], self.instances[12:14]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "span_logits")
+        assert all(" of the encoder and LukeSpanNer.score, for 512 words, " in g for g in graphs)  # (document context)
+
 
 def test_decoding_takes_spans_by_logit_without_overlap():
     labels = ["O", "PER", "LOC"]

@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Any, Dict, Optional, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
@@ -50,7 +50,8 @@ class LukeEmbedder(TokenEmbedder):
         Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged): `true` in
         torch.compile's default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
         On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
-        batches of each new shape pay the compilation.
+        batches of each new shape pay the compilation. Task models whose heads run through `encode_with_head` (NER,
+        relation classification, entity typing) compile encoder, head and loss as one graph.
     """
 
     def __init__(
@@ -125,6 +126,21 @@ class LukeEmbedder(TokenEmbedder):
             entity_position_ids=entity_position_ids,
             entity_attention_mask=entity_attention_mask,
             entity_token_type_ids=entity_token_type_ids,
+        )
+
+    def encode_with_head(
+        self,
+        head: Callable[..., Any],
+        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
+        token_ids: torch.LongTensor,
+        mask: Optional[torch.BoolTensor] = None,
+        type_ids: Optional[torch.LongTensor] = None,
+        **entity_inputs: Optional[torch.Tensor],
+    ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
+        """`head(word states, entity states, *head tensors)` on `encode`'s outputs (the inputs are `encode`'s),
+        compiled with the encoder where `compile` is set: see `LukeEncoder.forward_with_head`."""
+        return self.luke.forward_with_head(
+            head, head_inputs, input_ids=token_ids, attention_mask=mask, token_type_ids=type_ids, **entity_inputs
         )
 
     def forward(
