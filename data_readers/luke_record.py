@@ -305,6 +305,9 @@ class LukeRecordReader(DatasetReader):
             "candidates": candidates,
             "candidate_spans": candidate_spans,
             "answers": list(answers) if answers is not None else None,
+            # (the model's passes and entity position ids, without reading the device)
+            "windows_with_mentions": sum(len(row) > 1 for row in rows),
+            "longest_mention": max(last - first + 1 for row in rows for _, first, last, _ in row),
         }
         if answers is not None:
             gold = set(answers)

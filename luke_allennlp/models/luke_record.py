@@ -78,12 +78,14 @@ class LukeRecord(LukeTaskModel):
         """
         batch = word_ids.size(0)
         num_candidates = max(1, max(len(m["candidates"]) for m in metadata))
-        # One encoder pass per window that holds at least one mention.
-        passes = self.nonempty_rows(entity_attention_mask[:, :, 1:])
+        # One encoder pass per window that holds at least one mention; how many, and the longest mention, the reader
+        # counted (without them, e.g. instances of an older reader, they are read from the device).
+        counts = [m.get("windows_with_mentions") for m in metadata]
+        passes = self.nonempty_rows(entity_attention_mask[:, :, 1:], None if None in counts else sum(counts))
+        longest = [m.get("longest_mention") for m in metadata]
         query = passes[0]  # (passes,)
         candidates = self.select(entity_candidates, passes)[:, 1:]  # (passes, mentions)
-        mask = candidates >= 0
-        if len(query):
+        if len(query):  # (a host value where the reader counted the windows)
             states = self.encode(
                 word_ids,
                 word_attention_mask,
@@ -94,6 +96,7 @@ class LukeRecord(LukeTaskModel):
                 entity_attention_mask=entity_attention_mask,
                 entity_type_ids=entity_type_ids,
                 passes=passes,
+                longest_mention=None if None in longest else max(longest),
             ).entities  # (passes, entities, hidden)
             placeholder, mentions = states[:, :1], states[:, 1:]
             features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)
@@ -101,11 +104,13 @@ class LukeRecord(LukeTaskModel):
         else:
             logits = self.scorer.weight.new_zeros(0, candidates.size(1))
 
-        # A candidate's score: its best mention over all windows of its query; -inf where it has none.
-        flat = (query[:, None] * num_candidates + candidates.clamp(min=0))[mask]
-        scores = logits.new_full((batch * num_candidates,), float("-inf"))
-        scores = scores.scatter_reduce(0, flat, logits[mask], reduce="amax")
-        scores = scores.view(batch, num_candidates)  # (batch, candidates)
+        # A candidate's score: its best mention over all windows of its query; -inf where it has none. Padding and
+        # the placeholder (candidate -1) go to one extra slot, dropped (no boolean-mask indexing: no host wait).
+        slots = query[:, None] * num_candidates + candidates
+        slots = slots.masked_fill(candidates < 0, batch * num_candidates)  # (passes, mentions)
+        scores = logits.new_full((batch * num_candidates + 1,), float("-inf"))
+        scores = scores.scatter_reduce(0, slots.flatten(), logits.flatten(), reduce="amax")
+        scores = scores[:-1].view(batch, num_candidates)  # (batch, candidates)
 
         output: Dict[str, Any] = {
             "candidate_scores": scores.detach(),
@@ -116,13 +121,21 @@ class LukeRecord(LukeTaskModel):
         }
         if labels is not None:
             labels = F.pad(labels, (0, num_candidates - labels.size(1)), value=-1)[:, :num_candidates]
-            scored = torch.isfinite(scores) & (labels >= 0)  # candidates with a mention in some window
-            if scored.any():
-                output["loss"] = F.binary_cross_entropy_with_logits(scores[scored], labels[scored].float())
-            else:  # no candidate mention in the batch: nothing to learn, but the trainer needs a loss
-                output["loss"] = self.scorer.weight.sum() * 0.0
-            predictions = [self._best(row, m["candidates"])[0] for row, m in zip(scores, metadata)]
-            self.metric(predictions, [m["answers"] for m in metadata])
+            # The mean over the candidates with a mention in some window (0, and no gradient, where there is none).
+            scored = torch.isfinite(scores) & (labels >= 0)
+            losses = F.binary_cross_entropy_with_logits(
+                scores.masked_fill(~scored, 0.0), labels.clamp(min=0).float(), reduction="none"
+            )
+            output["loss"] = (losses * scored).sum() / scored.sum().clamp(min=1)
+            if not len(query):  # no mention in the batch: nothing to learn, but the trainer needs a loss with a graph
+                output["loss"] = output["loss"] + self.scorer.weight.sum() * 0.0
+            held, golds = output["candidate_scores"], [m["answers"] for m in metadata]
+            # Read from the device when the metric is (a training step does not wait for the scores).
+            self.metric.defer(
+                lambda: self.metric(
+                    [self._best(row, m["candidates"])[0] for row, m in zip(held.cpu(), metadata)], golds
+                )
+            )
         return output
 
     @staticmethod

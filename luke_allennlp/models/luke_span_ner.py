@@ -146,8 +146,7 @@ class LukeSpanNer(MentionClassifier):
         # cut here). (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         gold = None if labels is None else self.select(labels[..., :used], passes)
-        (logits, loss), (rows, _, _) = self.encode_with_head(
-            self.score,
+        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
             [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
             word_ids,
             word_attention_mask,

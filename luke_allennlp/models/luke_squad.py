@@ -8,6 +8,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.modeling.static_shapes import ROWS, WORDS
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics.squad_em_and_f1 import SquadEmAndF1, exact_match_score, f1_score, max_over_golds
 
@@ -151,8 +152,12 @@ class LukeSquad(LukeTaskModel):
         windows = [meta.get("windows") for meta in metadata]
         passes = self.nonempty_rows(word_attention_mask, None if None in windows else sum(windows))
         longest = [meta.get("longest_mention") for meta in metadata]
-        mask = self.select(word_attention_mask, passes)  # (passes, words)
-        word_states = self.encode(
+        gold = [
+            None if positions is None else positions[passes] for positions in (start_positions, end_positions)
+        ]  # (passes,) each
+        (start_logits, end_logits, loss), (rows, words, _) = self.encode_with_head(
+            self.score,
+            [(self.select(word_attention_mask, passes), WORDS, False), (gold[0], ROWS, 0), (gold[1], ROWS, 0)],
             word_ids,
             word_attention_mask,
             word_type_ids,
@@ -163,24 +168,15 @@ class LukeSquad(LukeTaskModel):
             entity_type_ids=entity_type_ids,
             passes=passes,
             longest_mention=None if None in longest else max(longest),
-        ).words  # (passes, words, hidden)
-        # In fp32: under bf16/fp16 autocast the head's output is half precision while the states are fp32, and fp32's
-        # lowest value does not fit in half precision.
-        logits = self.qa_outputs(word_states).float().masked_fill(~mask[..., None], torch.finfo(torch.float32).min)
-        start_logits, end_logits = logits.unbind(-1)  # (passes, words)
-
-        batch, windows, words = word_ids.shape
+        )
         output: Dict[str, Any] = {}
         for name, values in (("start_logits", start_logits), ("end_logits", end_logits)):
-            full = values.new_full((batch, windows, words), -np.inf)
-            full[passes] = values
+            full = values.new_full(word_ids.shape, -np.inf)
+            full[passes] = values[:rows, :words]  # (a compiled step's padding cut)
             output[name] = full  # (batch, windows, words), -inf at padding
         output.update(passage_subwords=passage_subwords, max_context=max_context, metadata=metadata)
-        if start_positions is not None and end_positions is not None:
-            output["loss"] = (
-                F.cross_entropy(start_logits, start_positions[passes])
-                + F.cross_entropy(end_logits, end_positions[passes])
-            ) / 2
+        if loss is not None:
+            output["loss"] = loss
         if all(meta["answers"] for meta in metadata):
             golds = [meta["answers"] for meta in metadata]
             if self.training:  # decoded on the host when the metric is read: the step does not wait for the logits
@@ -190,6 +186,25 @@ class LukeSquad(LukeTaskModel):
                 output["predictions"] = self.decode(output)
                 self.metric([p["answer"] for p in output["predictions"]], golds)
         return output
+
+    def score(
+        self,
+        word_states: torch.Tensor,
+        entity_states: Optional[torch.Tensor],
+        mask: torch.Tensor,
+        start_positions: Optional[torch.Tensor],
+        end_positions: Optional[torch.Tensor],
+    ) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+        """The head: start and end logits (passes, words), the lowest fp32 value at padding, and with the gold
+        positions (passes,) the loss, the mean of the start and end cross-entropies."""
+        # In fp32: under bf16/fp16 autocast the head's output is half precision while the states are fp32, and fp32's
+        # lowest value does not fit in half precision.
+        logits = self.qa_outputs(word_states).float().masked_fill(~mask[..., None], torch.finfo(torch.float32).min)
+        start_logits, end_logits = logits.unbind(-1)  # (passes, words)
+        if start_positions is None or end_positions is None:
+            return start_logits, end_logits, None
+        loss = (F.cross_entropy(start_logits, start_positions) + F.cross_entropy(end_logits, end_positions)) / 2
+        return start_logits, end_logits, loss
 
     def decode(self, output_dict: Dict[str, Any]) -> List[Dict[str, Any]]:
         """Per question: `id`, `answer` (the passage text of the best span), its character `start` and `end`

@@ -145,7 +145,7 @@ class LukeTaskModel(ReportsMetrics, Model):
         the `luke` embedder; without them, a word encoder that the passes would repeat (chunks over one
         sentence) runs once per sentence. `longest_mention`: see `span_position_ids`.
         """
-        words, entities, word_once = self._embedder_inputs(
+        words, entities, repeat = self._embedder_inputs(
             word_ids,
             word_attention_mask,
             word_type_ids,
@@ -157,14 +157,7 @@ class LukeTaskModel(ReportsMetrics, Model):
             passes,
             longest_mention,
         )
-        if entities is not None:
-            out = self.embedder.encode(**words, **entities)
-            word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
-        else:
-            word_states, entity_states = self.embedder(**words), None  # (rows, words, hidden)
-        if word_once:  # (sentences, words, hidden) -> (passes, words, hidden)
-            word_states = word_states[passes[: word_ids.dim() - 1]]  # type: ignore[index]
-        return Encoded(word_states, entity_states)
+        return self._run_embedder(words, entities, repeat)
 
     def encode_with_head(
         self,
@@ -172,39 +165,49 @@ class LukeTaskModel(ReportsMetrics, Model):
         head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
         word_ids: torch.Tensor,
         word_attention_mask: torch.Tensor,
+        word_type_ids: Optional[torch.Tensor] = None,
         entity_ids: Optional[torch.Tensor] = None,
         entity_start_positions: Optional[torch.Tensor] = None,
         entity_end_positions: Optional[torch.Tensor] = None,
         entity_attention_mask: Optional[torch.Tensor] = None,
+        entity_type_ids: Optional[torch.Tensor] = None,
         passes: Optional[Passes] = None,
         longest_mention: Optional[int] = None,
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
         """
-        `head(word_states, entity_states, *head tensors)` on the states of the words and, with the `luke` embedder,
-        of the entities marking mentions (a word-only embedder encodes the words alone: its head reads the mentions'
-        subwords), and the sizes `(rows, words, entities or None)` of what was encoded. `head_inputs`: the head's
+        `head(word_states, entity_states, *head tensors)` on `encode`'s states of the inputs (`encode`'s
+        arguments), and the sizes `(rows, words, entities or None)` of what was encoded. `head_inputs`: the head's
         tensors (rows as encoded) as `(tensor or None, kind, padding value)` (`luke_allennlp.modeling.static_shapes`;
         a padding value that the head's loss ignores). Where the `luke` embedder is compiled, encoder, head and loss
-        are one compiled graph per bucket (`LukeEncoder.forward_with_head`): the
-        head's outputs then hold the bucket's padding, which the caller cuts to the sizes.
+        are one compiled graph per bucket (`LukeEncoder.forward_with_head`): the head's outputs then hold the
+        bucket's padding, which the caller cuts to the sizes. (A word-only embedder's head runs eagerly.)
         """
-        if not self.has_entity_states or entity_ids is None:  # (a word-only embedder: uncompiled heads)
-            word_states, entity_states = self.encode(word_ids, word_attention_mask, passes=passes)
-            sizes = (*word_states.shape[:2], None)
-            return head(word_states, entity_states, *(t for t, _, _ in head_inputs)), sizes
-        words, entities, _ = self._embedder_inputs(
-            word_ids,
-            word_attention_mask,
-            None,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
-            None,
-            passes,
-            longest_mention,
+        arguments = (word_type_ids, entity_ids, entity_start_positions, entity_end_positions, entity_attention_mask)
+        words, entities, repeat = self._embedder_inputs(
+            word_ids, word_attention_mask, *arguments, entity_type_ids, passes, longest_mention
         )
-        return self.embedder.encode_with_head(head, head_inputs, **words, **(entities or {}))
+        if entities is None or repeat is not None:
+            word_states, entity_states = self._run_embedder(words, entities, repeat)
+            sizes = (*word_states.shape[:2], None if entity_states is None else entity_states.size(1))
+            return head(word_states, entity_states, *(t for t, _, _ in head_inputs)), sizes
+        return self.embedder.encode_with_head(head, head_inputs, **words, **entities)
+
+    def _run_embedder(
+        self,
+        words: Dict[str, torch.Tensor],
+        entities: Optional[Dict[str, Optional[torch.Tensor]]],
+        repeat: Optional[Passes],
+    ) -> Encoded:
+        """The embedder on `_embedder_inputs`' arguments, the word states of sentences encoded once repeated for
+        their passes (`repeat`: the sentence of each pass)."""
+        if entities is not None:
+            out = self.embedder.encode(**words, **entities)
+            word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
+        else:
+            word_states, entity_states = self.embedder(**words), None  # (rows, words, hidden)
+        if repeat is not None:  # (sentences, words, hidden) -> (passes, words, hidden)
+            word_states = word_states[repeat]
+        return Encoded(word_states, entity_states)
 
     def _embedder_inputs(
         self,
@@ -218,19 +221,22 @@ class LukeTaskModel(ReportsMetrics, Model):
         entity_type_ids: Optional[torch.Tensor],
         passes: Optional[Passes],
         longest_mention: Optional[int],
-    ) -> Tuple[Dict[str, torch.Tensor], Optional[Dict[str, Optional[torch.Tensor]]], bool]:
+    ) -> Tuple[Dict[str, torch.Tensor], Optional[Dict[str, Optional[torch.Tensor]]], Optional[Passes]]:
         """`encode`'s arguments of the embedder: the word inputs of the rows to encode, the entity inputs (None for
-        a word-only embedder; empty without entity inputs), and whether the words are encoded once per sentence."""
+        a word-only embedder; empty without entity inputs), and where the words are encoded once per sentence for
+        passes that would repeat them (chunks over one sentence, without entities), each pass's sentence."""
         with_entities = entity_ids is not None
         if with_entities and not self.has_entity_states:
             raise ValueError('the reader gives entity inputs but the embedder is not "luke"')
-        word_once = not with_entities and passes is not None and word_ids.dim() - 1 < len(passes)
-        rows = None if word_once else passes
+        repeat = None
+        if not with_entities and passes is not None and word_ids.dim() - 1 < len(passes):
+            repeat = passes[: word_ids.dim() - 1]
+        rows = None if repeat is not None else passes
         words = dict(token_ids=self.select(word_ids, rows), mask=self.select(word_attention_mask, rows))
         if word_type_ids is not None:
             words["type_ids"] = self.select(word_type_ids, rows)
         if not self.has_entity_states:
-            return words, None, word_once
+            return words, None, repeat
         entities: Dict[str, Optional[torch.Tensor]] = {}
         if with_entities:
             optional = [None if t is None else self.select(t, rows) for t in (entity_attention_mask, entity_type_ids)]
@@ -242,4 +248,4 @@ class LukeTaskModel(ReportsMetrics, Model):
                 longest_mention=longest_mention,
                 words=word_ids.size(-1),
             )
-        return words, entities, word_once
+        return words, entities, repeat

@@ -3,12 +3,12 @@ A mention's feature vector, from the word states of its first and last subword a
 `MentionClassifier`, the task models whose head classifies such features.
 """
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import torch
 
 from luke_allennlp.modeling.static_shapes import ROWS
-from luke_allennlp.models.luke_task_model import LukeTaskModel
+from luke_allennlp.models.luke_task_model import LukeTaskModel, Passes
 
 # Mention features: the first and last subword's states ("words"), the entity's state ("entity"), or all three.
 FEATURE_WIDTHS = {"all": 3, "words": 2, "entity": 1}
@@ -74,6 +74,39 @@ class MentionClassifier(LukeTaskModel):
         logits = self.classifier(self.dropout(self.classifier_input(features)))
         return logits, None if gold is None else self.loss(logits, gold)
 
+    def encode_mentions_with_head(
+        self,
+        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
+        word_ids: torch.Tensor,
+        word_attention_mask: torch.Tensor,
+        entity_ids: torch.Tensor,
+        entity_start_positions: torch.Tensor,
+        entity_end_positions: torch.Tensor,
+        entity_attention_mask: Optional[torch.Tensor] = None,
+        passes: Optional[Passes] = None,
+        longest_mention: Optional[int] = None,
+    ) -> Tuple[Tuple[torch.Tensor, Optional[torch.Tensor]], Tuple[int, int, Optional[int]]]:
+        """`encode_with_head(self.score, head_inputs, ...)` for the mentions that the entities mark: the `luke`
+        embedder encodes them with the words, a word-only embedder the words alone (its head reads the mentions'
+        subwords)."""
+        entities = {}
+        if self.has_entity_states:
+            entities = dict(
+                entity_ids=entity_ids,
+                entity_start_positions=entity_start_positions,
+                entity_end_positions=entity_end_positions,
+                entity_attention_mask=entity_attention_mask,
+            )
+        return self.encode_with_head(
+            self.score,
+            head_inputs,
+            word_ids,
+            word_attention_mask,
+            passes=passes,
+            longest_mention=longest_mention,
+            **entities,
+        )
+
     def classify(
         self,
         word_ids: torch.Tensor,
@@ -86,8 +119,7 @@ class MentionClassifier(LukeTaskModel):
         """Logits (batch, ...) and loss (with `gold`, batch first) of (batch, words) inputs with (batch, mentions)
         entities (the same number in every example)."""
         starts, ends = entity_start_positions, entity_end_positions
-        (logits, loss), (rows, _, _) = self.encode_with_head(
-            self.score,
+        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
             [(starts, ROWS, 0), (ends, ROWS, 0), (gold, ROWS, 0)],
             word_ids,
             word_attention_mask,

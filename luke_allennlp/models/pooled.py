@@ -45,16 +45,22 @@ class LukePooledHeadModel(LukeTaskModel):
     ) -> torch.Tensor:
         """(rows, num_outputs) float scores of (rows, words) inputs, with optional entity inputs (rows, entities)
         over subwords start..end (inclusive): the pooler then reads a first word that attended to them too."""
-        entities = {}
-        if entity_ids is not None:
-            assert entity_start_positions is not None and entity_end_positions is not None
-            entities = self.entity_inputs(
-                entity_ids,
-                entity_start_positions,
-                entity_end_positions,
-                entity_attention_mask,
-                entity_type_ids,
-                words=word_ids.size(-1),
-            )
-        pooled = self.embedder.encode(word_ids, word_attention_mask, word_type_ids, **entities).pooler_output
+        scores, (rows, _, _) = self.encode_with_head(
+            self.pooled_scores,
+            [],
+            word_ids,
+            word_attention_mask,
+            word_type_ids,
+            entity_ids,
+            entity_start_positions,
+            entity_end_positions,
+            entity_attention_mask,
+            entity_type_ids,
+        )
+        return scores[:rows]  # (a compiled step's padding cut)
+
+    def pooled_scores(self, word_states: torch.Tensor, entity_states: Optional[torch.Tensor]) -> torch.Tensor:
+        """The head: (rows, num_outputs) from the pooler over the first word's state (which was compiled with the
+        encoder, where the embedder is)."""
+        pooled = self.embedder.luke.pooler(word_states)  # (rows, hidden)
         return self.classifier(self.dropout(pooled)).float()

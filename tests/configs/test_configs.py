@@ -57,12 +57,10 @@ def german_conll_sample():
 TINY = {"trainer.num_epochs": 1, "data_loader.batch_sampler.batch_size": 8, "dataset_reader.max_seq_length": 64}
 # Each training step is audited: no step without a report makes the host wait for a GPU (tests/training/host_syncs.py),
 # but for these files' syncs, by config name prefix: the word-only baselines' transformers and allennlp code reads the
-# device (transformers' attention-mask shortcut, allennlp's type-id check; XLNet's own), and so does the ReCoRD
-# model's boolean-mask indexing.
+# device (transformers' attention-mask shortcut, allennlp's type-id check; XLNet's own).
 LIBRARY_SYNCS = ("masking_utils.py", "pretrained_transformer_embedder.py")
 KNOWN_SYNCS = {
     "conll2003_bio_crf": ("masking_utils.py",),
-    "record": ("luke_record.py", "luke_task_model.py", "encoder.py", "luke_gradient_descent.py"),
     "squad_xlnet": ("pretrained_transformer_embedder.py", "modeling_xlnet.py"),
     "squad_roberta": LIBRARY_SYNCS,
     "squad_bert": LIBRARY_SYNCS,

@@ -120,6 +120,13 @@ def test_windows_over_a_long_passage(tiny_luke_dir):
     assert (
         len(seen) > len(spans) and reader.stats["candidates_without_window"] == 0
     )  # overlapping windows repeat mentions
+    # What the model needs without reading the device: the windows with a mention, the longest entity (the
+    # placeholder's query span included) in subwords.
+    mask, starts, ends = (
+        instance[k].tensor for k in ("entity_attention_mask", "entity_start_positions", "entity_end_positions")
+    )
+    assert meta["windows_with_mentions"] == int(mask[:, 1:].any(-1).sum()) == sum(len(w) > 1 for w in windows)
+    assert meta["longest_mention"] == int((ends - starts + 1)[mask].max()) > 1
 
 
 def test_max_entities_cuts_and_counts(tiny_luke_dir, caplog):

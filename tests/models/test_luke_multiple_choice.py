@@ -50,6 +50,13 @@ class TestJCommonsenseQA(ConfigModelTestCase):
         readable = self.model.make_output_human_readable(output)
         assert len(readable["probabilities"][1]) == 2 and readable["label"][1] in (0, 1)
 
+    def test_compiled_embedder_runs_encoder_and_head_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, pooler and classifier are one graph per bucket; loss, logits and
+        gradients those of the eager model."""
+        batches = [self.instances[:3], self.instances[3:8]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "logits")
+        assert all(" of the encoder and LukeMultipleChoice.pooled_scores, for " in g for g in graphs)
+
 
 def test_predictor(request, tmp_path):
     data = write_slice("jcommonsenseqa_train", tmp_path, 8)

@@ -74,6 +74,13 @@ class TestJnliClassification(ConfigModelTestCase):
             assert set(probabilities) == labels and label == max(probabilities, key=probabilities.get)
         assert set(self.model.get_metrics(reset=True)) == {"accuracy"}
 
+    def test_compiled_embedder_runs_encoder_and_head_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, pooler and classifier are one graph per bucket, a batch of one pair
+        included; loss, logits and gradients those of the eager model."""
+        batches = [self.instances[:4], self.instances[4:5], self.instances[5:12]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "logits")
+        assert all(" of the encoder and LukeSequenceClassifier.pooled_scores, for " in g for g in graphs)
+
 
 @pytest.fixture(scope="module")
 def marc_archive(request, tmp_path_factory):

@@ -122,6 +122,13 @@ class TestLukeSquad(HostArraysModelTestCase):
         assert output["start_logits"].dtype == torch.float32 and torch.isfinite(output["loss"])
         output["loss"].backward()
 
+    def test_compiled_embedder_runs_encoder_head_and_loss_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, answer head and loss are one graph per bucket, a batch of one window
+        included; loss, start logits and gradients those of the eager model."""
+        batches = [self.instances[:6], self.instances[6:7], self.instances[7:16]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "start_logits")
+        assert all(" of the encoder and LukeSquad.score, for " in g for g in graphs)
+
 
 def test_xlnet_trains_saves_and_loads(tiny_xlnet_dir, squad_slice, monkeypatch):
     set_config_env(monkeypatch, tiny_xlnet_dir, squad_slice)

@@ -57,9 +57,7 @@ def test_a_word_encoder_runs_each_sentence_once_for_its_chunks(tiny_roberta_dir)
     passes = model.nonempty_rows(entity_mask)
     calls = []
     model.embedder.register_forward_hook(lambda module, args, kwargs_out: calls.append(1))
-    (words, entities), sizes = model.encode_with_head(
-        lambda w, e: (w, e), [], sentences, sentence_mask, entity_ids, starts, ends, entity_mask, passes=passes
-    )
+    (words, entities), sizes = model.encode_with_head(lambda w, e: (w, e), [], sentences, sentence_mask, passes=passes)
     assert len(calls) == 1 and entities is None and sizes == (len(passes[0]), sentences.size(1), None)
     assert torch.equal(words, model.embedder(sentences, sentence_mask)[passes[0]])
     with pytest.raises(ValueError, match='entity inputs but the embedder is not "luke"'):
