@@ -20,7 +20,10 @@ The JSON: `configs` maps each config file (relative to the repository) to `{"sta
 metrics, the run's first step apart; on CUDA `cuda_syncs_per_step`, PyTorch's own count of the same steps, and
 `sync_events`, where the worst step synchronised; null in the compiled rows and where the trainer has no audit),
 `pass_start_stall_steps` (the longest wait for a pass's first batch after the run's first, in median step times)
-and the figures behind them; `settings` what ran. The trainer loop's first epoch is audited, its second timed: the
+and the figures behind them; `settings` what ran. The compiled rows (and the CUDA-graph variant) have
+`compile_events`: dynamo's graphs and graph breaks, inductor's CUDA-graph skips, and the static-shape buckets' log
+lines (`graphs`, one a bucket; `warnings`, a bucket compiled again or run uncompiled), what a compiled row needs to
+say why it is not faster. The trainer loop's first epoch is audited, its second timed: the
 audit passes every operation through Python, which slows the step it counts.
 
 Sizes: the config rows use the tests' tiny checkpoints (hidden 32, 2 layers). On CUDA the throughput rows run LUKE
@@ -382,6 +385,16 @@ class Report:
                 f"{_text(row.get('bare_tokens_per_second'), ',.0f')} | {_text(row.get('bare_over_transformers'), '.2f')} | "
                 f"{row.get('seconds', 0):.0f} |"
             )
+        compiled = [(name, row.get("compile_events")) for name, row in rows + list(self.data["throughput"].items())]
+        compiled = [(name, events) for name, events in compiled if events]
+        if compiled:
+            lines += ["", "| compiled row | graphs | graph breaks | CUDA-graph skips | buckets | bucket warnings |"]
+            lines.append("|---|---|---|---|---|---|")
+        for name, events in compiled:
+            lines.append(
+                f"| {name} | {events.get('unique_graphs')} | {events.get('graph_breaks')} | {events.get('cudagraph_skips')} | "
+                f"{len(events.get('graphs', []))} | {len(events.get('warnings', []))} |"
+            )
         return "\n".join(lines)
 
 
@@ -448,6 +461,13 @@ def redirected_output(log: Path):
 
 def config_body(config: Path, overrides: dict, inputs: Inputs, args, runs: Dict[str, Path], work: Path):
     def body(row: Dict[str, Any]) -> None:
+        if not any(key.endswith(".compile") for key in overrides):
+            return train(row)
+        with compile_events() as events:
+            row["compile_events"] = events
+            train(row)
+
+    def train(row: Dict[str, Any]) -> None:
         directory = work / "runs" / f"{config.parent.name}-{config.stem}-{len(runs)}"
         env, tiny = config_run(config, inputs, directory, runs)
         os.environ.update(env)
@@ -526,6 +546,45 @@ def trainer_figures(trainer, steps: int) -> Dict[str, Any]:
         figures["first_pass_start_wait_s"] = round(waits[0], 4)
         figures["median_step_s"] = round(median, 5)
     return figures
+
+
+@contextlib.contextmanager
+def compile_events():
+    """What `torch.compile` did inside the block, in a dict filled at its end: dynamo's new graphs and graph breaks,
+    inductor's CUDA-graph skips (a captured step falls back to launching kernels), and the static-shape buckets' log
+    (`luke_allennlp.modeling.static_shapes`: `graphs`, one line per bucket, and `warnings`, a bucket compiled again
+    or run uncompiled: the recompiles that matter; dynamo's counters hold no count of recompiles). What a compiled row
+    needs to say why it is not faster."""
+    import logging
+
+    from torch._dynamo.utils import counters
+
+    def totals() -> Dict[str, int]:
+        return {
+            "unique_graphs": counters["stats"]["unique_graphs"],
+            "graph_breaks": sum(counters["graph_break"].values()),
+            "cudagraph_skips": counters["inductor"]["cudagraph_skips"],
+        }
+
+    class Lines(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.INFO)
+            self.lines: Dict[str, List[str]] = {"graphs": [], "warnings": []}
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines["warnings" if record.levelno >= logging.WARNING else "graphs"].append(record.getMessage())
+
+    logger = logging.getLogger("luke_allennlp.modeling.static_shapes")
+    handler, level, before = Lines(), logger.level, totals()
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    events: Dict[str, Any] = {}
+    try:
+        yield events
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        events.update({k: v - before[k] for k, v in totals().items()}, **handler.lines)
 
 
 @contextlib.contextmanager
@@ -620,6 +679,13 @@ def profile_steps(
 
 def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, work: Path, report: Report):
     def body(row: Dict[str, Any]) -> None:
+        if not compiled:
+            return measure(row)
+        with compile_events() as events:  # (filled as the row ends, if it fails too)
+            row["compile_events"] = events
+            measure(row)
+
+    def measure(row: Dict[str, Any]) -> None:
         size = args.compiled_size if compiled else args.size
         run_args = argparse.Namespace(**{**vars(args), "compile": args.compile_mode if compiled else False})
         if compiled and size != args.size:

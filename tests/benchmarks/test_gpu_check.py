@@ -7,6 +7,8 @@ import os
 import sys
 from types import SimpleNamespace
 
+import torch
+
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -121,3 +123,30 @@ def test_a_row_in_progress_is_written(tmp_path):
     report.data["throughput"]["ner"] = {"size": "tiny", "loop_tokens_per_second": 10.0}
     report.write()
     assert "| ner | running | tiny |" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_compile_events_say_what_torch_compile_did(tmp_path):
+    """A compiled row's `compile_events`: dynamo's graphs and graph breaks, and the static-shape buckets' log lines (a
+    bucket compiled again is a warning)."""
+    from luke_allennlp.modeling.static_shapes import WORDS, StaticShapes
+
+    def broken(x):
+        x = x + 1
+        torch._dynamo.graph_break()
+        return x * 2
+
+    torch._dynamo.reset()
+    with gpu_check.compile_events() as events:
+        compiled = torch.compile(broken, backend="aot_eager")
+        compiled(torch.ones(3)), compiled(torch.ones(3))  # two graphs (the break), compiled once
+        shapes = StaticShapes(lambda words: words * 2, "a doubling", 8, 4, backend="aot_eager")
+        shapes([(torch.ones(2, 5), WORDS, 0)], training=False)
+        shapes([(torch.ones(3, 7), WORDS, 0)], training=False)  # the same bucket: no new graph
+        shapes([(torch.ones(2, 5, dtype=torch.float64), WORDS, 0)], training=False)  # the same bucket, compiled again
+    assert events["graph_breaks"] == 1 and events["cudagraph_skips"] == 0
+    assert events["unique_graphs"] == 4  # the break's two, the bucket's, and its recompilation
+    assert events["graphs"] == ["torch.compile: graph 1 of a doubling, for 8 words, no entities"]
+    assert len(events["warnings"]) == 1 and "a doubling was compiled again for 8 words" in events["warnings"][0]
+    report = gpu_check.Report(tmp_path, {})
+    report.data["throughput"]["ner_compiled"] = {"compile_events": events}
+    assert "| ner_compiled | 4 | 1 | 0 | 1 | 1 |" in report.markdown()

