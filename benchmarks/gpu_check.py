@@ -20,7 +20,8 @@ The JSON: `configs` maps each config file (relative to the repository) to `{"sta
 metrics, the run's first step apart; on CUDA `cuda_syncs_per_step`, PyTorch's own count of the same steps, and
 `sync_events`, where the worst step synchronised; null in the compiled rows and where the trainer has no audit),
 `pass_start_stall_steps` (the longest wait for a pass's first batch after the run's first, in median step times)
-and the figures behind them; `settings` what ran. The compiled rows (and the CUDA-graph variant) have
+and the figures behind them, with `profile`, the summary of the profiled steps (on CUDA each step's kernel time
+against its wall time, and the kernels that took most; the CPU's operators elsewhere); `settings` what ran. The compiled rows (and the CUDA-graph variant) have
 `compile_events`: dynamo's graphs and graph breaks, inductor's CUDA-graph skips, and the static-shape buckets' log
 lines (`graphs`, one a bucket; `warnings`, a bucket compiled again or run uncompiled), what a compiled row needs to
 say why it is not faster. The trainer loop's first epoch is audited, its second timed: the
@@ -385,6 +386,12 @@ class Report:
                 f"{_text(row.get('bare_tokens_per_second'), ',.0f')} | {_text(row.get('bare_over_transformers'), '.2f')} | "
                 f"{row.get('seconds', 0):.0f} |"
             )
+        profiled = [(task, row["profile"]) for task, row in self.data["throughput"].items() if row.get("profile")]
+        if profiled:
+            lines += ["", "| profiled steps | wall ms / step | busy ms / step | most time |", "|---|---|---|---|"]
+        for task, profile in profiled:
+            most = "; ".join(f"{op['name'][:40]} {op['share']:.0%}" for op in profile["top"][:3] if op["share"])
+            lines.append(f"| {task} | {profile['wall_ms_per_step']} | {profile['busy_ms_per_step']} | {most} |")
         compiled = [(name, row.get("compile_events")) for name, row in rows + list(self.data["throughput"].items())]
         compiled = [(name, events) for name, events in compiled if events]
         if compiled:
@@ -656,13 +663,15 @@ def memory_by_micro_batch(
 
 def profile_steps(
     model, optimizer, batches: List[dict], device: torch.device, precision: str, path: Path, steps: int
-) -> None:
-    """A profiler trace (Chrome format, gzipped) of `steps` training steps of the bare model."""
+) -> Dict[str, Any]:
+    """A profiler trace (Chrome format, gzipped) of `steps` training steps of the bare model, and its summary
+    (`profile_summary`), which the report keeps should the trace not come back."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     dtype = {"bf16": torch.bfloat16, "fp32": None}[precision]
     with profile(activities=activities) as profiler:
+        start = time.perf_counter()
         for batch in (batches * steps)[:steps]:
             optimizer.zero_grad()
             with torch.autocast(device.type, dtype=dtype) if dtype else contextlib.nullcontext():
@@ -670,11 +679,42 @@ def profile_steps(
             loss.backward()
             optimizer.step()
         throughput.synchronize(device)
+        wall = time.perf_counter() - start
     raw = path.with_suffix("")
     profiler.export_chrome_trace(str(raw))
     with open(raw, "rb") as source, gzip.open(path, "wb") as target:
         shutil.copyfileobj(source, target)
     raw.unlink()
+    return profile_summary(profiler.key_averages(), device, steps, wall)
+
+
+def profile_summary(averages, device: torch.device, steps: int, wall: float, top: int = 12) -> Dict[str, Any]:
+    """Where a profiled step's time went: on CUDA the kernels (their time a step, and the device's busy time against
+    the step's wall time under the profiler: what is left is the device waiting for the host), on the CPU the
+    operators' self time; the `top` by time, with calls and share."""
+    if device.type == "cuda":
+        from torch.autograd import DeviceType
+
+        events = [e for e in averages if e.device_type == DeviceType.CUDA]  # the kernels (and copies) themselves
+        times = [e.self_device_time_total for e in events]
+    else:
+        events = list(averages)
+        times = [e.self_cpu_time_total for e in events]
+    busy = sum(times) / 1e3 / steps  # ms a step
+    ranked = sorted(zip(times, events), key=lambda pair: -pair[0])[:top]
+    return {
+        "wall_ms_per_step": round(wall * 1e3 / steps, 3),
+        "busy_ms_per_step": round(busy, 3),
+        "top": [
+            {
+                "name": event.key[:100],
+                "calls_per_step": event.count / steps,
+                "ms_per_step": round(time_us / 1e3 / steps, 3),
+                "share": round(time_us / 1e3 / steps / busy, 4) if busy else None,
+            }
+            for time_us, event in ranked
+        ],
+    }
 
 
 def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, work: Path, report: Report):
@@ -749,8 +789,9 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
             row["memory_by_micro_batch"] = memory_by_micro_batch(model, optimizer, batches[-1], device, args.precision)
             report.write()
         moved = [throughput.move_to_device(b, device) for b in batches[: args.profile_steps]]
-        profile_steps(model, optimizer, moved, device, args.precision, report.out / f"trace-{name}.json.gz", len(moved))
-        row["trace"], row["trace_steps"] = f"trace-{name}.json.gz", len(moved)
+        trace = report.out / f"trace-{name}.json.gz"
+        row["profile"] = profile_steps(model, optimizer, moved, device, args.precision, trace, len(moved))
+        row["trace"], row["trace_steps"] = trace.name, len(moved)
 
     return body
 

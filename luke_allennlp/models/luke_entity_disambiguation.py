@@ -1,5 +1,5 @@
 import logging
-from typing import Any, Dict, List, NamedTuple, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -9,6 +9,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 
 from luke_allennlp.modeling.loading import read_config, read_state_dict, special_entity_ids
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX, EntityPredictionHead, masked_cross_entropy
+from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 from luke_allennlp.resources.task_entities import LUKE_SPECIAL_ENTITY_IDS
 from luke_allennlp.training.metrics import EntityDisambiguationAccuracy, EntityLinkingF1
@@ -160,8 +161,7 @@ class LukeEntityDisambiguation(Model):
             entity_ids, labels = self._training_inputs(
                 gold_entity_ids, candidate_ids, candidate_mask, entity_attention_mask
             )
-            logits = self._candidate_logits(entity_ids, inputs)  # (batch, mentions, candidates)
-            output["loss"] = self._labelled_cross_entropy(logits, labels)
+            logits, output["loss"] = self._candidate_scores(entity_ids, inputs, labels)  # (batch, mentions, candidates)
             masked = entity_ids.eq(self.mask_entity_id) & gold_entity_ids.ge(0)
             predicted = logits.argmax(-1).masked_fill(~candidate_mask.any(-1), -1)
             self._update_accuracy(predicted, masked, gold_entity_ids, candidate_ids, candidate_mask, candidate_priors)
@@ -187,19 +187,42 @@ class LukeEntityDisambiguation(Model):
 
     def _candidate_logits(self, entity_ids: torch.Tensor, inputs: EdInputs) -> torch.Tensor:
         """The entity head's logits of each mention's candidates, others masked: (batch, mentions, candidates)."""
-        out = self.embedder.encode(
+        return self._candidate_scores(entity_ids, inputs)[0]
+
+    def _candidate_scores(
+        self, entity_ids: torch.Tensor, inputs: EdInputs, labels: Optional[torch.Tensor] = None
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """`_candidate_logits`, and with `labels` (batch, mentions) their `_labelled_cross_entropy`: encoder, head
+        and loss, one compiled graph where the embedder is compiled (its padding cut here)."""
+        candidate_ids = inputs.candidate_ids
+        (logits, loss), (batch, _, mentions) = self.embedder.encode_with_head(
+            self._score_candidates,
+            # (candidates padded as mention positions are: along the mentions, and to 2 at least, with -1)
+            [(candidate_ids, MENTIONS, -1), (labels, ENTITIES, IGNORE_INDEX)],
             inputs.word_ids,
             inputs.word_attention_mask,
             entity_ids=entity_ids,
             entity_position_ids=inputs.entity_position_ids,
             entity_attention_mask=inputs.entity_attention_mask,
         )
-        states = self.entity_predictions.transform(out.entity_last_hidden_state)  # (batch, mentions, entity_emb_size)
-        candidates = inputs.candidate_ids.clamp(min=0)
+        return logits[:batch, :mentions, : candidate_ids.size(-1)], loss
+
+    def _score_candidates(
+        self,
+        word_states: torch.Tensor,
+        entity_states: torch.Tensor,
+        candidate_ids: torch.Tensor,
+        labels: Optional[torch.Tensor],
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The head: the candidates' logits (batch, mentions, candidates; the others, -1, masked), and with `labels`
+        the loss."""
+        states = self.entity_predictions.transform(entity_states)  # (batch, mentions, entity_emb_size)
+        candidates = candidate_ids.clamp(min=0)
         table = self.embedder.luke.entity_embeddings.entity_embeddings.weight
         embedded = F.embedding(candidates, table)  # (batch, mentions, candidates, entity_emb_size)
         logits = torch.einsum("bmd,bmcd->bmc", states, embedded) + self.entity_predictions.bias[candidates]
-        return logits.float().masked_fill(~inputs.candidate_mask, torch.finfo(torch.float32).min)
+        logits = logits.float().masked_fill(candidate_ids.lt(0), torch.finfo(torch.float32).min)
+        return logits, None if labels is None else self._labelled_cross_entropy(logits, labels)
 
     def _candidate_labels(
         self, gold: torch.Tensor, candidate_ids: torch.Tensor, candidate_mask: torch.Tensor

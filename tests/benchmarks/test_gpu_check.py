@@ -51,6 +51,10 @@ def test_quick_cpu_check(tmp_path):
         assert row["status"] == "ok", row["status"]
         assert row["mfu"] is None and row["loop_over_bare"] > 0  # (no figure asserted: a CPU under load)
         assert (tmp_path / "out" / row["trace"]).stat().st_size > 0
+        profile = row["profile"]  # (the CPU's operators: the largest is a matmul or its backward)
+        assert 0 < profile["busy_ms_per_step"] and len(profile["top"]) == 12
+        assert profile["top"][0]["ms_per_step"] >= profile["top"][-1]["ms_per_step"] > 0
+        assert f"| {task} | {profile['wall_ms_per_step']} | {profile['busy_ms_per_step']} |" in markdown
         if audited:  # luke_allennlp.training.sync_audit and the trainer's audit_host_syncs
             assert row["host_syncs_per_step"] == 0
             assert row["pass_start_stall_steps"] <= 1
@@ -150,3 +154,25 @@ def test_compile_events_say_what_torch_compile_did(tmp_path):
     report = gpu_check.Report(tmp_path, {})
     report.data["throughput"]["ner_compiled"] = {"compile_events": events}
     assert "| ner_compiled | 4 | 1 | 0 | 1 | 1 |" in report.markdown()
+
+
+def test_profile_summary_on_cuda_counts_the_kernels_against_the_wall_time():
+    """On CUDA a step's busy time is its kernels' (the operators that launch them are not counted again)."""
+    from torch.autograd import DeviceType
+
+    def event(key, device_type, count, cpu_us, device_us):
+        return SimpleNamespace(
+            key=key, device_type=device_type, count=count, self_cpu_time_total=cpu_us, self_device_time_total=device_us
+        )
+
+    averages = [
+        event("aten::mm", DeviceType.CPU, 8, 400.0, 3000.0),  # (its kernels' time again, as the launching operator)
+        event("sm90_xmma_gemm_bf16", DeviceType.CUDA, 8, 0.0, 3000.0),
+        event("vectorized_elementwise_kernel", DeviceType.CUDA, 40, 0.0, 1000.0),
+    ]
+    summary = gpu_check.profile_summary(averages, torch.device("cuda"), steps=2, wall=0.005)
+    assert summary["wall_ms_per_step"] == 2.5 and summary["busy_ms_per_step"] == 2.0  # 4 ms of kernels in 2 steps
+    assert [(op["name"], op["calls_per_step"], op["share"]) for op in summary["top"]] == [
+        ("sm90_xmma_gemm_bf16", 4.0, 0.75),
+        ("vectorized_elementwise_kernel", 20.0, 0.25),
+    ]

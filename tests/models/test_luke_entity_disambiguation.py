@@ -2,7 +2,6 @@ import json
 
 import pytest
 import torch
-from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch, Vocabulary
 
 from data_readers.luke_entity_disambiguation import LukeEntityDisambiguationReader
@@ -11,6 +10,7 @@ from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 from luke_allennlp.models.luke_entity_disambiguation import EdInputs, LukeEntityDisambiguation
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 from tests.conftest import REPO_ROOT, SAME_BATCHES, UNUSED_BY_ENTITY_HEADS, set_config_env
+from tests.model_cases import HostArraysModelTestCase
 
 CONFIG = REPO_ROOT / "configs" / "entity_disambiguation" / "aida.jsonnet"
 
@@ -28,7 +28,7 @@ def tensors(ed, count=6, **reader_kwargs):
     return Batch(instances).as_tensor_dict()
 
 
-class TestLukeEntityDisambiguation(ModelTestCase):
+class TestLukeEntityDisambiguation(HostArraysModelTestCase):
     # Real CoNLL-2003 documents with two candidates a mention (a mention with one candidate teaches nothing: its
     # softmax is 1 whatever the model), in the benchmarks' format.
     @pytest.fixture(autouse=True)
@@ -48,6 +48,35 @@ class TestLukeEntityDisambiguation(ModelTestCase):
         self.ensure_model_can_train_save_and_load(
             self.param_file, gradients_to_ignore=UNUSED_BY_ENTITY_HEADS, overrides=json.dumps(overrides)
         )
+
+    def test_compiled_embedder_runs_encoder_head_and_loss_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, candidate head (and in training the loss) are one graph per bucket. Global
+        inference (one pass per resolved mention, fewer rows each time): loss, scores and gradients those of the eager
+        model. A training step without dropout, the same mentions masked: the same loss and gradients."""
+        batches = [self.instances[:3], self.instances[3:4]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "scores")
+        assert all(" of the encoder and LukeEntityDisambiguation._score_candidates, for " in g for g in graphs)
+        compiled = self.compiled_model(monkeypatch)
+        batch = Batch(self.instances[:3])
+        batch.index_instances(self.vocab)
+        losses = []
+        for model in (self.model, compiled):
+            model.train()
+            for module in model.modules():
+                if isinstance(module, torch.nn.Dropout):
+                    module.p = 0.0
+                if hasattr(module, "dropout_prob"):  # (the attention's, in its fused kernel)
+                    module.dropout_prob = 0.0
+            model.zero_grad()
+            torch.manual_seed(0)  # (which mentions are masked)
+            loss = model(**batch.as_tensor_dict())["loss"]
+            loss.backward()
+            losses.append(loss.item())
+        assert losses[0] == pytest.approx(losses[1], abs=1e-5) and losses[0] > 0
+        grads = dict(compiled.named_parameters())
+        for name, param in self.model.named_parameters():
+            if param.grad is not None:
+                torch.testing.assert_close(grads[name].grad, param.grad, rtol=0, atol=1e-5)
 
     def test_model_batch_norm_verification(self):
         """allennlp's check flags exactly the entity head's dense -> gelu -> layer norm (BERT's design), since it

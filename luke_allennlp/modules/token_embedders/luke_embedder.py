@@ -51,7 +51,8 @@ class LukeEmbedder(TokenEmbedder):
         torch.compile's default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
         On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
         batches of each new shape pay the compilation. Task models whose heads run through `encode_with_head` (NER,
-        relation classification, entity typing, SQuAD-style QA, the pooled sequence and multiple-choice heads)
+        relation classification, entity typing, SQuAD-style QA, the pooled sequence and multiple-choice heads,
+        entity disambiguation)
         compile encoder, head and loss as one graph.
     """
 
