@@ -23,8 +23,8 @@ metrics, the run's first step apart; on CUDA `cuda_syncs_per_step`, PyTorch's ow
 and the figures behind them, with `profile`, the summary of the profiled steps (on CUDA each step's kernel time
 against its wall time, and the kernels that took most; the CPU's operators elsewhere); `settings` what ran. The compiled rows (and the CUDA-graph variant) have
 `compile_events`: dynamo's graphs and graph breaks, inductor's CUDA-graph skips, and the static-shape buckets' log
-lines (`graphs`, one a bucket; `warnings`, a bucket compiled again or run uncompiled), what a compiled row needs to
-say why it is not faster. The trainer loop's first epoch is audited, its second timed: the
+lines (`graphs`, one a bucket compiled; `reused`, one a bucket whose graph dynamo held already; `warnings`, a bucket
+compiled again or run uncompiled), what a compiled row needs to say why it is not faster. The trainer loop's first epoch is audited, its second timed: the
 audit passes every operation through Python, which slows the step it counts.
 
 Sizes: the config rows use the tests' tiny checkpoints (hidden 32, 2 layers). On CUDA the throughput rows run LUKE
@@ -559,7 +559,8 @@ def trainer_figures(trainer, steps: int) -> Dict[str, Any]:
 def compile_events():
     """What `torch.compile` did inside the block, in a dict filled at its end: dynamo's new graphs and graph breaks,
     inductor's CUDA-graph skips (a captured step falls back to launching kernels), and the static-shape buckets' log
-    (`luke_allennlp.modeling.static_shapes`: `graphs`, one line per bucket, and `warnings`, a bucket compiled again
+    (`luke_allennlp.modeling.static_shapes`: `graphs`, one line per bucket compiled, `reused`, one per bucket whose
+    graph dynamo already held (the bare step's model after the trainer's), and `warnings`, a bucket compiled again
     or run uncompiled: the recompiles that matter; dynamo's counters hold no count of recompiles). What a compiled row
     needs to say why it is not faster."""
     import logging
@@ -576,10 +577,12 @@ def compile_events():
     class Lines(logging.Handler):
         def __init__(self) -> None:
             super().__init__(logging.INFO)
-            self.lines: Dict[str, List[str]] = {"graphs": [], "warnings": []}
+            self.lines: Dict[str, List[str]] = {"graphs": [], "reused": [], "warnings": []}
 
         def emit(self, record: logging.LogRecord) -> None:
-            self.lines["warnings" if record.levelno >= logging.WARNING else "graphs"].append(record.getMessage())
+            message = record.getMessage()
+            kind = "graphs" if message.startswith("torch.compile: graph ") else "reused"
+            self.lines["warnings" if record.levelno >= logging.WARNING else kind].append(message)
 
     logger = logging.getLogger("luke_allennlp.modeling.static_shapes")
     handler, level, before = Lines(), logger.level, totals()

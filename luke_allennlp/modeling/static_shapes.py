@@ -87,13 +87,18 @@ class StaticShapes:
             padded.append(tensor)
         entities = None if num_entities is None else num_entities + pad_entities
         bucket = (training, torch.is_grad_enabled(), num_words + pad_words, entities)
-        frames = torch._dynamo.utils.counters["frames"]["ok"]
+        frames = dict(torch._dynamo.utils.counters["frames"])
         out = self.compiled(*padded)
-        self._check(bucket, torch._dynamo.utils.counters["frames"]["ok"] - frames)
+        now = torch._dynamo.utils.counters["frames"]
+        # Dynamo converts a frame (`total`) where no graph it holds fits, and compiles it (`ok`) unless it gives up
+        # (its recompile limit); it converts nothing where one fits, e.g. one compiled for another model instance.
+        tried, compiled = now["total"] - frames.get("total", 0), now["ok"] - frames.get("ok", 0)
+        self._check(bucket, compiled, tried)
         return out, (batch, num_words, num_entities)
 
-    def _check(self, bucket: tuple, compiled: int) -> None:
-        """Logs each bucket's compilation; warns where dynamo compiles a bucket again, or does not compile a new one."""
+    def _check(self, bucket: tuple, compiled: int, tried: int) -> None:
+        """Logs each bucket's compilation (or its reuse of a graph dynamo holds already); warns where dynamo compiles a
+        bucket again, or gives up compiling a new one."""
         training, grad, words, entities = bucket
         where = (
             f"{words} words, {entities or 'no'} entities{', training' if training else ''}{'' if grad else ', no grad'}"
@@ -102,6 +107,10 @@ class StaticShapes:
             self.buckets[bucket] = compiled
             if compiled:
                 logger.info("torch.compile: graph %d of %s, for %s", len(self.buckets), self.what, where)
+            elif not tried:
+                logger.info(
+                    "torch.compile: %s reuses a graph compiled before (another instance), for %s", self.what, where
+                )
             else:
                 logger.warning(
                     "torch.compile: dynamo did not compile %s for %s (recompile limit %d reached?): "
@@ -118,6 +127,12 @@ class StaticShapes:
                 where,
                 self.buckets[bucket],
             )
+
+
+def runs_compiled(module: torch.nn.Module) -> bool:
+    """Whether any part of `module` runs under `torch.compile` by `StaticShapes` (an encoder's or a model's
+    `compile`)."""
+    return any(isinstance(getattr(m, "_compiled", None), StaticShapes) for m in module.modules())
 
 
 def _padding(length: int, multiple: int) -> int:

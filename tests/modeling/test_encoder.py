@@ -290,6 +290,33 @@ def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
     assert any("run uncompiled" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
 
+def test_a_second_instance_reuses_the_graph_with_its_own_weights(caplog):
+    """Dynamo's graph of a bucket serves another encoder of the same structure (its guards hold, the weights are
+    inputs): no compilation, no warning, a log line that says so, and the outputs of that encoder's weights."""
+    from torch._dynamo.utils import counters
+
+    _, first = reference_pair(True)
+    _, second = reference_pair(True)
+    with torch.no_grad():
+        for param in second.parameters():
+            param.add_(0.1)
+    inputs = batch_inputs()
+    with torch.no_grad():
+        expected = [model(**inputs).entity_last_hidden_state for model in (first, second)]
+    torch._dynamo.reset()
+    counters.clear()
+    caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.static_shapes")
+    for model, reference in zip((first, second), expected):
+        model.compile(word_multiple=16, entity_multiple=8, backend="aot_eager")
+        with torch.no_grad():
+            assert max_diff(model(**inputs).entity_last_hidden_state, reference) < TOL
+    assert max_diff(expected[0], expected[1]) > 0.01 and counters["stats"]["unique_graphs"] == 1
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in logged] == [logging.INFO, logging.INFO]
+    assert logged[0][1].startswith("torch.compile: graph 1 of the encoder, for 16 words, 8 entities")
+    assert logged[1][1].startswith("torch.compile: the encoder reuses a graph compiled before (another instance)")
+
+
 def test_entity_inputs_need_positions():
     _, ours = reference_pair(True)
     inputs = batch_inputs()

@@ -23,6 +23,7 @@ from allennlp.training.moving_average import MovingAverage
 from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
+from luke_allennlp.modeling.static_shapes import runs_compiled
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.device_prefetch import prefetched
 from luke_allennlp.training.devices import describe_device, resolve_cuda_device
@@ -449,11 +450,17 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         audited_steps: Optional[int] = None,
     ) -> Trainer:
         """allennlp's `gradient_descent` construction (see its docs), with `precision` and `allow_tf32`, and
-        `luke_checkpointer` as the default checkpointer. Distributed, the learning rate schedule counts the steps
+        `luke_checkpointer` as the default checkpointer, and without allennlp's confidence checks for a model that
+        runs compiled (`compile`). Distributed, the learning rate schedule counts the steps
         every process takes (those of the process with the most batches, see `even_batches`): each process counted
         its own, and with uneven data the schedules, hence the weights, drifted apart. `cuda_device` is `"auto"` by
         default (see `resolve_cuda_device`), checked before the model is moved."""
         cuda_device = resolve_cuda_device(cuda_device)
+        if run_confidence_checks and runs_compiled(model):
+            # allennlp's checks hook every module for the first batch, then unhook them: dynamo would compile that
+            # batch's bucket with the hooks and, at the next batch of it, again without (minutes at LUKE base on a GPU).
+            logger.info("the model runs under torch.compile: allennlp's confidence checks are skipped")
+            run_confidence_checks = False
         if distributed and learning_rate_scheduler is not None:
             learning_rate_scheduler = scheduled_by_every_process(
                 learning_rate_scheduler, data_loader, num_gradient_accumulation_steps, cuda_device

@@ -313,3 +313,38 @@ def test_a_gpu_this_machine_lacks_is_a_one_line_error(tmp_path, device):
         )
     )
     assert user_error(error.value) is error.value
+
+
+def test_a_compiled_model_is_compiled_once_a_bucket(env, tmp_path, monkeypatch):
+    """allennlp's confidence checks hook every module for the first batch: for a model that runs compiled they are
+    skipped, else dynamo compiles the first batch's bucket with the hooks and again without them (minutes at LUKE
+    base). Two epochs of a compiled luke embedder: one graph for training and one for validation, nothing again."""
+    import logging
+
+    from luke_allennlp.modeling import static_shapes
+    from luke_allennlp.training.trainers import luke_gradient_descent
+
+    compile_ = torch.compile
+    monkeypatch.setattr(static_shapes.torch, "compile", lambda f, **_: compile_(f, dynamic=False, backend="aot_eager"))
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append((record.levelno, record.getMessage()))
+
+    handler = Keep(logging.INFO)
+    loggers = [logging.getLogger(m.__name__) for m in (static_shapes, luke_gradient_descent)]
+    for logger in loggers:
+        logger.addHandler(handler)
+        monkeypatch.setattr(logger, "level", logging.INFO)
+    torch._dynamo.reset()
+    try:
+        train(tmp_path, **{"model.text_field_embedder.token_embedders.tokens.compile": True})
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+    assert (logging.INFO, "the model runs under torch.compile: allennlp's confidence checks are skipped") in records
+    assert [r for r in records if r[1].startswith("torch.compile: ")] == [
+        (logging.INFO, "torch.compile: graph 1 of the encoder, for 64 words, no entities, training"),
+        (logging.INFO, "torch.compile: graph 2 of the encoder, for 64 words, no entities, no grad"),
+    ]
