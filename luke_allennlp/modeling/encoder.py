@@ -375,7 +375,8 @@ class LukeEncoder(nn.Module):
         the head run as one graph per bucket (a task model's step whole: CUDA graphs can capture it): the inputs and
         the head's `(tensor or None, kind, padding value)` triples (as `StaticShapes` takes them; padding that the
         head's loss ignores) are padded, so the head's outputs hold the padding, which the caller cuts to the sizes.
-        Uncompiled, the head runs on the outputs as they are.
+        Under CUDA graphs (`mode="reduce-overhead"`) those outputs are the graph's: the next call overwrites them, so a
+        caller that keeps one past it keeps a copy. Uncompiled, the head runs on the outputs as they are.
         """
         complete = self.complete_inputs(**inputs)
         if self._compiled is None:

@@ -3,7 +3,8 @@ Running a model under `torch.compile` with few, static shapes: each batch's word
 out) to the next multiple of a word / entity bucket size (at least one), so that e.g. 8 word lengths cover every input
 up to 512 subwords, each compiled once, and CUDA graphs (`mode="reduce-overhead"`) can replay a step. The batch size
 and the mention length stay dynamic; a batch of one row and mentions of one position are padded to two, since dynamo
-specialises sizes 0 and 1 (each would compile every bucket again). (Symbolic sequence lengths are avoided on purpose:
+specialises sizes 0 and 1 (each would compile every bucket again; in training the copied row draws its own dropout,
+so such a step averages two dropout samples of its row). (Symbolic sequence lengths are avoided on purpose:
 inductor in torch 2.13 fails on the backward pass of attention dropout over the concatenated word + entity sequence.)
 
 The compiled graphs are one per (word bucket, entity bucket or none, training, gradient mode) seen: a new one is

@@ -257,7 +257,9 @@ class LukeEntityDisambiguation(Model):
         """
         entity_ids = torch.full_like(inputs.entity_attention_mask, self.mask_entity_id, dtype=torch.long)
         entity_ids = entity_ids.masked_fill(~inputs.entity_attention_mask, 0)
-        first_logits = self._candidate_logits(entity_ids, inputs)
+        # (A copy: under CUDA graphs the compiled head's outputs are overwritten by its next run, and these are read
+        # after the global loop's passes.)
+        first_logits = self._candidate_logits(entity_ids, inputs).clone()
         unresolved = inputs.entity_attention_mask & inputs.candidate_mask.any(-1)  # (batch, mentions)
         predicted = torch.full_like(entity_ids, -1)
         scores = torch.zeros_like(first_logits[..., 0])
