@@ -114,7 +114,7 @@ class MentionClassifier(LukeTaskModel):
         entity_ids: torch.Tensor,
         entity_start_positions: torch.Tensor,
         entity_end_positions: torch.Tensor,
-        gold: Optional[Any],
+        gold: Optional[torch.Tensor],
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Logits (batch, ...) and loss (with `gold`, batch first) of (batch, words) inputs with (batch, mentions)
         entities (the same number in every example)."""
