@@ -100,11 +100,21 @@ class LukeEntityEmbeddings(nn.Module):
         embeddings = self.entity_embeddings(entity_ids)  # (batch, entities, entity_emb_size)
         if hasattr(self, "entity_embedding_dense"):
             embeddings = self.entity_embedding_dense(embeddings)  # (batch, entities, hidden)
-        # entity_position_ids: (batch, entities, max_mention_length), padded with -1.
-        in_mention = entity_position_ids.ne(-1).unsqueeze(-1).type_as(embeddings)
-        positions = self.position_embeddings(entity_position_ids.clamp(min=0)) * in_mention
-        mention_length = in_mention.sum(dim=-2).clamp(min=1e-7)  # (batch, entities, 1)
-        embeddings = embeddings + positions.sum(dim=-2) / mention_length + self.token_type_embeddings(token_type_ids)
+        # entity_position_ids: (batch, entities, max_mention_length), padded with -1. The mean of the mention's position
+        # embeddings, weighted 1 / length (0 at padding; 0 for an entity without positions).
+        in_mention = entity_position_ids.ne(-1)
+        weights = in_mention / in_mention.sum(dim=-1, keepdim=True).clamp(min=1)  # (batch, entities, mention length)
+        weights = weights.to(self.position_embeddings.weight.dtype)
+        if torch.compiler.is_compiling():  # inductor fuses gather and sum (its embedding_bag is a slow fallback)
+            positions = (self.position_embeddings(entity_position_ids.clamp(min=0)) * weights[..., None]).sum(-2)
+        else:  # one kernel, without the (batch, entities, mention length, hidden) tensor, nor keeping it for backward
+            positions = F.embedding_bag(
+                entity_position_ids.clamp(min=0).flatten(0, 1),
+                self.position_embeddings.weight,
+                mode="sum",
+                per_sample_weights=weights.flatten(0, 1),
+            ).view(*entity_ids.shape, self.position_embeddings.embedding_dim)  # (batch, entities, hidden)
+        embeddings = embeddings + positions + self.token_type_embeddings(token_type_ids)
         return self.dropout(self.LayerNorm(embeddings))  # (batch, entities, hidden)
 
 
