@@ -466,15 +466,19 @@ def redirected_output(log: Path):
             os.close(saved[0]), os.close(saved[1])
 
 
-def config_body(config: Path, overrides: dict, inputs: Inputs, args, runs: Dict[str, Path], work: Path):
-    def body(row: Dict[str, Any]) -> None:
-        if not any(key.endswith(".compile") for key in overrides):
-            return train(row)
+def recording_compile_events(body: Callable[[Dict[str, Any]], None]) -> Callable[[Dict[str, Any]], None]:
+    """`body`, with the row's `compile_events` (filled as the row ends, if it fails too)."""
+
+    def recorded(row: Dict[str, Any]) -> None:
         with compile_events() as events:
             row["compile_events"] = events
-            train(row)
+            body(row)
 
-    def train(row: Dict[str, Any]) -> None:
+    return recorded
+
+
+def config_body(config: Path, overrides: dict, inputs: Inputs, args, runs: Dict[str, Path], work: Path):
+    def body(row: Dict[str, Any]) -> None:
         directory = work / "runs" / f"{config.parent.name}-{config.stem}-{len(runs)}"
         env, tiny = config_run(config, inputs, directory, runs)
         os.environ.update(env)
@@ -493,7 +497,7 @@ def config_body(config: Path, overrides: dict, inputs: Inputs, args, runs: Dict[
             raise RuntimeError(f"training loss {metrics.get('training_loss')}")
         row["steps"] = args.config_steps
 
-    return body
+    return recording_compile_events(body) if any(key.endswith(".compile") for key in overrides) else body
 
 
 def lengthen_corpus(corpus: Path, sequences: int) -> Path:
@@ -722,13 +726,6 @@ def profile_summary(averages, device: torch.device, steps: int, wall: float, top
 
 def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, work: Path, report: Report):
     def body(row: Dict[str, Any]) -> None:
-        if not compiled:
-            return measure(row)
-        with compile_events() as events:  # (filled as the row ends, if it fails too)
-            row["compile_events"] = events
-            measure(row)
-
-    def measure(row: Dict[str, Any]) -> None:
         size = args.compiled_size if compiled else args.size
         run_args = argparse.Namespace(**{**vars(args), "compile": args.compile_mode if compiled else False})
         if compiled and size != args.size:
@@ -796,7 +793,7 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
         row["profile"] = profile_steps(model, optimizer, moved, device, args.precision, trace, len(moved))
         row["trace"], row["trace_steps"] = trace.name, len(moved)
 
-    return body
+    return recording_compile_events(body) if compiled else body
 
 
 # --- main ---------------------------------------------------------------------------------------------------------

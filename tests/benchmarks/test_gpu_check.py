@@ -7,6 +7,7 @@ import os
 import sys
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from tests.conftest import REPO_ROOT
@@ -176,3 +177,15 @@ def test_profile_summary_on_cuda_counts_the_kernels_against_the_wall_time():
         ("sm90_xmma_gemm_bf16", 4.0, 0.75),
         ("vectorized_elementwise_kernel", 20.0, 0.25),
     ]
+
+
+def test_a_compiled_row_records_its_compile_events_even_when_it_fails():
+    def fails(row):
+        torch.compile(lambda x: x * 2, backend="eager")(torch.ones(2))
+        raise ValueError("bad")
+
+    row = {}
+    torch._dynamo.reset()
+    with pytest.raises(ValueError, match="bad"):
+        gpu_check.recording_compile_events(fails)(row)
+    assert row["compile_events"]["unique_graphs"] == 1 and row["compile_events"]["graph_breaks"] == 0
