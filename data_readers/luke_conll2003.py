@@ -370,6 +370,7 @@ class LukeConll2003Reader(DatasetReader):
             {
                 "id": instance_id,
                 "words": sentence.words,
+                "subwords": len(word_ids),  # (the encoder's input length: the model skips padding without reading it)
                 "spans": layout.spans,
                 # (the longest span in subwords: the model's entity position ids without reading the device)
                 "longest_mention": int((ends[layout.ends - 1] - starts[layout.starts]).max()) if layout.count else 1,

@@ -1,13 +1,14 @@
 """
-LUKE (Yamada et al., EMNLP 2020) in plain PyTorch: words and entities as tokens of one transformer,
-with entity-aware self-attention run as a single fused `scaled_dot_product_attention` call per layer.
+LUKE (Yamada et al., EMNLP 2020) in plain PyTorch: words and entities as tokens of one transformer, with
+entity-aware self-attention (`attention.py`: one widened `scaled_dot_product_attention` call per layer on GPUs,
+score blocks on the CPU). Inside the layers a batch's hidden states are laid out by type, words then entities
+(`attention.Shape`), so that each type's rows are one matrix.
 
 Parameter names equal those of `transformers.LukeModel`, so its state dicts load unchanged. Checkpoint
 conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in `loading.py`.
 """
 
 import logging
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
@@ -15,7 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from luke_allennlp.modeling.attention import AttentionMask, LukeSelfAttention, Shape, blocks_apply
 from luke_allennlp.modeling.configuration import LukeConfig
+from luke_allennlp.modeling.dropout import Dropout, dropout_add
+from luke_allennlp.modeling.packed_linear import drop_packed, linear
 from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS, WORDS, StaticShapes
 
 logger = logging.getLogger(__name__)
@@ -28,6 +32,10 @@ ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "silu": F.silu,
     "swish": F.silu,
 }
+
+
+# Each row's real words and, with entity inputs, real entities (prefixes of the padded rows), known on the host.
+Lengths = Tuple[Sequence[int], Optional[Sequence[int]]]
 
 
 def span_position_ids(
@@ -64,7 +72,7 @@ class LukeEmbeddings(nn.Module):
         )
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.dropout = Dropout(config.hidden_dropout_prob)
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
         # Padding keeps position `padding_idx`; real tokens count up from `padding_idx + 1`.
@@ -92,7 +100,7 @@ class LukeEntityEmbeddings(nn.Module):
         self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.dropout = Dropout(config.hidden_dropout_prob)
 
     def forward(
         self, entity_ids: torch.Tensor, entity_position_ids: torch.Tensor, token_type_ids: torch.Tensor
@@ -118,85 +126,6 @@ class LukeEntityEmbeddings(nn.Module):
         return self.dropout(self.LayerNorm(embeddings))  # (batch, entities, hidden)
 
 
-class LukeSelfAttention(nn.Module):
-    """
-    Multi-head attention over the concatenated word and entity sequence.
-
-    With entity-aware attention the query matrix depends on the (query type, key type) pair: `query` (w2w),
-    `w2e_query`, `e2w_query` and `e2e_query`; keys and values are shared. All four score blocks come from
-    one `scaled_dot_product_attention` call: each token's query is the per-head concatenation
-    [query for word keys ; query for entity keys] (width 2 x head_dim), word keys are [k ; 0] and entity
-    keys [0 ; k], so every dot product picks the right query half exactly. The scale stays
-    1 / sqrt(head_dim). Values keep head_dim, except where the fused kernel needs equal head sizes (the
-    CPU's, which runs only without dropout): there they are zero-padded and the padded half of the output
-    is dropped.
-    """
-
-    def __init__(self, config: LukeConfig):
-        super().__init__()
-        self.num_heads = config.num_attention_heads
-        self.head_dim = config.head_dim
-        self.use_entity_aware_attention = config.use_entity_aware_attention
-        self.dropout_prob = config.attention_probs_dropout_prob
-        hidden = config.hidden_size
-        self.query = nn.Linear(hidden, hidden)
-        self.key = nn.Linear(hidden, hidden)
-        self.value = nn.Linear(hidden, hidden)
-        if self.use_entity_aware_attention:
-            self.w2e_query = nn.Linear(hidden, hidden)
-            self.e2w_query = nn.Linear(hidden, hidden)
-            self.e2e_query = nn.Linear(hidden, hidden)
-
-    def _fused_kernel_needs_equal_head_dims(self, v: torch.Tensor) -> bool:
-        # CUDA's memory-efficient kernel takes a narrower value; the CPU's fused kernel does not, and it
-        # runs only without dropout (with dropout the CPU falls back to the unfused path, which needs no padding).
-        return v.device.type == "cpu" and not (self.training and self.dropout_prob > 0)
-
-    def _project(self, x: torch.Tensor, queries: tuple) -> torch.Tensor:
-        """One matmul for the token type's queries (interleaved per head), key and value."""
-        nh, hd = self.num_heads, self.head_dim
-        if len(queries) == 2:  # [q for word keys ; q for entity keys] per head
-            q_weight = torch.stack([queries[0].weight.view(nh, hd, -1), queries[1].weight.view(nh, hd, -1)], 1)
-            q_bias = torch.stack([queries[0].bias.view(nh, hd), queries[1].bias.view(nh, hd)], 1)
-            q_weight, q_bias = q_weight.flatten(0, 2), q_bias.flatten()
-        else:
-            q_weight, q_bias = queries[0].weight, queries[0].bias
-        weight = torch.cat([q_weight, self.key.weight, self.value.weight])
-        bias = torch.cat([q_bias, self.key.bias, self.value.bias])
-        return F.linear(x, weight, bias)  # (batch, tokens, q_width + 2 * hidden)
-
-    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
-        # hidden_states: (batch, words + entities, hidden); attention_mask: (batch, 1, 1, words + entities) bool
-        batch, length, hidden = hidden_states.shape
-        nh, hd = self.num_heads, self.head_dim
-        entity_aware = self.use_entity_aware_attention and length > num_words
-        if entity_aware:
-            words, entities = hidden_states[:, :num_words], hidden_states[:, num_words:]
-            projected = torch.cat(
-                [
-                    self._project(words, (self.query, self.w2e_query)),
-                    self._project(entities, (self.e2w_query, self.e2e_query)),
-                ],
-                dim=1,
-            )  # (batch, length, 4 * hidden)
-            q, k, v = projected.split([2 * hidden, hidden, hidden], dim=-1)
-            q = q.view(batch, length, nh, 2 * hd).transpose(1, 2)  # (batch, heads, length, 2 * head_dim)
-            k = k.view(batch, length, nh, hd).transpose(1, 2)
-            k = torch.cat([F.pad(k[:, :, :num_words], (0, hd)), F.pad(k[:, :, num_words:], (hd, 0))], dim=2)
-            v = v.view(batch, length, nh, hd).transpose(1, 2)
-            if self._fused_kernel_needs_equal_head_dims(v):
-                v = F.pad(v, (0, hd))  # (batch, heads, length, 2 * head_dim)
-        else:
-            q, k, v = self._project(hidden_states, (self.query,)).split(hidden, dim=-1)
-            q, k, v = (t.view(batch, length, nh, hd).transpose(1, 2) for t in (q, k, v))  # (batch, heads, length, hd)
-        dropout = self.dropout_prob if self.training else 0.0
-        context = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=attention_mask, dropout_p=dropout, scale=1.0 / math.sqrt(hd)
-        )  # (batch, heads, length, head_dim), or 2 * head_dim with padded values
-        context = context[..., :hd].transpose(1, 2).reshape(batch, length, hidden)
-        return context  # (batch, words + entities, hidden)
-
-
 class LukeResidualOutput(nn.Module):
     """dense -> dropout -> LayerNorm(x + residual); BERT's `*Output` blocks."""
 
@@ -204,10 +133,11 @@ class LukeResidualOutput(nn.Module):
         super().__init__()
         self.dense = nn.Linear(in_features, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.dropout = Dropout(config.hidden_dropout_prob)
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dropout(self.dense(x)) + residual)
+        x = linear(self, "dense", x, self.dense.weight, self.dense.bias)
+        return self.LayerNorm(dropout_add(x, residual, self.dropout.p, self.training))
 
 
 class LukeAttention(nn.Module):
@@ -216,8 +146,8 @@ class LukeAttention(nn.Module):
         self.self = LukeSelfAttention(config)
         self.output = LukeResidualOutput(config, config.hidden_size)
 
-    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
-        return self.output(self.self(hidden_states, num_words, attention_mask), hidden_states)
+    def forward(self, hidden_states: torch.Tensor, shape: Shape, attention_mask: AttentionMask) -> torch.Tensor:
+        return self.output(self.self(hidden_states, shape, attention_mask), hidden_states)
 
 
 class LukeIntermediate(nn.Module):
@@ -229,7 +159,7 @@ class LukeIntermediate(nn.Module):
         self.activation = ACTIVATIONS[config.hidden_act]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.activation(self.dense(x))
+        return self.activation(linear(self, "dense", x, self.dense.weight, self.dense.bias))
 
 
 class LukeLayer(nn.Module):
@@ -239,9 +169,9 @@ class LukeLayer(nn.Module):
         self.intermediate = LukeIntermediate(config)
         self.output = LukeResidualOutput(config, config.intermediate_size)
 
-    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
-        attended = self.attention(hidden_states, num_words, attention_mask)
-        return self.output(self.intermediate(attended), attended)  # (batch, words + entities, hidden)
+    def forward(self, hidden_states: torch.Tensor, shape: Shape, attention_mask: AttentionMask) -> torch.Tensor:
+        attended = self.attention(hidden_states, shape, attention_mask)
+        return self.output(self.intermediate(attended), attended)  # (batch * (words + entities), hidden), by type
 
 
 class LukeLayers(nn.Module):
@@ -252,14 +182,14 @@ class LukeLayers(nn.Module):
         self.layer = nn.ModuleList(LukeLayer(config) for _ in range(config.num_hidden_layers))
         self.gradient_checkpointing = False
 
-    def forward(self, hidden_states: torch.Tensor, num_words: int, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, hidden_states: torch.Tensor, shape: Shape, attention_mask: AttentionMask) -> torch.Tensor:
         for layer in self.layer:
             if self.gradient_checkpointing and self.training:
                 hidden_states = torch.utils.checkpoint.checkpoint(
-                    layer, hidden_states, num_words, attention_mask, use_reentrant=False
+                    layer, hidden_states, shape, attention_mask, use_reentrant=False
                 )
             else:
-                hidden_states = layer(hidden_states, num_words, attention_mask)
+                hidden_states = layer(hidden_states, shape, attention_mask)
         return hidden_states
 
 
@@ -270,6 +200,11 @@ class LukePooler(nn.Module):
 
     def forward(self, word_states: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.dense(word_states[:, 0]))  # (batch, hidden)
+
+
+def _padded(rows: torch.Tensor, lengths: Sequence[int], size: int) -> torch.Tensor:
+    """(sum of lengths, hidden) rows, example by example, as (examples, size, hidden) with zeros after each."""
+    return torch.stack([F.pad(part, (0, 0, 0, size - part.size(0))) for part in rows.split(list(lengths))])
 
 
 class LukeEncoder(nn.Module):
@@ -327,6 +262,15 @@ class LukeEncoder(nn.Module):
         self.entity_embeddings.entity_embeddings = new
         self.config.entity_vocab_size = len(index)
 
+    def train(self, mode: bool = True) -> "LukeEncoder":
+        if mode:
+            drop_packed(self)  # (inference's packed weights: see `packed_linear`)
+        return super().train(mode)
+
+    def _apply(self, fn: Any, recurse: bool = True) -> "LukeEncoder":  # type: ignore[override]
+        drop_packed(self)
+        return super()._apply(fn, recurse)
+
     def gradient_checkpointing_enable(self) -> None:
         self.encoder.gradient_checkpointing = True
 
@@ -346,6 +290,7 @@ class LukeEncoder(nn.Module):
         entity_position_ids: Optional[torch.Tensor] = None,
         entity_attention_mask: Optional[torch.Tensor] = None,
         entity_token_type_ids: Optional[torch.Tensor] = None,
+        lengths: Optional[Lengths] = None,
     ) -> LukeEncoderOutput:
         """
         # Parameters
@@ -359,6 +304,11 @@ class LukeEncoder(nn.Module):
             Required with `entity_ids`.
         entity_attention_mask : `torch.Tensor`, optional, (batch, entities)
         entity_token_type_ids : `torch.LongTensor`, optional, (batch, entities)
+        lengths : `Lengths`, optional
+            Each row's number of real words and of real entities (Python ints: the host knows them), where the masks
+            are these prefixes of the rows. On the CPU, eagerly, the encoder then computes the real tokens alone
+            (`attention.Shape`, packed), and the outputs at padding positions are 0 (unlike transformers', which
+            computes them too); elsewhere (compiled, a GPU, autocast) it is ignored.
         """
         inputs = self.complete_inputs(
             input_ids,
@@ -370,13 +320,14 @@ class LukeEncoder(nn.Module):
             entity_token_type_ids,
         )
         if self._compiled is None:
-            return self._forward(*inputs)
+            return self._forward(*inputs, lengths=lengths)
         return self._forward_padded(inputs)
 
     def forward_with_head(
         self,
         head: Callable[..., Any],
         head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
+        lengths: Optional[Lengths] = None,
         **inputs: Optional[torch.Tensor],
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
         """
@@ -386,11 +337,12 @@ class LukeEncoder(nn.Module):
         the head's `(tensor or None, kind, padding value)` triples (as `StaticShapes` takes them; padding that the
         head's loss ignores) are padded, so the head's outputs hold the padding, which the caller cuts to the sizes.
         Under CUDA graphs (`mode="reduce-overhead"`) those outputs are the graph's: the next call overwrites them, so a
-        caller that keeps one past it keeps a copy. Uncompiled, the head runs on the outputs as they are.
+        caller that keeps one past it keeps a copy. Uncompiled, the head runs on the outputs as they are. `lengths`:
+        see `forward` (a head given them must not read the outputs at padding positions).
         """
         complete = self.complete_inputs(**inputs)
         if self._compiled is None:
-            out = self._forward(*complete)
+            out = self._forward(*complete, lengths=lengths)
             entities = out.entity_last_hidden_state
             sizes = (*out.last_hidden_state.shape[:2], None if entities is None else entities.size(1))
             return head(out.last_hidden_state, entities, *(t for t, _, _ in head_inputs)), sizes
@@ -467,18 +419,56 @@ class LukeEncoder(nn.Module):
         entity_position_ids,
         entity_attention_mask,
         entity_token_type_ids,
+        lengths: Optional[Lengths] = None,
     ) -> LukeEncoderOutput:
-        num_words = input_ids.size(1)
-        hidden_states = self.embeddings(input_ids, token_type_ids)  # (batch, words, hidden)
-        mask = attention_mask.bool()
+        batch, num_words = input_ids.shape
+        word_states = self.embeddings(input_ids, token_type_ids)  # (batch, words, hidden)
+        hidden = word_states.size(-1)
+        entity_states = None
+        num_entities = 0
         if entity_ids is not None:
             entity_states = self.entity_embeddings(entity_ids, entity_position_ids, entity_token_type_ids)
-            hidden_states = torch.cat([hidden_states, entity_states], dim=1)  # (batch, words + entities, hidden)
-            mask = torch.cat([mask, entity_attention_mask.bool()], dim=1)
-        mask = mask[:, None, None, :]  # (batch, 1, 1, words + entities): every query sees the same keys
-        hidden_states = self.encoder(hidden_states, num_words, mask)
-        word_states = hidden_states[:, :num_words]
-        entity_states = hidden_states[:, num_words:] if entity_ids is not None else None
+            num_entities = entity_ids.size(1)
+        if lengths is not None and blocks_apply(word_states):
+            return self._forward_packed(word_states, entity_states, lengths)
+        mask = attention_mask.bool()
+        hidden_states = word_states.reshape(batch * num_words, hidden)
+        if entity_states is not None:
+            # (batch * words + batch * entities, hidden): the words' rows, then the entities'
+            hidden_states = torch.cat([hidden_states, entity_states.reshape(batch * num_entities, hidden)])
+            mask = torch.cat([mask, entity_attention_mask.bool()], dim=1)  # (batch, words + entities)
+        shape = Shape(batch, num_words, num_entities)
+        hidden_states = self.encoder(hidden_states, shape, AttentionMask(mask))
+        word_states = hidden_states[: batch * num_words].view(batch, num_words, hidden)
+        if entity_states is not None:
+            entity_states = hidden_states[batch * num_words :].view(batch, num_entities, hidden)
+        pooled = self.pooler(word_states) if self.pooler is not None else None
+        return LukeEncoderOutput(word_states, entity_states, pooled)
+
+    def _forward_packed(
+        self, word_states: torch.Tensor, entity_states: Optional[torch.Tensor], lengths: Lengths
+    ) -> LukeEncoderOutput:
+        """The layers over the real tokens alone (`Shape`, packed); the outputs padded back with zeros."""
+        batch, num_words, hidden = word_states.shape
+        word_lengths = tuple(int(n) for n in lengths[0])
+        if len(word_lengths) != batch or any(not 0 < n <= num_words for n in word_lengths):
+            raise ValueError(f"lengths: {batch} rows of 1 to {num_words} words expected, got {word_lengths}")
+        rows = [word_states[b, :n] for b, n in enumerate(word_lengths)]
+        entity_lengths, num_entities = None, 0
+        if entity_states is not None:
+            num_entities = entity_states.size(1)
+            entity_lengths = tuple(int(n) for n in (lengths[1] if lengths[1] is not None else [num_entities] * batch))
+            if len(entity_lengths) != batch or any(not 0 <= n <= num_entities for n in entity_lengths):
+                raise ValueError(
+                    f"lengths: {batch} rows of 0 to {num_entities} entities expected, got {entity_lengths}"
+                )
+            rows += [entity_states[b, :n] for b, n in enumerate(entity_lengths)]
+        shape = Shape(batch, num_words, num_entities, word_lengths, entity_lengths or (0,) * batch)
+        hidden_states = self.encoder(torch.cat(rows), shape, None)  # (real words + real entities, hidden)
+        word_rows, entity_rows = hidden_states.split([shape.word_rows, hidden_states.size(0) - shape.word_rows])
+        word_states = _padded(word_rows, word_lengths, num_words)
+        if entity_states is not None:
+            entity_states = _padded(entity_rows, entity_lengths, num_entities)  # type: ignore[arg-type]
         pooled = self.pooler(word_states) if self.pooler is not None else None
         return LukeEncoderOutput(word_states, entity_states, pooled)
 

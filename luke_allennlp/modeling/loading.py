@@ -377,6 +377,12 @@ def save_safetensors(state: Dict[str, torch.Tensor], path: str) -> None:
     (0666 less the umask, like the config beside it) instead of the 0600 safetensors gives it."""
     from safetensors.torch import save_file
 
+    # Tensors that share a storage (the attention's fused projections: `fused_linears`) are written each on its own,
+    # as safetensors requires.
+    storages: Dict[int, int] = {}
+    for value in state.values():
+        storages[value.untyped_storage().data_ptr()] = storages.get(value.untyped_storage().data_ptr(), 0) + 1
+    state = {k: v.clone() if storages[v.untyped_storage().data_ptr()] > 1 else v for k, v in state.items()}
     save_file(state, path, metadata={"format": "pt"})
     umask = os.umask(0o022)  # (read by setting it: no other way)
     os.umask(umask)

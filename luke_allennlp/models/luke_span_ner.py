@@ -156,8 +156,12 @@ class LukeSpanNer(MentionClassifier):
             entity_attention_mask,
             passes=passes,
             longest_mention=longest if "longest_mention" in metadata[0] else None,
+            lengths=self.pass_lengths(metadata, spans_per_sentence, per_chunk),
         )
         logits = logits[:rows, :used]  # (passes, entities, labels)
+        # Padding slots score 0, as the slots no pass uses (whatever the encoder gave their padded states: it skips
+        # them on the CPU, `pass_lengths`).
+        logits = logits * self.select(entity_attention_mask, passes)[..., None]
 
         span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
         span_logits[passes[0], passes[1], :used] = logits
@@ -180,6 +184,21 @@ class LukeSpanNer(MentionClassifier):
                 )
             )
         return output
+
+    @staticmethod
+    def pass_lengths(
+        metadata: List[Dict[str, Any]], spans_per_sentence: List[int], per_chunk: int
+    ) -> Optional[Tuple[List[int], List[int]]]:
+        """Each pass's real subwords and span entities (the reader's `subwords` and spans), in the passes' order, or
+        None where the metadata does not say (an older reader): the encoder skips the padding on the CPU."""
+        if not all("subwords" in meta for meta in metadata):
+            return None
+        words, entities = [], []
+        for meta, spans in zip(metadata, spans_per_sentence):
+            for chunk in range(-(-spans // per_chunk)):
+                words.append(int(meta["subwords"]))
+                entities.append(min(per_chunk, spans - chunk * per_chunk))
+        return words, entities
 
     def loss(self, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)  # -1: no span

@@ -14,7 +14,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.training.metrics import Metric
 
-from luke_allennlp.modeling.encoder import span_position_ids
+from luke_allennlp.modeling.encoder import Lengths, span_position_ids
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 
 Passes = Tuple[torch.Tensor, ...]  # index tensors of the stacked rows (windows, chunks) to encode
@@ -173,10 +173,13 @@ class LukeTaskModel(ReportsMetrics, Model):
         entity_type_ids: Optional[torch.Tensor] = None,
         passes: Optional[Passes] = None,
         longest_mention: Optional[int] = None,
+        lengths: Optional[Lengths] = None,
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
         """
         `head(word_states, entity_states, *head tensors)` on `encode`'s states of the inputs (`encode`'s
-        arguments), and the sizes `(rows, words, entities or None)` of what was encoded. `head_inputs`: the head's
+        arguments), and the sizes `(rows, words, entities or None)` of what was encoded. `lengths`: each encoded
+        row's real words and entities, known on the host, for a head that reads no padding position (the `luke`
+        embedder then computes the real tokens alone on the CPU: `LukeEncoder.forward`). `head_inputs`: the head's
         tensors (rows as encoded) as `(tensor or None, kind, padding value)` (`luke_allennlp.modeling.static_shapes`;
         a padding value that the head's loss ignores). Where the `luke` embedder is compiled, encoder, head and loss
         are one compiled graph per bucket (`LukeEncoder.forward_with_head`): the head's outputs then hold the
@@ -190,7 +193,7 @@ class LukeTaskModel(ReportsMetrics, Model):
             word_states, entity_states = self._run_embedder(words, entities, repeat)
             sizes = (*word_states.shape[:2], None if entity_states is None else entity_states.size(1))
             return head(word_states, entity_states, *(t for t, _, _ in head_inputs)), sizes
-        return self.embedder.encode_with_head(head, head_inputs, **words, **entities)
+        return self.embedder.encode_with_head(head, head_inputs, **words, **entities, lengths=lengths)
 
     def _run_embedder(
         self,

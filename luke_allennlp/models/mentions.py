@@ -7,6 +7,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import torch
 
+from luke_allennlp.modeling.encoder import Lengths
 from luke_allennlp.modeling.static_shapes import ROWS
 from luke_allennlp.models.luke_task_model import LukeTaskModel, Passes
 
@@ -85,10 +86,12 @@ class MentionClassifier(LukeTaskModel):
         entity_attention_mask: Optional[torch.Tensor] = None,
         passes: Optional[Passes] = None,
         longest_mention: Optional[int] = None,
+        lengths: Optional[Lengths] = None,
     ) -> Tuple[Tuple[torch.Tensor, Optional[torch.Tensor]], Tuple[int, int, Optional[int]]]:
         """`encode_with_head(self.score, head_inputs, ...)` for the mentions that the entities mark: the `luke`
         embedder encodes them with the words, a word-only embedder the words alone (its head reads the mentions'
-        subwords)."""
+        subwords). `score` reads no padding position (the loss ignores padded mentions), so `lengths` may be given
+        (see `encode_with_head`)."""
         entities = {}
         if self.has_entity_states:
             entities = dict(
@@ -104,6 +107,7 @@ class MentionClassifier(LukeTaskModel):
             word_attention_mask,
             passes=passes,
             longest_mention=longest_mention,
+            lengths=lengths,
             **entities,
         )
 

@@ -142,7 +142,9 @@ def test_entity_aware_differs_from_original_attention():
 
 @pytest.mark.parametrize("aware", [True, False])
 def test_one_fused_attention_call_per_layer(aware, monkeypatch):
+    """The widened formulation (GPUs, `torch.compile`): one `scaled_dot_product_attention` call per layer."""
     _, ours = reference_pair(aware)
+    monkeypatch.setattr(type(ours.encoder.layer[0].attention.self), "formulation", lambda self, x: "widened")
     calls = []
     sdpa = F.scaled_dot_product_attention
 

@@ -5,6 +5,7 @@ import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
+from luke_allennlp.modeling.encoder import Lengths
 from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.encoder_loading import EncoderLoading
@@ -137,12 +138,20 @@ class LukeEmbedder(TokenEmbedder):
         token_ids: torch.LongTensor,
         mask: Optional[torch.BoolTensor] = None,
         type_ids: Optional[torch.LongTensor] = None,
+        lengths: Optional[Lengths] = None,
         **entity_inputs: Optional[torch.Tensor],
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
         """`head(word states, entity states, *head tensors)` on `encode`'s outputs (the inputs are `encode`'s),
-        compiled with the encoder where `compile` is set: see `LukeEncoder.forward_with_head`."""
+        compiled with the encoder where `compile` is set: see `LukeEncoder.forward_with_head` (and for `lengths`,
+        the rows' real words and entities known on the host, `LukeEncoder.forward`)."""
         return self.luke.forward_with_head(
-            head, head_inputs, input_ids=token_ids, attention_mask=mask, token_type_ids=type_ids, **entity_inputs
+            head,
+            head_inputs,
+            lengths=lengths,
+            input_ids=token_ids,
+            attention_mask=mask,
+            token_type_ids=type_ids,
+            **entity_inputs,
         )
 
     def forward(

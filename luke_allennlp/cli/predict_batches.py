@@ -1,0 +1,65 @@
+"""
+`allennlp predict` batches inputs of similar length; outputs stay in input order.
+
+allennlp's `_PredictManager.run` batches JSON inputs in file order (`--batch-size`), so the longest input of each batch
+pads all the others: on CoNLL-2003 sentences at batch 32 a sentence cost 2.2 times what it did at batch 8. Here the
+inputs of a file are read in windows of `WINDOW_BATCHES` batches; each window is sorted by the predictor's
+`input_length` (`LukePredictor.input_length`, else the length of the input's JSON text), cut into batches, predicted,
+and written back in the order of the file. Standard input keeps allennlp's order (one batch at a time: an interactive
+user waits for no window). With `--use-dataset-reader`, allennlp's own loop runs. An input error still names its line
+(`predict_errors`); the predictions of the lines before the first one not predicted are written before the error is
+raised.
+"""
+
+import json
+import types
+from typing import Any, Callable, Dict, List
+
+from luke_allennlp.cli._patch import repaired, replace
+
+WINDOW_BATCHES = 16  # batches sorted together (a window holds at least MIN_WINDOW inputs)
+MIN_WINDOW = 256
+
+
+def length_key(predictor: Any) -> Callable[[Dict[str, Any]], int]:
+    """The predictor's `input_length`, or the length of an input's JSON text."""
+    return getattr(predictor, "input_length", None) or (lambda inputs: len(json.dumps(inputs, ensure_ascii=False)))
+
+
+def by_length(window: List[Any], batch_size: int, key: Callable[[Any], int]) -> List[List[int]]:
+    """Batches of the window's positions, each of `batch_size` inputs of similar `key` (the last may be shorter)."""
+    order = sorted(range(len(window)), key=lambda i: key(window[i]))  # stable: equal lengths keep the file's order
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def repair_predict_batches(module: types.ModuleType) -> None:
+    manager = module._PredictManager
+    if repaired(manager.run):
+        return
+    allennlp_run = manager.run
+
+    def run(self: Any) -> None:
+        if self._dataset_reader is not None or self._input_file == "-":
+            return allennlp_run(self)
+        key = length_key(self._predictor)
+        size = max(1, self._batch_size)
+        index = 0
+        try:
+            for window in module.lazy_groups_of(self._get_json_data(), max(MIN_WINDOW, WINDOW_BATCHES * size)):
+                results: List[Any] = [None] * len(window)
+                try:
+                    for positions in by_length(window, size, key):
+                        predicted = self._predict_json([window[i] for i in positions])
+                        for i, result in zip(positions, predicted):
+                            results[i] = result
+                finally:  # (on an error: the predictions up to the first line not predicted)
+                    for inputs, result in zip(window, results):
+                        if result is None:
+                            break
+                        self._maybe_print_to_console_and_file(index, result, json.dumps(inputs))
+                        index += 1
+        finally:
+            if self._output_file is not None:
+                self._output_file.close()
+
+    replace(manager, "run", run)

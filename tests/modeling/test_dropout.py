@@ -1,0 +1,53 @@
+"""The CPU's dropout: its rate, its values and gradient, and where it stands aside for `F.dropout`."""
+
+import torch
+import torch.nn.functional as F
+
+from luke_allennlp.modeling.dropout import Dropout, dropout, dropout_add, fast_dropout_applies, keep
+
+
+def test_each_element_is_dropped_at_the_rate_and_the_rest_scaled():
+    torch.manual_seed(0)
+    x = torch.rand(200_000) + 1.0  # (no element is 0 before dropout)
+    for p in (0.1, 0.5):
+        y = dropout(x, p, training=True)
+        dropped = y == 0
+        assert abs(dropped.float().mean().item() - p) < 0.005  # binomial sd 0.0011
+        assert torch.equal(y[~dropped], x[~dropped] * (1.0 / (1.0 - p)))  # F.dropout's values: x * (1 / (1 - p))
+
+
+def test_the_mask_is_drawn_from_the_default_generator():
+    x = torch.ones(70_000)  # more than one chunk
+    torch.manual_seed(3)
+    first = dropout(x, 0.3, True)
+    torch.manual_seed(3)
+    assert torch.equal(first, dropout(x, 0.3, True))
+    assert not torch.equal(first, dropout(x, 0.3, True))
+
+
+def test_gradient_is_the_mask_times_the_scale_and_dropout_add_adds_the_residual():
+    x = torch.randn(3000, requires_grad=True)
+    residual = torch.randn(3000, requires_grad=True)
+    torch.manual_seed(1)
+    y = dropout(x, 0.2, True)
+    y.sum().backward()
+    assert torch.equal(x.grad, (y != 0).float() * (1 / 0.8))
+    torch.manual_seed(1)
+    z = dropout_add(x.detach(), residual, 0.2, True)
+    assert torch.allclose(z, y.detach() + residual, atol=1e-6, rtol=0)
+
+
+def test_keep_multiplies_and_fills():
+    torch.manual_seed(2)
+    values = torch.rand(100_000) + 0.5
+    out = keep(torch.empty(100_000), 0.4, times=values)
+    assert set(torch.unique(out[out != 0] / values[out != 0]).tolist()) == {1.0}
+    assert abs((out == 0).float().mean().item() - 0.4) < 0.01
+
+
+def test_outside_training_or_on_no_drop_it_is_f_dropout():
+    x = torch.randn(100)
+    assert not fast_dropout_applies(x, 0.1, training=False) and not fast_dropout_applies(x, 0.0, True)
+    assert torch.equal(dropout(x, 0.1, False), x) and torch.equal(Dropout(0.1).eval()(x), x)
+    assert isinstance(Dropout(0.3), torch.nn.Dropout) and Dropout(0.3).p == 0.3
+    assert torch.equal(dropout(x, 0.0, True), F.dropout(x, 0.0, True))

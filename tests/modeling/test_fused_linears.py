@@ -1,0 +1,88 @@
+"""The attention's projections kept in one storage: their names, gradients, updates and what undoes the layout."""
+
+import copy
+
+import torch
+from torch import nn
+
+from luke_allennlp.modeling.fused_linears import by_type, fuse, fused, is_fused
+from luke_allennlp.modeling.loading import save_safetensors
+
+
+def six_linears(seed=0):
+    torch.manual_seed(seed)
+    return [nn.Linear(5, 3) for _ in range(6)]
+
+
+def test_fuse_lays_the_parameters_out_back_to_back_keeping_values_and_identity():
+    linears = six_linears()
+    params = [lin.weight for lin in linears]
+    values = [p.detach().clone() for p in params]
+    fuse(linears)
+    assert is_fused(linears) and all(p is lin.weight for p, lin in zip(params, linears))
+    assert all(torch.equal(p, v) for p, v in zip(params, values))
+    weight, bias = fused(linears[2:])
+    assert weight.data_ptr() == linears[2].weight.data_ptr() and weight.shape == (12, 5)  # no copy
+    assert torch.equal(weight, torch.cat([lin.weight for lin in linears[2:]]))
+
+
+def test_by_type_gradients_equal_separate_layers_frozen_ones_included():
+    reference, linears = six_linears(), six_linears()
+    fuse(linears)
+    linears[1].weight.requires_grad_(False)
+    reference[1].weight.requires_grad_(False)
+    x = torch.randn(7, 5, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_(True)
+    first, second = by_type(x, 4, linears)
+    expected_first = torch.cat([lin(x_ref[:4]) for lin in reference[:4]], -1)
+    expected_second = torch.cat([lin(x_ref[4:]) for lin in reference[2:]], -1)
+    assert torch.allclose(first, expected_first, atol=1e-6) and torch.allclose(second, expected_second, atol=1e-6)
+    g1, g2 = torch.randn_like(first), torch.randn_like(second)
+    (first * g1).sum().add((second * g2).sum()).backward()
+    (expected_first * g1).sum().add((expected_second * g2).sum()).backward()
+    assert torch.allclose(x.grad, x_ref.grad, atol=1e-6)
+    assert linears[1].weight.grad is None
+    for ours, theirs in zip(linears, reference):
+        for name in ("weight", "bias"):
+            if getattr(theirs, name).grad is not None:
+                assert torch.allclose(getattr(ours, name).grad, getattr(theirs, name).grad, atol=1e-6), name
+
+
+def test_an_optimizer_step_updates_what_the_fused_view_reads():
+    linears = six_linears()
+    fuse(linears)
+    optimizer = torch.optim.AdamW([p for lin in linears for p in lin.parameters()], lr=0.1)
+    first, second = by_type(torch.randn(6, 5), 3, linears)
+    (first.sum() + second.square().sum()).backward()
+    optimizer.step()
+    assert is_fused(linears)
+    assert torch.equal(fused(linears)[0], torch.cat([lin.weight for lin in linears]))
+
+
+def test_what_undoes_the_layout_falls_back_to_a_copy_and_the_module_lays_it_out_again():
+    from luke_allennlp.modeling import LukeConfig
+    from luke_allennlp.modeling.attention import LukeSelfAttention
+
+    attention = LukeSelfAttention(LukeConfig(hidden_size=8, num_attention_heads=2))
+    assert is_fused(attention._linears())
+    attention.query.weight = nn.Parameter(attention.query.weight.detach().clone())  # replaced: layout broken
+    assert not is_fused(attention._linears())
+    weight, _ = fused(attention._linears())
+    assert torch.equal(weight[:8], attention.query.weight)  # (a concatenation)
+    attention.double()  # `Module._apply`: laid out again
+    assert is_fused(attention._linears()) and attention.key.weight.dtype == torch.float64
+    state = {k: v.clone() for k, v in attention.state_dict().items()}
+    attention.load_state_dict(state, assign=True)
+    assert is_fused(attention._linears())
+    assert is_fused(copy.deepcopy(attention)._linears())
+
+
+def test_shared_storages_are_saved_each_on_its_own(tmp_path):
+    from safetensors.torch import load_file
+
+    linears = six_linears()
+    fuse(linears)
+    state = {f"l{i}.weight": lin.weight.detach() for i, lin in enumerate(linears)}
+    save_safetensors(state, str(tmp_path / "model.safetensors"))
+    loaded = load_file(str(tmp_path / "model.safetensors"))
+    assert all(torch.equal(loaded[k], v) for k, v in state.items())
