@@ -10,7 +10,16 @@ import sys
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+# The archives' extraction cache (`luke_allennlp.resources.archive_cache`) of this test process and the commands it
+# starts: not the user's.
+if "LUKE_ARCHIVE_CACHE" not in os.environ:
+    os.environ["LUKE_ARCHIVE_CACHE"] = tempfile.mkdtemp(prefix="luke-test-archive-cache-")
+    atexit.register(shutil.rmtree, os.environ["LUKE_ARCHIVE_CACHE"], True)
 
 import pytest  # noqa: E402
 

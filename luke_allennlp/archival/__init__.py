@@ -176,7 +176,7 @@ def _archived_model(archive_file: str) -> Dict[str, Any]:
     """The `model` config of an archive (for `from_archive`), its bundled paths made absolute."""
     from luke_allennlp.resources.archive_config import check_archive_config
 
-    directory, extracted = _extract(archive_file)
+    directory, source = _extract(archive_file)
     try:
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
         # The model section becomes part of the config being trained: it may name only registered components.
@@ -184,7 +184,7 @@ def _archived_model(archive_file: str) -> Dict[str, Any]:
         for key, value in load_overrides(directory).items():
             _set(config, key, value)
     finally:
-        if extracted:
+        if source == "temporary":
             _keep_only_bundle(directory)  # until the files are copied into the new archive
     return config["model"]
 
@@ -274,22 +274,27 @@ def _write_archive(
         os.fsync(written.fileno())  # on disk before it is renamed over the previous archive
 
 
-def _extract(archive_file: Union[str, os.PathLike]) -> Tuple[Path, bool]:
-    """The archive's directory, and whether it was extracted here (a directory is used as it is)."""
+def _extract(archive_file: Union[str, os.PathLike]) -> Tuple[Path, str]:
+    """The archive's directory, and where it comes from: `"directory"` (the archive is one, used as it is),
+    `"cached"` (its entry in the extraction cache, `resources.archive_cache`) or `"temporary"` (extracted here)."""
     from allennlp.common.file_utils import cached_path
 
     resolved = cached_path(archive_file)
     if os.path.isdir(resolved):
-        return Path(resolved), False
+        return Path(resolved), "directory"
+    from luke_allennlp.resources.archive_cache import cached_extraction
     from luke_allennlp.resources.archives import extract_archive
 
+    cached = cached_extraction(resolved, extract_archive)
+    if cached is not None:
+        return cached, "cached"
     directory = tempfile.mkdtemp(prefix="luke-archive-")
     try:
         extract_archive(resolved, directory)  # unsafe members refused, corruption detected
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    return Path(directory), True
+    return Path(directory), "temporary"
 
 
 def _keep_only_bundle(directory: Path) -> None:
@@ -316,10 +321,12 @@ def load_archive(
     from luke_allennlp.modeling.weights import WeightsError
     from luke_allennlp.resources.archive_config import check_archive_config, loading_archive
 
-    directory, extracted = _extract(archive_file)
+    directory, source = _extract(archive_file)
+    extracted = source == "temporary"
     try:
         # An archive is data: its config may name only registered components (checked before anything is built,
-        # the user's overrides aside); while it loads, nothing else can be imported (`luke_allennlp.cli.archive_types`).
+        # the user's overrides aside, at every load: a cached extraction too); while it loads, nothing else can be
+        # imported (`luke_allennlp.cli.archive_types`).
         if (directory / "config.json").is_file():
             check_archive_config(directory / "config.json", archive_file)
     except BaseException:
@@ -336,7 +343,7 @@ def load_archive(
                 str(directory), cuda_device=cuda_device, overrides={**ours, **user}, weights_file=weights_file
             )
     except WeightsError as error:
-        if not extracted:
+        if source == "directory":
             raise
         raise error.inside(archive_file, directory) from error  # the archive named, not its temporary directory
     finally:

@@ -438,3 +438,50 @@ def test_entities_of_text_with_combining_marks_are_whole_words(predictor):
     words = sentence.split()
     assert result["words"] == words and len(result["tags"]) == len(words)
     assert result["entities"] and all(e["text"] == " ".join(words[e["start"] : e["end"]]) for e in result["entities"])
+
+
+SENTENCES = [
+    "Peter Blackburn visited Brussels on Monday to meet officials of the European Commission .",
+    "Hi .",
+    "EU rejects German call to boycott British lamb .",
+    "Japan began the defence of their Asian Cup title with a lucky 2-1 win against Syria in a Group C match .",
+    "Nadim Ladki",
+    "AL-AIN , United Arab Emirates 1996-12-06",
+    "But China saw their luck desert them in the second match of the group .",
+]
+
+
+def test_predict_batches_inputs_of_similar_length_and_writes_them_in_input_order(predictor, tmp_path, monkeypatch):
+    path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    path.write_text("".join(json.dumps({"sentence": s}) + "\n" for s in SENTENCES))
+    alone = [predictor.predict_json({"sentence": s}) for s in SENTENCES]
+    batches = []
+    predict_batch = predictor.predict_batch_json
+    monkeypatch.setattr(predictor, "predict_batch_json", lambda b: batches.append(b) or predict_batch(b))
+    _PredictManager(predictor, str(path), str(out), 3, False, False).run()
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    for got, expected in zip(written, json.loads(json.dumps(alone)), strict=True):  # (scores: to float rounding)
+        scores = [entity.pop("score") for entity in expected["entities"]]
+        assert [entity.pop("score") for entity in got["entities"]] == pytest.approx(scores, abs=1e-6)
+        assert got == expected
+    lengths = [[len(inputs["sentence"]) for inputs in batch] for batch in batches]
+    assert lengths == [sorted(len(s) for s in SENTENCES)[i : i + 3] for i in (0, 3, 6)]
+
+
+def test_the_allennlp_predict_command_reuses_the_archive_s_extraction(archive, predictor, tmp_path):
+    """The real command, twice: the second run finds the archive's extraction in the cache (no decompression),
+    and both write the predictions in input order (batched by length)."""
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"sentence": s}) + "\n" for s in SENTENCES))
+    env = dict(os.environ, LUKE_ARCHIVE_CACHE=str(tmp_path / "cache"))
+    runs = []
+    for run in range(2):
+        out = tmp_path / f"out{run}.jsonl"
+        command = [str(Path(sys.executable).with_name("allennlp")), "predict", str(archive), str(path), "--silent"]
+        command += ["--batch-size", "3", "--output-file", str(out)]
+        result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+        runs.append((result.stderr, [json.loads(line)["words"] for line in out.read_text().splitlines()]))
+    assert "extracted into the archive cache" in runs[0][0]
+    assert "extracted into" not in runs[1][0] and "its extraction in the archive cache is used" in runs[1][0]
+    assert runs[0][1] == runs[1][1] == [predictor.predict_json({"sentence": s})["words"] for s in SENTENCES]
