@@ -56,7 +56,9 @@ def max_bytes() -> float:
     try:
         return float(value[:-1] if scale > 1 else value) * scale
     except ValueError:
-        raise ValueError(f"LUKE_ARCHIVE_CACHE_MAX_BYTES={value!r}: expected a number (bytes may end in K, M, G or T)")
+        raise ValueError(
+            f"LUKE_ARCHIVE_CACHE_MAX_BYTES={value!r}: expected a number (bytes may end in K, M, G or T)"
+        ) from None
 
 
 def content_key(archive: Path, root: Path) -> str:
@@ -92,7 +94,6 @@ def cached_extraction(archive: os.PathLike, extract) -> Optional[Path]:
     archive = Path(archive)
     key = content_key(archive, root)
     entry = root / key
-    lock = root / f"{key}.lock"
     if str(entry) not in _HELD:
         in_use = os.open(root / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
