@@ -7,8 +7,7 @@ inputs of a file are read in windows of `WINDOW_BATCHES` batches; each window is
 `input_length` (`LukePredictor.input_length`, else the length of the input's JSON text), cut into batches, predicted,
 and written back in the order of the file. Standard input keeps allennlp's order (one batch at a time: an interactive
 user waits for no window). With `--use-dataset-reader`, allennlp's own loop runs. An input error still names its line
-(`predict_errors`); the predictions of the lines before the first one not predicted are written before the error is
-raised.
+(`predict_errors`), and every line before it is predicted and written first, as in allennlp's loop.
 """
 
 import json
@@ -43,23 +42,49 @@ def repair_predict_batches(module: types.ModuleType) -> None:
             return allennlp_run(self)
         key = length_key(self._predictor)
         size = max(1, self._batch_size)
-        index = 0
+        window_size = max(MIN_WINDOW, WINDOW_BATCHES * size)
+        lines = self._get_json_data()
+        written = 0
         try:
-            for window in module.lazy_groups_of(self._get_json_data(), max(MIN_WINDOW, WINDOW_BATCHES * size)):
-                results: List[Any] = [None] * len(window)
+            while True:
+                window: List[Any] = []
+                reading_error = None
                 try:
-                    for positions in by_length(window, size, key):
-                        predicted = self._predict_json([window[i] for i in positions])
-                        for i, result in zip(positions, predicted):
-                            results[i] = result
-                finally:  # (on an error: the predictions up to the first line not predicted)
-                    for inputs, result in zip(window, results):
-                        if result is None:
+                    for inputs in lines:
+                        window.append(inputs)
+                        if len(window) == window_size:
                             break
-                        self._maybe_print_to_console_and_file(index, result, json.dumps(inputs))
-                        index += 1
+                except Exception as error:  # noqa: BLE001  (a bad line: what was read before it is predicted first)
+                    reading_error = error
+                written = predict_window(self, window, size, key, written)
+                if reading_error is not None:
+                    raise reading_error
+                if len(window) < window_size:
+                    return
         finally:
             if self._output_file is not None:
                 self._output_file.close()
+
+    def predict_window(self: Any, window: List[Any], size: int, key: Callable[[Any], int], written: int) -> int:
+        """Predicts the window by batches of similar length and writes it in input order; returns the count written.
+        On an error, the lines are predicted one by one in the file's order up to it, so that every line before the
+        bad one is written (as allennlp's loop does) and the error names that line."""
+        results: List[Any] = [None] * len(window)
+        lines = getattr(self, "_luke_lines", {})  # (predict_errors' line of each input, dropped once predicted)
+        named = {id(inputs): lines[id(inputs)] for inputs in window if id(inputs) in lines}
+        try:
+            for positions in by_length(window, size, key):
+                for i, result in zip(positions, self._predict_json([window[i] for i in positions])):
+                    results[i] = result
+        except Exception:
+            lines.update(named)
+            for i, inputs in enumerate(window):
+                if results[i] is None:
+                    results[i] = next(iter(self._predict_json([inputs])))  # (raises at the bad line)
+                self._maybe_print_to_console_and_file(written + i, results[i], json.dumps(inputs))
+            raise
+        for i, (inputs, result) in enumerate(zip(window, results)):
+            self._maybe_print_to_console_and_file(written + i, result, json.dumps(inputs))
+        return written + len(window)
 
     replace(manager, "run", run)
