@@ -9,8 +9,9 @@ conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in 
 """
 
 import logging
+import os
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -200,6 +201,17 @@ class LukePooler(nn.Module):
 
     def forward(self, word_states: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.dense(word_states[:, 0]))  # (batch, hidden)
+
+
+def activation_memory() -> float:
+    """Bytes a packed batch's training activations may take before its rows are encoded in checkpointed groups:
+    `LUKE_CPU_ACTIVATION_MEMORY` (GiB), default 12 (fixed, not the machine's: where the groups fall changes which
+    random numbers each dropout mask draws, so a run is the same on any machine)."""
+    setting = os.environ.get("LUKE_CPU_ACTIVATION_MEMORY", "").strip()
+    try:
+        return float(setting or 12) * 2**30
+    except ValueError:
+        raise ValueError(f"LUKE_CPU_ACTIVATION_MEMORY={setting!r}: expected a number of GiB") from None
 
 
 def _padded(rows: torch.Tensor, lengths: Sequence[int], size: int) -> torch.Tensor:
@@ -463,14 +475,49 @@ class LukeEncoder(nn.Module):
                     f"lengths: {batch} rows of 0 to {num_entities} entities expected, got {entity_lengths}"
                 )
             rows += [entity_states[b, :n] for b, n in enumerate(entity_lengths)]
-        shape = Shape(batch, num_words, num_entities, word_lengths, entity_lengths or (0,) * batch)
-        hidden_states = self.encoder(torch.cat(rows), shape, None)  # (real words + real entities, hidden)
-        word_rows, entity_rows = hidden_states.split([shape.word_rows, hidden_states.size(0) - shape.word_rows])
+        else:
+            rows += [word_states.new_empty(0, hidden)] * batch
+        entity_lengths = entity_lengths or (0,) * batch
+        word_parts, entity_parts = [], []
+        for first, last in self._row_groups(word_lengths, entity_lengths):
+            shape = Shape(last - first, num_words, num_entities, word_lengths[first:last], entity_lengths[first:last])
+            group = torch.cat(rows[first:last] + rows[batch + first : batch + last])  # (real tokens, hidden) by type
+            if last - first == batch:
+                out = self.encoder(group, shape, None)
+            else:  # (recomputed in the backward pass: each group's activations are kept in turn, not all at once)
+                out = torch.utils.checkpoint.checkpoint(self.encoder, group, shape, None, use_reentrant=False)
+            word_part, entity_part = out.split([shape.word_rows, out.size(0) - shape.word_rows])
+            word_parts.append(word_part)
+            entity_parts.append(entity_part)
+        word_rows, entity_rows = torch.cat(word_parts), torch.cat(entity_parts)
         word_states = _padded(word_rows, word_lengths, num_words)
         if entity_states is not None:
             entity_states = _padded(entity_rows, entity_lengths, num_entities)  # type: ignore[arg-type]
         pooled = self.pooler(word_states) if self.pooler is not None else None
         return LukeEncoderOutput(word_states, entity_states, pooled)
+
+    def _row_groups(self, word_lengths: Sequence[int], entity_lengths: Sequence[int]) -> List[Tuple[int, int]]:
+        """Consecutive rows of a packed batch whose training activations fit `activation_memory()` together: one group
+        of all rows, unless the batch's would not (then each group is checkpointed: `_forward_packed`)."""
+        config = self.config
+        if not (self.training and torch.is_grad_enabled()):
+            return [(0, len(word_lengths))]
+        dropout = config.attention_probs_dropout_prob > 0
+        per_row = [
+            config.num_hidden_layers
+            * ((w + e) * config.hidden_size * 4 * 20 + config.num_attention_heads * (w + e) ** 2 * (8 if dropout else 4))
+            for w, e in zip(word_lengths, entity_lengths)
+        ]  # bytes autograd keeps: about 19 activations of hidden_size a token, and the attention's probabilities
+        budget = activation_memory()
+        if sum(per_row) <= budget:
+            return [(0, len(word_lengths))]
+        groups, first, total = [], 0, 0
+        for row, size in enumerate(per_row):
+            if row > first and total + size > budget / 2:
+                groups.append((first, row))
+                first, total = row, 0
+            total += size
+        return groups + [(first, len(per_row))]
 
     @classmethod
     def from_pretrained(cls, name_or_path: str, **kwargs) -> "LukeEncoder":

@@ -188,3 +188,39 @@ def test_inference_mode_outputs_equal_transformers():
     assert any("_packed_weights" in module.__dict__ for module in ours.modules())
     ours.train()
     assert not any("_packed_weights" in module.__dict__ for module in ours.modules())
+
+
+def test_a_packed_batch_too_big_for_memory_is_encoded_in_checkpointed_groups(monkeypatch):
+    """Past `activation_memory()`, the rows run in groups under activation checkpointing: the loss and gradients of
+    all rows at once; with dropout, the recomputation draws the masks the forward pass drew (the gradients are those
+    of the same groups without checkpointing)."""
+    import torch.utils.checkpoint
+
+    _, ours = wider_pair()
+    inputs, lengths = ragged_inputs()
+    words, entities = inputs["attention_mask"].bool(), inputs["entity_attention_mask"].bool()
+
+    def run(budget):
+        monkeypatch.setenv("LUKE_CPU_ACTIVATION_MEMORY", budget)
+        ours.zero_grad()
+        torch.manual_seed(0)
+        loss = loss_of(ours(**inputs, lengths=lengths), words, entities)
+        loss.backward()
+        return ours._row_groups(*lengths), loss.item(), {n: p.grad.clone() for n, p in ours.named_parameters() if p.grad is not None}
+
+    def same(first, second):
+        assert abs(first[1] - second[1]) < 1e-5
+        for name, grad in first[2].items():
+            assert max_diff(second[2][name], grad) < 1e-5 * max(1.0, grad.abs().max().item()), name
+
+    whole, grouped = run("100"), run("0.0000001")  # GiB: all rows at once, then one row a group
+    assert whole[0] == [(0, 4)] and grouped[0] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    same(whole, grouped)
+    for module in ours.modules():  # with dropout
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.2
+    for layer in ours.encoder.layer:
+        layer.attention.self.dropout_prob = 0.2
+    checkpointed = run("0.0000001")
+    monkeypatch.setattr(torch.utils.checkpoint, "checkpoint", lambda function, *args, **kwargs: function(*args))
+    same(checkpointed, run("0.0000001"))
