@@ -296,7 +296,7 @@ def ner_section(args: argparse.Namespace, report: Report, paths: Dict[str, Path]
     """Each side in a process of its own (`ner_side`), driven round by round, the two alternating: its steps timed,
     its peak RSS read, and its data capped (`--ner-memory-cap`), so that a step too big for the machine fails in its
     process (reported) instead of making the system kill whatever else runs."""
-    cap = args.ner_memory_cap or (available_memory() / 2**30 - 2) / 2
+    cap = args.ner_memory_cap or available_memory() / 2**30 - 5  # (one side steps at a time; the other idles in ~3)
     sides = {side: NerSide(args, side, cap) for side in ("transformers", "ours")}
     for line in sides["ours"].header:
         report.note(line)

@@ -31,8 +31,11 @@ def repair_nn_util(module: types.ModuleType) -> None:
         strict: bool = True,
         cuda_device: int = -1,
     ) -> Dict[str, Any]:
-        # allennlp's own, but for the load: its key filtering, its errors.
-        state = load_weights(path, map_location=module.device_mapping(cuda_device))
+        # allennlp's own, but for the load: its key filtering, its errors. An archive's weights, copied into the model
+        # as it loads, are read from the file mapped into memory (no copy of their own).
+        from luke_allennlp.resources.archive_config import LOADING
+
+        state = load_weights(path, map_location=module.device_mapping(cuda_device), mmap=LOADING.get() is not None)
         if ignore is not None and not isinstance(ignore, list):
             raise ValueError("'ignore' parameter should be a list")
         out: Dict[str, Any] = OrderedDict()

@@ -505,7 +505,10 @@ class LukeEncoder(nn.Module):
         dropout = config.attention_probs_dropout_prob > 0
         per_row = [
             config.num_hidden_layers
-            * ((w + e) * config.hidden_size * 4 * 20 + config.num_attention_heads * (w + e) ** 2 * (8 if dropout else 4))
+            * (
+                (w + e) * config.hidden_size * 4 * 20
+                + config.num_attention_heads * (w + e) ** 2 * (8 if dropout else 4)
+            )
             for w, e in zip(word_lengths, entity_lengths)
         ]  # bytes autograd keeps: about 19 activations of hidden_size a token, and the attention's probabilities
         budget = activation_memory()

@@ -8,11 +8,12 @@ Sources, from a local directory or a Hugging Face Hub name (hub names need a net
   entity-aware query matrices initialised from the word query matrix.
 """
 
+import contextlib
 import functools
 import json
 import logging
 import os
-from typing import Any, Dict, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Optional, Tuple, Type
 
 import torch
 from torch import nn
@@ -225,6 +226,7 @@ def load_encoder(
     use_entity_aware_attention: Optional[bool] = None,
     add_pooling_layer: bool = True,
     load_weights: bool = True,
+    initialize: bool = True,
     **config_overrides: Any,
 ) -> nn.Module:
     """
@@ -247,6 +249,10 @@ def load_encoder(
     load_weights : `bool`, optional (default = `True`)
         If false, only the architecture is read and the weights are randomly initialised (useful when they
         will be overwritten, e.g. by an AllenNLP archive).
+    initialize : `bool`, optional (default = `True`)
+        With `load_weights` false: if false too, the weights are not initialised at all (their memory is left as
+        allocated): for a caller that overwrites every one of them (an archive's `weights.th`, which allennlp refuses
+        with missing keys), whose 2 seconds of random initialisation at LUKE base would be lost.
     **config_overrides :
         Other `LukeConfig` fields, e.g. `hidden_dropout_prob`.
     """
@@ -261,9 +267,10 @@ def load_encoder(
         if value is not None:
             overrides[key] = value
 
+    build = encoder_class if load_weights or initialize else _uninitialized(encoder_class)
     if model_type == "luke":
         config = LukeConfig.from_dict(config_dict, **overrides)
-        model = encoder_class(config, add_pooling_layer=add_pooling_layer)
+        model = build(config, add_pooling_layer=add_pooling_layer)
         if load_weights:
             state = _strip_prefix(read_state_dict(name_or_path), ("luke",))
             _load_luke_state(model, state, name_or_path)
@@ -273,7 +280,7 @@ def load_encoder(
                 f"{name_or_path} is a {model_type} checkpoint: give entity_vocab_size to build its entity side"
             )
         config, position_offset = _config_from_word_encoder(config_dict, model_type, overrides)
-        model = encoder_class(config, add_pooling_layer=add_pooling_layer)
+        model = build(config, add_pooling_layer=add_pooling_layer)
         if load_weights:
             state = _strip_prefix(read_state_dict(name_or_path), (model_type.replace("-", "_"), "roberta", "bert"))
             _load_word_encoder_state(model, state, position_offset, name_or_path)
@@ -282,6 +289,24 @@ def load_encoder(
     if not load_weights:
         model.missing_from_checkpoint = [name for name, _ in model.named_parameters()]
     return model
+
+
+def _uninitialized(encoder_class: Type[nn.Module]) -> Callable[..., nn.Module]:
+    """`encoder_class(...)` with `torch.nn.init`'s initialisers doing nothing while it is built (as transformers'
+    `no_init_weights`): its parameters keep whatever memory they were given."""
+
+    def build(*args: Any, **kwargs: Any) -> nn.Module:
+        from unittest import mock
+
+        from torch.nn import init
+
+        names = ("normal_", "uniform_", "kaiming_uniform_", "zeros_", "ones_", "trunc_normal_", "xavier_uniform_")
+        with contextlib.ExitStack() as stack:
+            for name in names:
+                stack.enter_context(mock.patch.object(init, name, lambda tensor, *a, **k: tensor))
+            return encoder_class(*args, **kwargs)
+
+    return build
 
 
 def _config_from_word_encoder(config_dict: Dict[str, Any], model_type: str, overrides: Dict[str, Any]):

@@ -4,7 +4,8 @@ Linear layers for inference on the CPU with MKL's packed weights.
 `F.linear` on the CPU calls MKL's sgemm, which repacks the weight matrix into its panel layout at every call; for the
 few hundred rows of a batch of sentences that is 15-25% of the multiplication (`benchmarks/RESULTS.md`).
 `torch.ops.mkl._mkl_linear` multiplies by a weight packed once (`_mkl_reorder_linear_weight`, the packing that
-inductor's CPU freezing uses), with the same kernels and so the same results. Packed weights are kept per module
+inductor's CPU freezing uses), with the same kernels and so the same results. Weights are packed at their second use
+(a single prediction does not pay for packing) and kept per module
 and only under `torch.inference_mode()` in evaluation mode (predictions, `benchmarks/cpu_vs_transformers.py`): they
 take about twice the memory of the weights, and they are packed again when a weight's version changes (an in-place
 update: an optimizer step, `load_state_dict`) and dropped when the module returns to training mode. Anything else
@@ -49,10 +50,13 @@ def linear(
     when to pack again."""
     if not packing_applies(module, x, weight):
         return F.linear(x, weight, bias)
-    cache: Dict[Hashable, Tuple[tuple, torch.Tensor, int]] = module.__dict__.setdefault(_CACHE, {})
+    cache: Dict[Hashable, Tuple[tuple, Optional[torch.Tensor], int]] = module.__dict__.setdefault(_CACHE, {})
     stamp = tuple((p.data_ptr(), p._version) for p in (params or [weight])) + (tuple(weight.shape),)
     entry = cache.get(key)
-    if entry is None or entry[0] != stamp:
+    if entry is None or entry[0] != stamp:  # first use of these weights: packed at the next (one prediction alone
+        cache[key] = (stamp, None, 0)  # would pay for packing and gain nothing)
+        return F.linear(x, weight, bias)
+    if entry[1] is None:
         rows = max(1, x.numel() // x.size(-1))
         entry = (stamp, torch.ops.mkl._mkl_reorder_linear_weight(weight.contiguous(), rows), rows)
         cache[key] = entry

@@ -30,10 +30,12 @@ class WeightsError(ValueError):
         return WeightsError(f"{os.fspath(archive)} (its member {member})", self.reason)
 
 
-def load_weights(path: Any, map_location: Any = "cpu") -> Any:
-    """`torch.load(path, map_location, weights_only=True)`, a failure raised as a `WeightsError` naming `path`."""
+def load_weights(path: Any, map_location: Any = "cpu", mmap: bool = False) -> Any:
+    """`torch.load(path, map_location, weights_only=True)`, a failure raised as a `WeightsError` naming `path`.
+    `mmap`: the tensors read from the file as mapped into memory (for a file that does not change while they are
+    used, e.g. an archive's weights copied into a model)."""
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except pickle.UnpicklingError as error:
         detail = [line.strip() for line in str(error).splitlines() if "WeightsUnpickler error:" in line]
         reason = detail[0].split(":", 1)[1].strip() if detail else str(error).splitlines()[0]

@@ -50,13 +50,18 @@ class EncoderLoading:
         return read_config(self.model_name).get("model_type") == "luke"
 
     def load(self, model_class: Type[T]) -> T:
-        """`model_class.from_pretrained` (`LukeEncoder` or `LukeForPretraining`) with these options."""
+        """`model_class.from_pretrained` (`LukeEncoder` or `LukeForPretraining`) with these options. Without weights,
+        while an archive loads (whose weights replace every parameter), the encoder is not randomly initialised."""
+        from luke_allennlp.resources.archive_config import LOADING
+
+        skip = {} if self.load_weights or LOADING.get() is None else {"initialize": False}
         model = model_class.from_pretrained(  # type: ignore[attr-defined]
             self.model_name,
             use_entity_aware_attention=self.use_entity_aware_attention,
             entity_vocab_size=self.entity_vocab_size,
             entity_emb_size=self.entity_emb_size,
             load_weights=self.load_weights,
+            **skip,
             **(self.config_overrides or {}),
         )
         if self.gradient_checkpointing:

@@ -206,7 +206,11 @@ def test_a_packed_batch_too_big_for_memory_is_encoded_in_checkpointed_groups(mon
         torch.manual_seed(0)
         loss = loss_of(ours(**inputs, lengths=lengths), words, entities)
         loss.backward()
-        return ours._row_groups(*lengths), loss.item(), {n: p.grad.clone() for n, p in ours.named_parameters() if p.grad is not None}
+        return (
+            ours._row_groups(*lengths),
+            loss.item(),
+            {n: p.grad.clone() for n, p in ours.named_parameters() if p.grad is not None},
+        )
 
     def same(first, second):
         assert abs(first[1] - second[1]) < 1e-5

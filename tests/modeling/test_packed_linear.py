@@ -17,6 +17,8 @@ def test_packed_weights_give_f_linear_outputs_and_follow_updates():
     x = torch.randn(3, 7, 48)
     with torch.inference_mode():
         assert packing_applies(module, x, module.weight)
+        linear(module, "dense", x, module.weight, module.bias)
+        assert module.__dict__[_CACHE]["dense"][1] is None  # packed at the second use
         out = linear(module, "dense", x, module.weight, module.bias)
         packed = module.__dict__[_CACHE]["dense"][1]
         assert torch.allclose(out, F.linear(x, module.weight, module.bias), atol=1e-5, rtol=1e-6)
@@ -25,8 +27,10 @@ def test_packed_weights_give_f_linear_outputs_and_follow_updates():
     with torch.no_grad():
         module.weight.mul_(2)  # an in-place update (an optimizer step, load_state_dict)
     with torch.inference_mode():
-        out = linear(module, "dense", x, module.weight, module.bias)
-        assert torch.allclose(out, F.linear(x, module.weight, module.bias), atol=1e-5, rtol=1e-6)
+        for _ in range(2):
+            out = linear(module, "dense", x, module.weight, module.bias)
+            assert torch.allclose(out, F.linear(x, module.weight, module.bias), atol=1e-5, rtol=1e-6)
+        assert module.__dict__[_CACHE]["dense"][1] is not packed
     drop_packed(module)
     assert _CACHE not in module.__dict__
 
