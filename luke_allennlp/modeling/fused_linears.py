@@ -118,9 +118,19 @@ class _ByType(torch.autograd.Function):
             grad_x = x.new_empty(x.shape)
             torch.mm(grad_first, weight[: 4 * h], out=grad_x[:n])
             torch.mm(grad_second, weight[2 * h :], out=grad_x[n:])
-        # Each parameter's gradient a matrix of its own (a fresh (6h, in) one would cost the CPU a page fault every
-        # 4 KiB, where allocations of one layer's size reuse freed memory); the shared rows C, D from both blocks.
         grads: List[Optional[torch.Tensor]] = [None] * 12
+        if x.device.type != "cpu" and all(needs[4:10]):
+            # One (6h, in) gradient in three products (the shared rows C, D accumulated in place), split into views.
+            grad_weight = weight.new_empty(weight.shape)
+            torch.mm(grad_first.t(), first, out=grad_weight[: 4 * h])
+            torch.mm(grad_second[:, 2 * h :].t(), second, out=grad_weight[4 * h :])
+            grad_weight[2 * h : 4 * h].addmm_(grad_second[:, : 2 * h].t(), second)
+            grads[:6] = grad_weight.split(h)
+            needs_weight = [False] * 6
+        else:
+            # On the CPU each parameter's gradient a matrix of its own (a fresh (6h, in) one would cost a page fault
+            # every 4 KiB, where allocations of one layer's size reuse freed memory).
+            needs_weight = list(needs[4:10])
         blocks = [
             (grad_first, 0, first),
             (grad_first, h, first),
@@ -130,7 +140,7 @@ class _ByType(torch.autograd.Function):
         blocks += [(grad_second, 2 * h, second), (grad_second, 3 * h, second)]  # E, F
         shared = {2: (grad_second, 0, second), 3: (grad_second, h, second)}  # C, D: also from the second block
         for i, (grad, column, rows) in enumerate(blocks):
-            if needs[4 + i]:
+            if needs_weight[i]:
                 grads[i] = torch.mm(grad[:, column : column + h].t(), rows)
                 if i in shared:
                     other, other_column, other_rows = shared[i]

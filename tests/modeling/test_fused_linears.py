@@ -86,3 +86,25 @@ def test_shared_storages_are_saved_each_on_its_own(tmp_path):
     save_safetensors(state, str(tmp_path / "model.safetensors"))
     loaded = load_file(str(tmp_path / "model.safetensors"))
     assert all(torch.equal(loaded[k], v) for k, v in state.items())
+
+
+def test_by_type_gradients_as_one_matrix_off_the_cpu_equal_separate_layers(monkeypatch):
+    """(GPUs: the six weights' gradients in one matrix of three products.) Checked on the CPU by pretending."""
+    import luke_allennlp.modeling.fused_linears as fused_linears
+
+    reference, linears = six_linears(), six_linears()
+    fuse(linears)
+    x = torch.randn(7, 5, requires_grad=True)
+    with monkeypatch.context() as patched:
+        patched.setattr(torch.Tensor, "device", property(lambda self: torch.device("meta")))
+        first, second = fused_linears._ByType.apply(
+            x, 4, *fused_linears._storage(linears), *([lin.weight for lin in linears] + [lin.bias for lin in linears])
+        )
+        (first.sum() + second.square().sum()).backward()
+    x_ref = x.detach().clone()
+    expected_first = torch.cat([lin(x_ref[:4]) for lin in reference[:4]], -1)
+    expected_second = torch.cat([lin(x_ref[4:]) for lin in reference[2:]], -1)
+    (expected_first.sum() + expected_second.square().sum()).backward()
+    for ours, theirs in zip(linears, reference):
+        assert torch.allclose(ours.weight.grad, theirs.weight.grad, atol=1e-5)
+        assert torch.allclose(ours.bias.grad, theirs.bias.grad, atol=1e-5)
