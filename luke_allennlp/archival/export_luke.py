@@ -116,14 +116,19 @@ def _export_pretraining(
     word_tokenizer = load_word_tokenizer(tokenizer_path)
     # MLukeTokenizer's keys are "language:title" (the original conversion prefixes every title, LUKE-Japanese's
     # "ja:東京" too), a one-language vocabulary's included; LukeTokenizer's are bare titles.
-    entities = vocab.to_transformers_json(language_prefixed=True if word_model(word_tokenizer) == "Unigram" else None)
+    prefixed = word_model(word_tokenizer) == "Unigram"
+    entities = vocab.to_transformers_json(language_prefixed=True if prefixed else None)
     rows = None
     if lite:  # the special entities alone, [PAD] [UNK] [MASK] at LUKE's ids 0-2
         special = [vocab.pad_id, vocab.unk_id, vocab.mask_id]
         rows, entities = special, {name: i for i, name in enumerate(EntityVocab.SPECIAL_TOKENS)}
     entities.setdefault("[MASK2]", max(entities.values()) + 1)
     os.makedirs(output_dir, exist_ok=True)
-    luke_tokenizer = write_luke_tokenizer(word_tokenizer, entities, output_dir, source_dir=tokenizer_path)
+    # (a LukeTokenizer's titles have no prefix: the vocabulary's one language is recorded, Bulgarian's "bg" say)
+    language = None if prefixed or lite else vocab.language
+    luke_tokenizer = write_luke_tokenizer(
+        word_tokenizer, entities, output_dir, source_dir=tokenizer_path, language=language
+    )
     state, config = release_state(model, luke_tokenizer, word_tokenizer.get_vocab(), vocab, rows)
     release = LukeForPretraining(config)
     release.load_state_dict(state)
