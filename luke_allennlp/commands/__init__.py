@@ -7,6 +7,7 @@ its parser):
 - `build-pretraining-corpus DUMP TOKENIZER ENTITY_VOCAB OUT_DIR`: LUKE's pretraining corpus;
 - `build-mention-dictionary DUMP OUT`: the names linked on each page, for SQuAD's entity inputs;
 - `merge-pretraining-corpus PART_DIR... OUT_DIR`: the corpora of a dump's parts joined;
+- `build-tokenizer INPUT... OUT_DIR`: a word tokenizer (BPE or unigram) trained on dumps and text files;
 - `build-tiny-checkpoint OUT_DIR --tokenizer DIR` (or `--kind luke-japanese --jglue DIR`): a randomly initialised
   checkpoint for smoke runs;
 - `export-luke ARCHIVE OUT_DIR`: a `luke_pretraining` or fine-tuned task archive as a transformers LUKE checkpoint;
@@ -21,6 +22,7 @@ from luke_allennlp.commands.build_gxlt_pairs import BuildGxltPairs
 from luke_allennlp.commands.build_mention_dictionary import BuildMentionDictionary
 from luke_allennlp.commands.build_pretraining_corpus import BuildPretrainingCorpus
 from luke_allennlp.commands.build_tiny_checkpoint import BuildTinyCheckpoint
+from luke_allennlp.commands.build_tokenizer import BuildTokenizer
 from luke_allennlp.commands.evaluate_cross_lingual import EvaluateCrossLingual
 from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.import_luke_task import ImportLukeTask
@@ -33,6 +35,7 @@ __all__ = [
     "BuildMentionDictionary",
     "BuildPretrainingCorpus",
     "BuildTinyCheckpoint",
+    "BuildTokenizer",
     "EvaluateCrossLingual",
     "ExportLuke",
     "ImportLukeTask",
