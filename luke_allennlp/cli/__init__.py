@@ -6,6 +6,7 @@ huggingface_hub broke. One module per behaviour:
 - `user_errors`: an error meant for the user is one line (`ALLENNLP_DEBUG=1` for the traceback), so are a full disk
   and an interruption (also one that code caught on its way);
 - `predict_errors`: `allennlp predict` names the file and line of a bad input;
+- `utf8_outputs`: `allennlp predict` and `evaluate`'s predictions written as UTF-8 text, not `\\u` escapes;
 - `overwrite_guard`: an output that is an input is refused, `-f`/`--recover` checked against what is there;
 - `archives`: safe extraction wherever allennlp extracts an archive (`luke_allennlp.resources.archives`);
 - `self_contained_archives`: archives bundle the files their config names (`luke_allennlp.archival`);
@@ -54,7 +55,12 @@ class Hook:
 _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.common.push_to_hf": [("after", "push_to_hf:repair_push_to_hf")],
     "allennlp.commands.push_to_hf": [("after", "push_to_hf:repair_push_to_hf_command")],
-    "allennlp.commands.predict": [("after", "predict_errors:repair_predict")],  # with the overwrite guard's
+    "allennlp.commands.predict": [
+        ("after", "predict_errors:repair_predict"),  # with the overwrite guard's
+        ("after", "utf8_outputs:repair_predict_output"),
+    ],
+    "allennlp.predictors.predictor": [("after", "utf8_outputs:repair_dump_line")],
+    "allennlp.evaluation.serializers.serializers": [("after", "utf8_outputs:repair_serializer")],
     "cached_path._cached_path": [("after", "archives:repair_cached_path")],
     "allennlp.commands": [
         ("after", "user_errors:repair_commands"),
