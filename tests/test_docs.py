@@ -34,7 +34,9 @@ imports, which roughly halved each `allennlp` process's ~7 CPU-s of start-up; on
 - `pretraining-data` (entity vocabulary and corpus from the real 206-page dump; 26),
 - `smoke` (the quick start: build-tiny-checkpoint, then on 32 sentences the commands `ner` runs; 58),
 - `squad` (without and with entity inputs: titles, mention dictionary, train, evaluate, squad-predictions, predict; 60),
-- `pretraining-training` (stage 1, stage 2, export-luke, NER fine-tuning from the export; after pretraining-data; 64).
+- `pretraining-training` (stage 1, stage 2, export-luke, NER fine-tuning from the export; after pretraining-data; 64),
+- `own-language` (dump to tokenizer, base model, vocabulary, corpus, both stages, export, NER, cloze on a Bulgarian
+  dump: tests/test_own_language.py runs it with allennlp's entry point in its process, ~25 s).
 README.md's main job and quick start are the `ner` and `smoke` blocks' commands (checked).
 Not run, the static checks above covering their commands:
 - the hub: the examples with released checkpoints (mLUKE NER on German, Spanish and Dutch, JGLUE with
@@ -81,6 +83,7 @@ RUN = [
     "recover",
     "kbp37",
     "ner-document",
+    "own-language",  # (run in-process by tests/test_own_language.py)
 ]
 AS_WRITTEN = {"smoke", "pretraining-data", "luke-japanese"}  # run without the small-run overrides: small already
 HUB_NAMES = {"studio-ousia/luke-base": "luke", "roberta-base": "roberta"}
