@@ -8,6 +8,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
+from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.resources.output import lock_output
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from luke_allennlp.wikipedia.text import article_texts
@@ -61,9 +62,17 @@ def test_what_takes_the_tokenizers(inputs, tmp_path):
     """build-tiny-checkpoint: a LUKE over the BPE, an mLUKE (MLukeTokenizer files) over the unigram model."""
     from luke_allennlp.modeling import LukeEncoder
 
+    vocab = tmp_path / "bg.jsonl"  # a Bulgarian entity vocabulary: LUKE's entity_vocab.json keeps its language
+    titles = ["[PAD]", "[UNK]", "[MASK]", "Сопот", "София"]
+    vocab.write_text(
+        "".join(json.dumps({"id": i, "entities": [[t, "bg"]], "count": 0}) + "\n" for i, t in enumerate(titles))
+    )
     for kind, checkpoint in (("bpe", "luke"), ("unigram", "mluke")):
         allennlp("build-tokenizer", inputs["dump"], tmp_path / kind, "--model", kind, "--vocab-size", "400")
-        allennlp("build-tiny-checkpoint", tmp_path / checkpoint, "--kind", checkpoint, "--tokenizer", tmp_path / kind)
+        allennlp("build-tiny-checkpoint", tmp_path / checkpoint, "--kind", checkpoint, "--tokenizer", tmp_path / kind,
+                 "--entity-vocab", vocab)  # fmt: skip
+        entities = EntityVocab.from_checkpoint(str(tmp_path / checkpoint))
+        assert entities.get("Сопот", language="bg") == 3 and entities.languages == ["bg"]
         tokenizer = load_fast_tokenizer(str(tmp_path / checkpoint))
         ids = tokenizer("Иван Вазов е роден в Сопот.")["input_ids"]
         assert tokenizer.unk_token_id not in ids
