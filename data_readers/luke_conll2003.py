@@ -244,7 +244,7 @@ class LukeConll2003Reader(SourceReader):
         self.tag_scheme.reset()
         rows = self.open_rows(file_path)
         if rows is None:
-            documents = self.read_documents(cached_path(file_path))
+            documents = self.read_documents(cached_path(file_path), file_path)
         else:
             documents = self.dataset_documents(rows)
         for index, document in self.shard_iterable(enumerate(documents)):
