@@ -239,7 +239,7 @@ class LukeRecordReader(SourceReader):
                     )
                 entities = [(start, end - 1) for start, end in zip(starts, ends)]  # (ends inclusive, as the files')
             else:
-                entities = self._occurrences(text, cell(row, texts_column, list, where_query))
+                entities = self._occurrences(text, cell(row, texts_column, list, where_query), where_query)
             for number, (start, end) in enumerate(entities):
                 if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end < len(text)):
                     raise ValueError(
@@ -257,12 +257,12 @@ class LukeRecordReader(SourceReader):
             last_passage = passage_id
             yield RecordQuery(query_id, passage_id, text, entities, query, list(answers) if answers else None)
 
-    def _occurrences(self, passage: str, texts: List[Any]) -> List[CharSpan]:
+    def _occurrences(self, passage: str, texts: List[Any], where: str) -> List[CharSpan]:
         """Every occurrence of each entity text in the passage between non-word characters, as inclusive spans."""
         spans = []
         for text in texts:
             if not isinstance(text, str) or not text:
-                raise ValueError(f"the entities should be non-empty texts, not {text!r}")
+                raise ValueError(f"{where}: the entities should be non-empty texts, not {text!r}")
             for match in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", passage):
                 spans.append((match.start(), match.end() - 1))
         self.stats["mentions_found_by_text"] += len(spans)

@@ -205,13 +205,13 @@ class LukeRelationClassificationReader(MentionTaskReader):
         columns = {role: self.columns.find(rows, role) for role in self.ROLES}
         spans = [columns[role] for role in self.SPANS]
         if columns["tokens"] is not None and all(spans):
-            layout = f"token spans ({', '.join(spans)}; ends {self.token_span_end})"
+            kind, layout = "token spans", f"token spans ({', '.join(spans)}; ends {self.token_span_end})"
         elif columns["tokens"] is not None and columns["head"] and columns["tail"]:
-            layout = f"token positions of {columns['head']} and {columns['tail']} (FewRel's indices, OpenNRE's pos)"
+            kind, layout = "positions", f"token positions of {columns['head']} and {columns['tail']} (FewRel, OpenNRE)"
         elif columns["text"] is not None and all(spans):
-            layout = f"character offsets ({', '.join(spans)})"
+            kind, layout = "offsets", f"character offsets ({', '.join(spans)})"
         elif columns["text"] is not None:
-            layout = f"<e1>/<e2> markers in {columns['text']!r}"
+            kind, layout = "markers", f"<e1>/<e2> markers in {columns['text']!r}"
         else:
             raise rows.missing(
                 "the text or tokens",
@@ -232,19 +232,23 @@ class LukeRelationClassificationReader(MentionTaskReader):
             else:
                 example_id = where
             label = labels(row[label_column], where) if labels is not None else None
-            if layout.startswith("<e1>"):
+            if kind == "markers":
                 text, head, tail = parse_tagged(cell(row, columns["text"], str, where), where)
-            elif columns["tokens"] is not None:
+            elif kind == "offsets":
+                text = cell(row, columns["text"], str, where)
+                head, tail = ((cell(row, spans[i], int, where), cell(row, spans[i + 1], int, where)) for i in (0, 2))
+            else:
                 tokens = cell(row, columns["tokens"], list, where)
-                if all(spans):
-                    pairs = [(cell(row, spans[i], int, where), cell(row, spans[i + 1], int, where)) for i in (0, 2)]
-                    pairs = [self._inclusive(s, e, name, where) for (s, e), name in zip(pairs, ("head", "tail"))]
+                if kind == "token spans":
+                    pairs = [
+                        self._inclusive(
+                            cell(row, spans[i], int, where), cell(row, spans[i + 1], int, where), name, where
+                        )
+                        for i, name in ((0, "head"), (2, "tail"))
+                    ]
                 else:
                     pairs = [_positions(row[columns[role]], role, where) for role in ("head", "tail")]
                 text, (head, tail) = token_spans_to_text(tokens, pairs, where)
-            else:
-                text = cell(row, columns["text"], str, where)
-                head, tail = ((cell(row, spans[i], int, where), cell(row, spans[i + 1], int, where)) for i in (0, 2))
             yield example_id, text, head, tail, label
 
     def _inclusive(self, start: int, end: int, name: str, where: str) -> Tuple[int, int]:

@@ -349,6 +349,12 @@ def test_record_and_entity_disambiguation_datasets(tiny_luke_dir, record_sample,
     assert [i["metadata"]["candidates"] for i in native] == [i["metadata"]["candidates"] for i in other]
     assert all(((a["entity_ids"].tensor == b["entity_ids"].tensor).all() for a, b in zip(native, other)))
     assert [i["metadata"]["id"] for i in other] == ["0-0", "1-0"]
+    # The older schema, the entities' texts only: their occurrences in the passage are the mentions (counted).
+    rows["entities"] = [sorted(set(spans["text"])) for spans in rows.pop("entity_spans")]
+    Dataset.from_dict(rows).to_json(str(tmp_path / "texts.jsonl"))
+    by_text = list(reader.read(str(tmp_path / "texts.jsonl")))
+    assert reader.stats["mentions_found_by_text"] >= sum(len(e["passage"]["entities"]) for e in data)
+    assert [set(i["metadata"]["candidates"]) for i in by_text] == [set(i["metadata"]["candidates"]) for i in native]
 
 
 def test_streamed_dataset_is_read_once_across_processes_and_workers(tiny_luke_dir, shared_data, tmp_path, monkeypatch):
