@@ -41,7 +41,9 @@ README.md's main job and quick start are the `ner` and `smoke` blocks' commands 
 Not run, the static checks above covering their commands:
 - the hub: the examples with released checkpoints (mLUKE NER on German, Spanish and Dutch, JGLUE with
   luke-japanese-base, import-luke-task of a released task model, offline use's hub name from the cache), `push-to-hf`
-  and `hf upload` (tests/cli/test_push_to_hf.py runs push-to-hf against a mock hub);
+  and `hf upload` (tests/cli/test_push_to_hf.py runs push-to-hf against a mock hub); your-own-data's Hub datasets
+  and the user's own files it names (tests/data_readers/test_dataset_sources.py runs train, evaluate and predict on
+  Parquet and save_to_disk paths, tests/resources/test_hf_datasets.py a Hub dataset from the cache offline);
 - a GPU: the trainer's `cuda_device` and bf16 examples, the wheelhouse for a GPU machine (`make wheelhouse-check`
   tries that route here);
 - full dumps and data not shipped: a whole Wikipedia in parts (tests/wikipedia/test_parts.py and

@@ -14,7 +14,10 @@ cut short, is one line naming the file (it was "not UTF-8 text", or a decompress
 `luke_allennlp.resources.files`. A byte-order mark before the first line is ignored. Blank
 lines are skipped and counted (logged at the end). The output file is closed whatever happens, so that an error keeps
 every prediction written before it (allennlp closed it only after the last input: on an error the process exited
-with the predictions still in the file's buffer, and the output file was left empty). Nothing else changes.
+with the predictions still in the file's buffer, and the output file was left empty). An input that is a dataset
+(`luke_allennlp.resources.hf_datasets.is_dataset_path`: `hf://NAME[:CONFIG][@SPLIT]`, a `save_to_disk` directory, a
+Parquet, Arrow, CSV or TSV file) is read with the archive's dataset reader, as `--use-dataset-reader` reads it
+(allennlp read it as JSON lines: "not UTF-8", or a JSON error on its first line). Nothing else changes.
 """
 
 import importlib
@@ -25,6 +28,7 @@ from typing import Any, BinaryIO, Iterator, List
 from luke_allennlp.cli._patch import logger, repaired, replace
 from luke_allennlp.cli.overwrite_guard import guard_predict
 from luke_allennlp.resources.files import COMPRESSIONS  # those the readers decompress
+from luke_allennlp.resources.hf_datasets import is_dataset_path
 
 
 def input_lines(raw: BinaryIO, name: str, stdin: bool) -> Iterator[bytes]:
@@ -114,6 +118,12 @@ def repair_predict(module: types.ModuleType) -> None:
 
     # (so named for `user_errors.PHASES`: an interruption anywhere in it is "while predicting")
     def predict(self: Any) -> None:
+        if self._dataset_reader is None and self._input_file != "-" and is_dataset_path(self._input_file):
+            logger.info(
+                "%s: a dataset, not JSON lines: read with the archive's dataset reader (as --use-dataset-reader)",
+                self._input_file,
+            )
+            self._dataset_reader = self._predictor._dataset_reader
         try:
             run_all(self)
         finally:  # the predictions written before an error are kept

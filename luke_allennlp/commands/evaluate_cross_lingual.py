@@ -31,6 +31,7 @@ from luke_allennlp.commands.common import exit_on_bad_input
 from luke_allennlp.evaluation.cross_lingual import languages_from_name, markdown_table, parse_input, summarise
 from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer
 from luke_allennlp.models.luke_squad import LukeSquad
+from luke_allennlp.resources.hf_datasets import parse_hub_path, source_name
 from luke_allennlp.training.metrics.squad_em_and_f1 import SCORINGS, check_mlqa_language
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,8 @@ def _prediction_paths(paths: List[str], folder: str) -> List[str]:
     names: Dict[str, int] = {}
     out = []
     for path in paths:
-        stem = os.path.splitext(os.path.basename(path))[0]
+        # (a Hub dataset by its configuration: hf://xquad:xquad.de@validation -> xquad.de)
+        stem = source_name(path) if parse_hub_path(path) else os.path.splitext(os.path.basename(path))[0]
         names[stem] = names.get(stem, 0) + 1
         out.append(os.path.join(folder, f"{stem}{'' if names[stem] == 1 else '.' + str(names[stem])}.jsonl"))
     return out

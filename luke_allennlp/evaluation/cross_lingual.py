@@ -22,10 +22,12 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from luke_allennlp.resources.files import load_json
+from luke_allennlp.resources.hf_datasets import source_name
 
 _CONTEXT_QUESTION = re.compile(r"context-([A-Za-z]{2,3})-question-([A-Za-z]{2,3})(?![A-Za-z])")
+_MLQA_CONFIG = re.compile(r"^mlqa\.([A-Za-z]{2,3})\.([A-Za-z]{2,3})$")  # the Hub's MLQA: mlqa.CONTEXT.QUESTION
 _NAME_PATTERNS = (
-    re.compile(r"^xquad\.([A-Za-z]{2,3})\.json$"),  # XQuAD
+    re.compile(r"^xquad\.([A-Za-z]{2,3})(?:\.json)?$"),  # XQuAD (the Hub's configuration: xquad.de)
     re.compile(r"^RELX_([A-Za-z]{2,3})\.txt$"),  # RELX
 )
 _CONLL_PREFIXES = {"esp": "es", "ned": "nl", "deu": "de", "eng": "en"}  # CoNLL-2002 / 2003 file names
@@ -35,9 +37,10 @@ _CONLL_SPLITS = ("train", "testa", "testb")
 def languages_from_name(path: str) -> Tuple[Optional[str], Optional[str]]:
     """(language of the answers / context, language of the questions) as the file's name tells them; None where it
     does not. The question language is only known for G-XLT names (`...context-de-question-en...`); elsewhere the
-    question is in the file's language."""
-    name = os.path.basename(path)
-    pair = _CONTEXT_QUESTION.search(name)
+    question is in the file's language. A Hub dataset's configuration names them (`hf://xquad:xquad.de@validation`,
+    `hf://mlqa:mlqa.de.en@test`)."""
+    name = source_name(path)
+    pair = _CONTEXT_QUESTION.search(name) or _MLQA_CONFIG.match(name)
     if pair:
         return pair.group(1).lower(), pair.group(2).lower()
     for pattern in _NAME_PATTERNS:
