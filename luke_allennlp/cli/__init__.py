@@ -18,7 +18,8 @@ huggingface_hub broke. One module per behaviour:
 - `registered_types`: a registered component accepts its own `type`;
 - `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs;
 - `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles;
-- `progress`: progress bars as lines when standard error is a file, one every `LUKE_PROGRESS_SECONDS`.
+- `progress`: progress bars as lines when standard error is a file, one every `LUKE_PROGRESS_SECONDS`;
+- `tracking`: `LUKE_TRACKING` (the configs' trackers) empty unless set.
 
 `HOOKS` says when each runs: for each allennlp (or cached_path) module, the behaviours that run just before it
 executes (`before`: given the module object, not yet executed) or just after (`after`), in their order. The plugin
@@ -87,6 +88,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.common.params": [
         ("after", "config_checks:repair_params"),
         ("after", "devices:repair_params"),
+        ("after", "tracking:repair_params"),
     ],
     "allennlp.common.tqdm": [("after", "progress:repair_tqdm")],
     "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],
