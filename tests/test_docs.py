@@ -25,7 +25,7 @@ imports, which roughly halved each `allennlp` process's ~7 CPU-s of start-up; on
 - `ner` (entity tasks, NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file,
   print the F1, predict; 41 CPU-s), `predictor` (`Predictor.from_path` in Python on the `ner` archive; 10),
   `ner-document` (`allennlp predict` of a sentence, a sentence in context and a raw-text document; ~7),
-- `recover` (training: `--recover` of the `ner` run, a run with TensorBoard and its plot; ~37), `ner-export` (checkpoints: export-luke
+- `recover` (training: `--recover` of the `ner` run, a run with TensorBoard and its plot; 44), `ner-export` (checkpoints: export-luke
   of the `ner` archive, loaded by transformers; 15),
 - `kbp37` (relation classification: train, evaluate; 19), `record` (ReCoRD: train, evaluate, squad-predictions,
   predict; 41),

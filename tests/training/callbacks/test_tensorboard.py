@@ -61,6 +61,23 @@ def test_the_loss_every_step_one_learning_rate_per_group_and_the_epochs_metrics(
     assert [len(os.listdir(tmp_path / "log" / part)) for part in ("train", "validation")] == [1, 1]
 
 
+def test_tracking_makes_no_step_wait_for_the_device(tmp_path):
+    """Under the trainer's host-sync audit, with TensorBoard and MLflow: steps without a report read nothing from the
+    device (the losses are read with the report's), as without them."""
+    store = (tmp_path / "store").as_uri()
+    trackers = [{"type": "tensorboard"}, {"type": "mlflow", "tracking_uri": store}]
+    trainer = build_trainer(
+        tmp_path, TwoLayers(record_losses=False), callbacks=trackers, audit_host_syncs=True, metrics_every_num_batches=3
+    )
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+        trainer.train()
+    counts = trainer.host_sync_counts
+    assert [step for step, reported, _ in counts if reported] == [3, 6, 9, 12]
+    assert all(count == 0 for _, reported, count in counts if not reported)
+    assert len(read_scalars(tmp_path / "log" / "train")["train/batch_loss"]) == 12
+
+
 def test_a_recovered_run_has_one_point_per_step(tmp_path):
     """Killed at step 9 (its last checkpoint after step 8) and recovered: the first files hold steps 1 to 9, the
     new ones from 9 on, and TensorBoard's reader shows each step once, step 9 from the recovered run."""
