@@ -2,8 +2,8 @@
 The plugin entry: the module that `.allennlp_plugins` names (and `luke_allennlp_readers`, the installed readers
 package, imports). Importing it installs the compatibility layer with the product's behaviours on allennlp's
 commands (`luke_allennlp.cli.HOOKS`) and registers every component: models, the `luke` embedder, predictors, metrics,
-the learning-rate schedule, the sampler, the subcommands. The dataset readers register from `data_readers`, which
-imports this module. Nothing else under `luke_allennlp` imports `luke_allennlp_compat`.
+the learning-rate schedule, the sampler, the trackers (`tensorboard`, `mlflow`, `wandb`), the subcommands. The dataset
+readers register from `data_readers`, which imports this module. Nothing else under `luke_allennlp` imports `luke_allennlp_compat`.
 """
 
 import luke_allennlp_compat
@@ -28,6 +28,7 @@ from luke_allennlp.predictors import (  # noqa: F401
     LukeSquadPredictor,
 )
 from luke_allennlp.predictors.luke_entity_disambiguation import LukeEntityDisambiguationPredictor  # noqa: F401
+from luke_allennlp.training.callbacks import mlflow, tensorboard, wandb  # noqa: F401  (the trackers)
 from luke_allennlp.training.learning_rate_schedulers import LinearWithWarmupRatio  # noqa: F401
 from luke_allennlp.training.metrics import (  # noqa: F401
     EntityDisambiguationAccuracy,

@@ -25,7 +25,7 @@ imports, which roughly halved each `allennlp` process's ~7 CPU-s of start-up; on
 - `ner` (entity tasks, NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file,
   print the F1, predict; 41 CPU-s), `predictor` (`Predictor.from_path` in Python on the `ner` archive; 10),
   `ner-document` (`allennlp predict` of a sentence, a sentence in context and a raw-text document; ~7),
-- `recover` (training: `--recover` of the `ner` run, a TensorBoard run; 31), `ner-export` (checkpoints: export-luke
+- `recover` (training: `--recover` of the `ner` run, a run with TensorBoard and its plot; 44), `ner-export` (checkpoints: export-luke
   of the `ner` archive, loaded by transformers; 15),
 - `kbp37` (relation classification: train, evaluate; 19), `record` (ReCoRD: train, evaluate, squad-predictions,
   predict; 41),
@@ -443,6 +443,11 @@ def test_recover_block(docs):
     assert (output / "ner" / "model.tar.gz").exists()
     for split in ("train", "validation"):
         assert any(f.name.startswith("events.out.tfevents") for f in (output / "ner-tb" / "log" / split).iterdir())
+    (payload,) = re.findall(r'id="plot-data">(.*?)</script>', (output / "ner-tb.html").read_text(), re.S)
+    (run,) = json.loads(payload)["runs"]
+    steps = [step for step, _ in run["steps"]["train/batch_loss"]]  # (LUKE_TRACKING=tensorboard: every step)
+    assert steps == list(range(1, len(steps) + 1)) and len(steps) >= 2
+    assert "learning_rate/group_1" in run["steps"] and "validation_f1" in run["epochs"]
 
 
 def test_kbp37_block(docs):

@@ -224,7 +224,8 @@ def archive_model(
 ) -> str:
     """
     allennlp's `archive_model` (same parameters, same archive layout: `config.json`, `weights.th`, `vocabulary/`,
-    `meta.json`, the `include_in_archive` globs) with the config bundled (see the module's doc), written atomically.
+    `meta.json`, the `include_in_archive` globs) with the config bundled (see the module's doc), written atomically;
+    then logged to the MLflow run of the directory's `mlflow` callback, where there is one.
     """
     serialization_dir = Path(serialization_dir)
     weights_file = Path(weights) if Path(weights).is_absolute() else serialization_dir / weights
@@ -250,6 +251,9 @@ def archive_model(
     finally:
         if temporary.exists():
             temporary.unlink()
+    from luke_allennlp.training.callbacks.mlflow import log_archive
+
+    log_archive(str(serialization_dir), str(archive_file))  # to the run's MLflow run, where it has one
     return str(archive_file)
 
 

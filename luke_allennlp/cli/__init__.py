@@ -18,7 +18,9 @@ huggingface_hub broke. One module per behaviour:
 - `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer;
 - `registered_types`: a registered component accepts its own `type`;
 - `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs;
-- `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles.
+- `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles;
+- `progress`: progress bars as lines when standard error is a file, one every `LUKE_PROGRESS_SECONDS`;
+- `tracking`: `LUKE_TRACKING` (the configs' trackers) empty unless set.
 
 `HOOKS` says when each runs: for each allennlp (or cached_path) module, the behaviours that run just before it
 executes (`before`: given the module object, not yet executed) or just after (`after`), in their order. The plugin
@@ -92,7 +94,9 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.common.params": [
         ("after", "config_checks:repair_params"),
         ("after", "devices:repair_params"),
+        ("after", "tracking:repair_params"),
     ],
+    "allennlp.common.tqdm": [("after", "progress:repair_tqdm")],
     "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],
 }
 

@@ -14,7 +14,8 @@ its parser):
 - `import-luke-task CHECKPOINT OUT_DIR`: a transformers LUKE task checkpoint as an AllenNLP archive;
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON;
 - `evaluate-cross-lingual ARCHIVE FILE... --output-dir DIR`: one model on many languages, one table;
-- `build-gxlt-pairs FILE... OUT_DIR`: XQuAD's question-language x context-language files.
+- `build-gxlt-pairs FILE... OUT_DIR`: XQuAD's question-language x context-language files;
+- `plot DIR... --out FILE.png|FILE.html`: training runs and seeds summaries drawn (matplotlib).
 """
 
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
@@ -27,6 +28,7 @@ from luke_allennlp.commands.evaluate_cross_lingual import EvaluateCrossLingual
 from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.import_luke_task import ImportLukeTask
 from luke_allennlp.commands.merge_pretraining_corpus import MergePretrainingCorpus
+from luke_allennlp.commands.plot import Plot
 from luke_allennlp.commands.squad_predictions import SquadPredictions
 
 __all__ = [
@@ -40,5 +42,6 @@ __all__ = [
     "ExportLuke",
     "ImportLukeTask",
     "MergePretrainingCorpus",
+    "Plot",
     "SquadPredictions",
 ]

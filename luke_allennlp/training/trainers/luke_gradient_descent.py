@@ -24,6 +24,7 @@ from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.modeling.static_shapes import runs_compiled
+from luke_allennlp.training.callbacks.console_logger import default_callbacks
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
 from luke_allennlp.training.device_prefetch import prefetched
 from luke_allennlp.training.devices import describe_device, resolve_cuda_device
@@ -86,6 +87,9 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
       in the log; -1 is the CPU; a GPU index on a machine without that GPU is a one-line error.
     - `loader_workers`: data-loader workers end quietly with training; objects loaded before training are frozen
       (`gc.freeze()`), so forked workers do not copy the pages the collector would touch.
+    - Callbacks: `step_loss` is the last optimizer step's loss, a tensor on the device (the trackers of
+      `luke_allennlp.training.callbacks` read it with the trainer's own reads); allennlp's default console logger
+      does not print the first batches' raw tensors (`callbacks.console_logger`).
 
     allennlp's private trainer state is read and written only through `allennlp_state.AllenNlpTrainerState`.
     Registered as a `Trainer` with name "luke_gradient_descent". The parameters below are added to those of
@@ -124,7 +128,19 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if metrics_every_num_batches < 1:
             raise ConfigurationError(f"metrics_every_num_batches must be at least 1, not {metrics_every_num_batches}")
         check_precision(precision, use_amp)
-        super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
+        callbacks = list(kwargs.pop("callbacks", None) or [])
+        if kwargs.pop("enable_default_callbacks", True):  # added here: the console logger without batch inputs
+            callbacks += default_callbacks(kwargs.get("serialization_dir"), callbacks)
+        super().__init__(
+            model,
+            optimizer,
+            data_loader,
+            use_amp=use_amp or precision == "fp16",
+            callbacks=callbacks,
+            enable_default_callbacks=False,
+            **kwargs,
+        )
+        self.step_loss: Optional[torch.Tensor] = None  # the last step's loss, on the device (for callbacks)
         self._allennlp = state = AllenNlpTrainerState(self)
         self.metrics_every_num_batches = metrics_every_num_batches
         logger.info("Training on %s", describe_device(self.cuda_device))
@@ -353,6 +369,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
             metrics = local_progress_metrics(self.model, epoch_loss, loss_value, batches)
             if state.primary:
                 progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
+        self.step_loss = group_loss
         for callback in state.callbacks:
             callback.on_batch(
                 self,
