@@ -17,7 +17,9 @@ huggingface_hub broke. One module per behaviour:
 - `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer;
 - `registered_types`: a registered component accepts its own `type`;
 - `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs;
-- `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles.
+- `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles;
+- `paper_figures`: a config's top-level `paper` key (the published figures `allennlp seeds` compares with) ignored by
+  training.
 
 `HOOKS` says when each runs: for each allennlp (or cached_path) module, the behaviours that run just before it
 executes (`before`: given the module object, not yet executed) or just after (`after`), in their order. The plugin
@@ -88,6 +90,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
         ("after", "devices:repair_params"),
     ],
     "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],
+    "allennlp.common.util": [("after", "paper_figures:repair_prepare_environment")],
 }
 
 HOOKS: Dict[str, List[Tuple[str, Hook]]] = {

@@ -13,7 +13,9 @@ its parser):
 - `import-luke-task CHECKPOINT OUT_DIR`: a transformers LUKE task checkpoint as an AllenNLP archive;
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON;
 - `evaluate-cross-lingual ARCHIVE FILE... --output-dir DIR`: one model on many languages, one table;
-- `build-gxlt-pairs FILE... OUT_DIR`: XQuAD's question-language x context-language files.
+- `build-gxlt-pairs FILE... OUT_DIR`: XQuAD's question-language x context-language files;
+- `seeds CONFIG -s DIR --seeds N`: a config trained with N seeds, the spread of their metrics beside the paper's;
+- `tune CONFIG SPACE -s DIR --trials N`: a hyperparameter search on Optuna.
 """
 
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
@@ -25,7 +27,9 @@ from luke_allennlp.commands.evaluate_cross_lingual import EvaluateCrossLingual
 from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.import_luke_task import ImportLukeTask
 from luke_allennlp.commands.merge_pretraining_corpus import MergePretrainingCorpus
+from luke_allennlp.commands.seeds import Seeds
 from luke_allennlp.commands.squad_predictions import SquadPredictions
+from luke_allennlp.commands.tune import Tune
 
 __all__ = [
     "BuildEntityVocab",
@@ -37,5 +41,7 @@ __all__ = [
     "ExportLuke",
     "ImportLukeTask",
     "MergePretrainingCorpus",
+    "Seeds",
     "SquadPredictions",
+    "Tune",
 ]
