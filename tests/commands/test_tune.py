@@ -5,13 +5,12 @@ import json
 import os
 import subprocess
 
+import optuna
 import pytest
 import torch
 
 from luke_allennlp.experiments.runs import cpu_count
 from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
-
-optuna = pytest.importorskip("optuna")
 
 CONFIG = FIXTURES / "configs" / "luke_classifier.jsonnet"
 # A learning rate of 1 makes the validation loss jump above 2 in the first epoch (9.2 measured): the threshold pruner
@@ -107,3 +106,20 @@ def test_the_best_config_trains_again_to_the_same_validation_metric(search, tmp_
         torch.set_num_threads(threads)
     again = json.loads((tmp_path / "again" / "metrics.json").read_text())
     assert again["best_validation_loss"] == study.best_value
+
+
+def test_without_optuna_tune_says_which_extra_to_install(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from allennlp.commands import main
+
+    monkeypatch.setitem(sys.modules, "optuna", None)  # (import optuna raises ImportError)
+    argv = ["allennlp", "tune", str(CONFIG), "space.jsonnet", "-s", str(tmp_path / "out"), "--trials", "2"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exited:
+        main(prog="allennlp")
+    assert exited.value.code == 1 and not (tmp_path / "out").exists()
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "allennlp: error: Optuna is not installed: `pip install 'luke_allennlp[tune]'` (Optuna 4 or 5, and matplotlib "
+        "for the plots)"
+    )
