@@ -56,9 +56,6 @@ class Seeds(Subcommand):
             "-f", "--force", action="store_true", help="delete the runs in DIR and start every seed afresh"
         )
         subparser.add_argument(
-            "--file-friendly-logging", action="store_true", help="(the runs always log file-friendly: to files)"
-        )
-        subparser.add_argument(
             "--summarize",
             nargs="+",
             metavar="RUN_DIR",

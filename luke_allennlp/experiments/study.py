@@ -37,6 +37,7 @@ from luke_allennlp.experiments.search_space import SearchSpace, trial_config
 from luke_allennlp.experiments.storage import HEARTBEAT_SECONDS, open_study, quiet_optuna
 from luke_allennlp.resources.output import OutputInUseError, OutputLock, remove, replaced_output
 
+MAX_FAILED_IN_A_ROW = 3
 SEARCH_ATTR = "luke_search"  # the study's user attribute: the search space every process must share
 
 
@@ -142,6 +143,7 @@ class Search:
         self.study = open_study(url, study_name, space.make_pruner(), space.sampler_for(None), space.direction)
         record_search(self.study, space, config_file)
         self.ran: List[int] = []  # the trials this process ran
+        self.failed_in_a_row: List[str] = []  # the errors of this process's last trials, while each failed
         self._beats: Dict[int, float] = {}
 
     def run(self, slots: List[child_runs.Device]) -> None:
@@ -154,8 +156,15 @@ class Search:
             for job in list(active.values()):
                 self._end(job, active, self.optuna.trial.TrialState.FAIL, error="interrupted")
             raise
+        if len(self.failed_in_a_row) >= MAX_FAILED_IN_A_ROW:
+            raise StudyError(
+                f"{len(self.failed_in_a_row)} trials in a row failed, so this process stopped starting trials (the "
+                f"last: {self.failed_in_a_row[-1]}): see the trials' logs in {self.directory}/logs"
+            )
 
     def _next(self, active: Dict[int, child_runs.Job]) -> Optional[child_runs.Job]:
+        if len(self.failed_in_a_row) >= MAX_FAILED_IN_A_ROW:  # (a config that cannot train: stop, rather than fail N)
+            return None
         with turn(self.url):
             clean_stale(self.study, self.directory)
             if len(self.study.get_trials(deepcopy=False)) >= self.trials:
@@ -235,6 +244,10 @@ class Search:
         remove(trial_dir(self.directory, trial.number, running=True))  # (a completed one was renamed already)
         if error:
             trial.set_user_attr("error", error)
+        if state == self.optuna.trial.TrialState.FAIL:
+            self.failed_in_a_row.append(error or "")
+        else:
+            self.failed_in_a_row = []
         try:
             self.study.tell(trial, value if state == self.optuna.trial.TrialState.COMPLETE else None, state=state)
         except RuntimeError as stopped:  # the grid sampler asks to stop a finished grid, which only optimize() can
