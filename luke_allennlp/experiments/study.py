@@ -170,6 +170,16 @@ class Search:
             if len(self.study.get_trials(deepcopy=False)) >= self.trials:
                 return None
             trial = self.study.ask()
+        self.study._storage.record_heartbeat(trial._trial_id)  # (from now on a killed process's trial goes stale)
+        try:
+            return self._start(trial, active)
+        except BaseException as error:  # (the trial never ran: failed, so that it neither counts as running nor waits)
+            trial.set_user_attr("error", f"not started: {error}")
+            self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
+            raise
+
+    def _start(self, trial: Any, active: Dict[int, child_runs.Job]) -> child_runs.Job:
+        """The trial's settings drawn, its config written, its `allennlp train` job."""
         self.study.sampler = self.space.sampler_for(trial.number)  # (its own seed: see search_space)
         values = self.space.suggest(trial)
         trial.set_user_attr("worker", f"{os.uname().nodename}:{os.getpid()}")
@@ -191,7 +201,7 @@ class Search:
         command = child_runs.train_command(config_file, running, include_package=self.include_package)
         job = child_runs.Job(name, command, os.path.join(self.directory, "logs", f"{name}.log"), data=trial)
         active[trial.number] = job
-        self._beats[trial.number] = 0.0
+        self._beats[trial.number] = time.time()
         settings = ", ".join(f"{path}={_short(value)}" for path, value in values.items())
         self.out(f"  trial {trial.number}: {settings} (log: {job.log})")
         return job
