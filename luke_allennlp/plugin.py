@@ -14,6 +14,7 @@ luke_allennlp_compat.install(HOOKS)
 import luke_allennlp.commands  # noqa: F401  (the allennlp subcommands: build-entity-vocab, ...)
 from luke_allennlp.data.samplers.luke_bucket import LukeBucketBatchSampler  # noqa: F401
 from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer  # noqa: F401
+from luke_allennlp.experiments.optuna_pruning import LukeOptunaPruning  # noqa: F401  (allennlp tune's trials)
 from luke_allennlp.models import LukeBioTagger, LukeEntityTyping, LukeRelationClassifier, LukeSpanNer  # noqa: F401
 from luke_allennlp.models.luke_entity_disambiguation import LukeEntityDisambiguation  # noqa: F401
 from luke_allennlp.models.luke_pretraining import LukePretraining  # noqa: F401

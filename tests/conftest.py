@@ -52,6 +52,8 @@ LONGEST_FIRST = [
     "tests/commands/test_export_luke_tasks.py",
     "tests/commands/test_export_luke.py",
     "tests/cli/test_commands.py",
+    "tests/commands/test_tune.py",
+    "tests/commands/test_seeds.py",
     "tests/test_archival.py",
     "tests/models/test_luke_squad.py",
 ]

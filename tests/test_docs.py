@@ -50,6 +50,9 @@ Not run, the static checks above covering their commands:
   tests/commands/test_build_mention_dictionary.py run the recipe on the 206-page dump cut in parts), the multilingual
   entity vocabulary and mLUKE pretraining (tests/test_mluke_pipeline.py runs that path on tiny dumps), the SQuAD
   mention dictionary over `$DUMP`, entity disambiguation on a full dump and AIDA's files;
+- several seeds and searches (`allennlp seeds`, `allennlp tune` on the Seeds and hyperparameter search and Reproducing
+  the paper pages: five seeds or thirty trials of LUKE each; tests/commands/test_seeds.py and test_tune.py run both
+  commands on a tiny config);
 - the `make` lines (install, lint, test, docs, demo), `source .venv/bin/activate` (the suite runs in that environment)
   and the generic `my_config.jsonnet` example.
 """

@@ -21,6 +21,8 @@ huggingface_hub broke. One module per behaviour:
 - `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles;
 - `progress`: progress bars as lines when standard error is a file, one every `LUKE_PROGRESS_SECONDS`;
 - `tracking`: `LUKE_TRACKING` (the configs' trackers) empty unless set.
+- `paper_figures`: a config's top-level `paper` key (the published figures `allennlp seeds` compares with) ignored by
+  training.
 
 `HOOKS` says when each runs: for each allennlp (or cached_path) module, the behaviours that run just before it
 executes (`before`: given the module object, not yet executed) or just after (`after`), in their order. The plugin
@@ -98,6 +100,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     ],
     "allennlp.common.tqdm": [("after", "progress:repair_tqdm")],
     "allennlp.common.from_params": [("after", "registered_types:repair_from_params")],
+    "allennlp.common.util": [("after", "paper_figures:repair_prepare_environment")],
 }
 
 HOOKS: Dict[str, List[Tuple[str, Hook]]] = {

@@ -26,7 +26,8 @@ error: train interrupted by SIGTERM while training: ..." saying what is left: fo
 checkpoints and archives are written under a temporary name and renamed) and that `allennlp train --recover -s DIR`
 resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--predictions-output-file` renamed
 `FILE.partial` (not left as if complete, and holding every prediction written before: `repair_evaluator` closes
-the predictions file of `evaluate`); the builders remove what they had written. The exit status is 128 + the
+the predictions file of `evaluate`); the builders remove what they had written; `seeds` and `tune` keep what ended
+and resume when run again. The exit status is 128 + the
 signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
 handlers are restored when `main` returns. The data loader's worker processes ignore Ctrl-C and SIGHUP, which reach
 the whole process group (each printed a traceback of its own), and exit on SIGTERM. (The workers also read an
@@ -221,6 +222,10 @@ def interruption_state(command: str, argv: List[str], started: float) -> str:
         if moved:
             return f"what was written so far is in {' and '.join(moved)} (incomplete): run the command again"
         return "no output was written: run the command again"
+    if command == "seeds":
+        return "the finished seeds are kept, the interrupted ones resume from their last checkpoint: run the same command again"
+    if command == "tune":
+        return "the study keeps its ended trials (those that were running are failed): run the command again to go on"
     return "no output is left as if complete (outputs are written whole, or removed): run the command again"
 
 

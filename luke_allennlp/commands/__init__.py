@@ -15,7 +15,9 @@ its parser):
 - `squad-predictions PREDICTIONS OUT`: `allennlp evaluate`'s SQuAD predictions as the official JSON;
 - `evaluate-cross-lingual ARCHIVE FILE... --output-dir DIR`: one model on many languages, one table;
 - `build-gxlt-pairs FILE... OUT_DIR`: XQuAD's question-language x context-language files;
-- `plot DIR... --out FILE.png|FILE.html`: training runs and seeds summaries drawn (matplotlib).
+- `plot DIR... --out FILE.png|FILE.html`: training runs and seeds summaries drawn (matplotlib);
+- `seeds CONFIG -s DIR --seeds N`: a config trained with N seeds, the spread of their metrics beside the paper's;
+- `tune CONFIG SPACE -s DIR --trials N`: a hyperparameter search on Optuna.
 """
 
 from luke_allennlp.commands.build_entity_vocab import BuildEntityVocab
@@ -29,7 +31,9 @@ from luke_allennlp.commands.export_luke import ExportLuke
 from luke_allennlp.commands.import_luke_task import ImportLukeTask
 from luke_allennlp.commands.merge_pretraining_corpus import MergePretrainingCorpus
 from luke_allennlp.commands.plot import Plot
+from luke_allennlp.commands.seeds import Seeds
 from luke_allennlp.commands.squad_predictions import SquadPredictions
+from luke_allennlp.commands.tune import Tune
 
 __all__ = [
     "BuildEntityVocab",
@@ -43,5 +47,7 @@ __all__ = [
     "ImportLukeTask",
     "MergePretrainingCorpus",
     "Plot",
+    "Seeds",
     "SquadPredictions",
+    "Tune",
 ]
