@@ -177,8 +177,9 @@ def read_summary(path: str) -> Summary:
         if not isinstance(values, dict) or not all(k in values for k in ("mean", "sd", "values")):
             raise ValueError(f'{path}: metric {name} needs "mean", "sd" and "values"')
     base = os.path.dirname(os.path.abspath(path))
-    # A run's directory: absolute, or relative to the summary's directory (else to the working directory).
-    runs = [str(r) for r in summary.get("runs", [])]
+    # A run (`allennlp seeds`' {"name", "dir", "seed"}, or a bare path): its directory absolute, or relative to the
+    # summary's directory (else to the working directory).
+    runs = [str(r.get("dir", "")) if isinstance(r, dict) else str(r) for r in summary.get("runs", [])]
     runs = [r if os.path.isabs(r) or not os.path.isdir(os.path.join(base, r)) else os.path.join(base, r) for r in runs]
     return Summary(os.path.basename(base), path, metrics, runs)
 

@@ -10,6 +10,8 @@ from allennlp.commands import main
 from tensorboardX import SummaryWriter
 
 from luke_allennlp.commands.plot import read
+from luke_allennlp.experiments.summary import read_run as summary_run
+from luke_allennlp.experiments.summary import summarize
 
 
 def run_command(*args, monkeypatch):
@@ -42,12 +44,15 @@ def test_runs_and_a_seeds_summary_into_png_and_html(tmp_path, monkeypatch, capsy
     write_run(tmp_path / "seeds" / "seed_1", [0.9, 0.5, 0.25], [0.5, 0.75])
     write_run(tmp_path / "seeds" / "seed_2", [0.8, 0.4, 0.2], [0.25, 0.5])
     write_run(tmp_path / "no-tensorboard", [], [0.1, 0.2, 0.3], tensorboard=False)
-    summary = {
-        "metrics": {
-            "best_validation_f1": {"mean": 0.625, "sd": 0.17677, "min": 0.5, "max": 0.75, "n": 2, "values": [0.75, 0.5]}
-        },
-        "runs": ["seed_1", str(tmp_path / "seeds" / "seed_2")],  # (relative to the summary, or absolute)
-    }
+    # The summary as `allennlp seeds` writes it: runs as {"name", "dir", "seed"}, dirs relative to the summary's
+    # directory where inside it, else absolute (here seed_2's: a run trained elsewhere).
+    runs = []
+    for seed, f1 in ((1, 0.75), (2, 0.5)):
+        (tmp_path / "seeds" / f"seed_{seed}" / "metrics.json").write_text(json.dumps({"best_validation_f1": f1}))
+        runs.append(summary_run(str(tmp_path / "seeds" / f"seed_{seed}"), seed=seed))
+    summary = summarize(runs, base=str(tmp_path / "seeds" / "seed_1" / ".."))
+    summary["runs"][1]["dir"] = str(tmp_path / "seeds" / "seed_2")
+    assert summary["runs"][0]["dir"] == "seed_1"
     (tmp_path / "seeds" / "summary.json").write_text(json.dumps(summary))
     png, page = tmp_path / "out" / "runs.png", tmp_path / "out" / "runs.html"
     given = [str(tmp_path / "seeds"), str(tmp_path / "no-tensorboard"), str(tmp_path / "seeds" / "seed_1")]
@@ -69,7 +74,8 @@ def test_runs_and_a_seeds_summary_into_png_and_html(tmp_path, monkeypatch, capsy
     assert runs["no-tensorboard"]["epochs"]["validation_f1"] == [[0, 0.1], [1, 0.2], [2, 0.3]]
     assert "training_duration" not in runs["seed_1"]["epochs"]  # (not a number)
     (drawn_summary,) = data["summaries"]
-    assert drawn_summary["metrics"] == summary["metrics"]
+    assert drawn_summary["metrics"]["best_validation_f1"]["values"] == [0.75, 0.5]
+    assert drawn_summary["metrics"]["best_validation_f1"]["sd"] == pytest.approx(0.1767767)
     assert "wrote" in capsys.readouterr().out
 
 
