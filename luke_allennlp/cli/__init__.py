@@ -65,6 +65,9 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # extraction, bundles
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],
+    "allennlp.common.file_utils": [("after", "weights:repair_weights_only_calls")],
+    "allennlp.common.cached_transformers": [("after", "weights:repair_weights_only_calls")],
+    "allennlp.nn.parallel.fairscale_fsdp_accelerator": [("after", "weights:repair_weights_only_calls")],
     "allennlp.commands.train": [
         ("after", "distributed:repair_train"),
         ("after", "output_lock:repair_train_model"),  # around distributed's: the global primary holds the lock

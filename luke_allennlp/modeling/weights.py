@@ -32,8 +32,8 @@ class WeightsError(ValueError):
 
 def load_weights(path: Any, map_location: Any = "cpu") -> Any:
     """`torch.load(path, map_location, weights_only=True)`, a failure raised as a `WeightsError` naming `path`."""
-    try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+    try:  # (torch.serialization's own: `luke_allennlp.cli.weights` may stand in for `torch.load` while allennlp loads)
+        return torch.serialization.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as error:
         detail = [line.strip() for line in str(error).splitlines() if "WeightsUnpickler error:" in line]
         reason = detail[0].split(":", 1)[1].strip() if detail else str(error).splitlines()[0]
