@@ -3,7 +3,6 @@ extraction directory, and corrupted ones, refused with an error naming the archi
 `cached_path` and the real `allennlp predict` / `evaluate` commands."""
 
 import io
-import json
 import os
 import re
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 
 from luke_allennlp.resources.archives import ArchiveError, extract_archive
 from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
+from tests.crafted_archives import Payload
 
 
 def member(name, data=None, kind=tarfile.REGTYPE, link=""):
@@ -301,23 +301,6 @@ def test_legitimate_archives_pass_the_limits(shared_data, tmp_path, monkeypatch)
 # --- the real commands ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def trained_archive(tiny_luke_dir, tmp_path_factory):
-    """A tiny LUKE text classifier trained for one epoch: its model.tar.gz."""
-    from allennlp.commands.train import train_model_from_file
-
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
-        monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
-        out = tmp_path_factory.mktemp("classifier") / "run"
-        train_model_from_file(
-            str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
-            str(out),
-            overrides=json.dumps({"trainer.num_epochs": 1}),
-        )
-    return out / "model.tar.gz"
-
-
 def silently_corrupted(archive: Path, work: Path) -> bytes:
     """The archive with one byte flipped near its middle (in the weights) at a place where allennlp's own
     extraction succeeds, with different weights."""
@@ -408,16 +391,6 @@ def test_the_allennlp_command_exits_with_the_error(trained_archive, outside, com
 
 
 # --- weights loaded with weights_only=True (repair 11) ----------------------------------------------------------
-
-
-class Payload:
-    """Unpickling it creates a file: what a crafted weights.th could do instead."""
-
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
 
 
 def with_weights(archive: Path, weights: bytes, path: Path) -> Path:
