@@ -105,6 +105,24 @@ def _root_logging_as_it_was():
 
 
 @pytest.fixture(scope="session")
+def trained_archive(tiny_luke_dir, tmp_path_factory) -> Path:
+    """A tiny LUKE text classifier (`tests/fixtures/configs/luke_classifier.jsonnet`) trained for one epoch: its
+    model.tar.gz, shared by the tests of archives (which copy it, never change it)."""
+    from allennlp.commands.train import train_model_from_file
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
+        monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
+        out = tmp_path_factory.mktemp("classifier") / "run"
+        train_model_from_file(
+            str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
+            str(out),
+            overrides=json.dumps({"trainer.num_epochs": 1}),
+        )
+    return out / "model.tar.gz"
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     return shared_data_dir()
 

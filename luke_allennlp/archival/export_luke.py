@@ -25,7 +25,8 @@ import tempfile
 from typing import Dict, Optional
 
 from luke_allennlp.modeling.loading import save_safetensors
-from luke_allennlp.resources.archive_config import check_archive_config
+from luke_allennlp.resources.archive_config import ArchiveConfigError, read_archive_config
+from luke_allennlp.resources.archive_paths import inside
 from luke_allennlp.resources.archives import extract_archive
 from luke_allennlp.resources.output import lock_output, replaced_output
 from luke_allennlp.resources.release import add_marker_rows, checkpoint_entity_rows, entity_aware_queries, release_state
@@ -48,21 +49,19 @@ def export_luke(
     """Writes the transformers directory (see the module's docstring); `tokenizer` and `entity_vocab` default to
     those of the corpus a pretraining archive was trained on, a task archive's tokenizer to its reader's."""
     from allennlp.models import Model
-    from allennlp.models.archival import load_archive
+
+    from luke_allennlp.archival import load_archive
 
     # One writer per output directory (`OUTPUT_DIR.lock`, held for the export); extracted once, safely (see
-    # luke_allennlp_compat.extract_archive), and loaded from the directory.
+    # luke_allennlp_compat.extract_archive), and loaded from the directory, checked as any archive (named as given).
     with lock_output(output_dir), tempfile.TemporaryDirectory() as extracted:
         extract_archive(archive_file, extracted)
-        try:
-            with open(os.path.join(extracted, "config.json"), encoding="utf-8") as f:
-                model_type = json.load(f)["model"].get("type")
-        except (OSError, ValueError, KeyError, AttributeError) as error:
-            raise ValueError(f"{archive_file} is not an allennlp model archive (config.json: {error})") from None
-        check_archive_config(
-            os.path.join(extracted, "config.json"), archive_file
-        )  # (the archive named, not `extracted`)
-        archive = load_archive(extracted, cuda_device=-1, overrides=json.dumps(_load_overrides(model_type)))
+        model = read_archive_config(extracted, archive_file).get("model")
+        if not isinstance(model, dict):
+            raise ValueError(f"{archive_file} is not an allennlp model archive (its config.json has no model section)")
+        model_type = model.get("type")
+        overrides = json.dumps(_load_overrides(model_type))
+        archive = load_archive(extracted, cuda_device=-1, overrides=overrides, name=archive_file)
         # (the class registered as luke_pretraining, found by that name: `models` is this layer's sibling)
         if model_type not in BY_MODEL_TYPE and not isinstance(archive.model, Model.by_name("luke_pretraining")):
             raise ValueError(
@@ -74,8 +73,17 @@ def export_luke(
             if model_type in BY_MODEL_TYPE:
                 written = _export_task(archive, BY_MODEL_TYPE[model_type], archive_file, building, tokenizer, lite)
             else:
-                written = _export_pretraining(archive, archive_file, building, tokenizer, entity_vocab, lite)
+                written = _export_pretraining(archive, archive_file, building, tokenizer, entity_vocab, lite, extracted)
     print(f"Wrote {output_dir}: {written}")
+
+
+def _inside(path: str, extracted: str, archive_file: str) -> str:
+    """`path` (the corpus, tokenizer or entity vocabulary the archive's config names), if it lies in the archive."""
+    if not inside(str(path), extracted):
+        raise ArchiveConfigError(
+            f"{archive_file}: its corpus names {str(path)!r}, outside the archive: pass --tokenizer and --entity-vocab"
+        )
+    return path
 
 
 def _load_overrides(model_type: Optional[str]) -> Dict[str, bool]:
@@ -88,7 +96,13 @@ def _load_overrides(model_type: Optional[str]) -> Dict[str, bool]:
 
 
 def _export_pretraining(
-    archive, archive_file: str, output_dir: str, tokenizer: Optional[str], entity_vocab: Optional[str], lite: bool
+    archive,
+    archive_file: str,
+    output_dir: str,
+    tokenizer: Optional[str],
+    entity_vocab: Optional[str],
+    lite: bool,
+    extracted: str,
 ) -> str:
     from luke_allennlp.modeling import LukeForPretraining
     from luke_allennlp.resources.entity_vocab import EntityVocab
@@ -99,10 +113,12 @@ def _export_pretraining(
         from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus, corpus_directories
 
         try:  # (several corpora, one per language, share their tokenizer and entity vocabulary: the reader checks)
-            found = PretrainingCorpus(corpus_directories(corpus)[0])
-            tokenizer_path = tokenizer_path or found.tokenizer_path
-            entity_vocab_path = entity_vocab_path or found.entity_vocab_path
-        except (OSError, ValueError) as error:
+            found = PretrainingCorpus(_inside(corpus_directories(str(corpus))[0], extracted, archive_file))
+            tokenizer_path = tokenizer_path or _inside(found.tokenizer_path, extracted, archive_file)
+            entity_vocab_path = entity_vocab_path or _inside(found.entity_vocab_path, extracted, archive_file)
+        except ArchiveConfigError:
+            raise
+        except (OSError, ValueError, TypeError) as error:
             raise ValueError(
                 f"{archive_file} was trained on {corpus!r}, whose tokenizer and entity vocabulary cannot be found "
                 f"({error}): pass --tokenizer and --entity-vocab"

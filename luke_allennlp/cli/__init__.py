@@ -10,7 +10,9 @@ huggingface_hub broke. One module per behaviour:
 - `overwrite_guard`: an output that is an input is refused, `-f`/`--recover` checked against what is there;
 - `archives`: safe extraction wherever allennlp extracts an archive (`luke_allennlp.resources.archives`);
 - `self_contained_archives`: archives bundle the files their config names (`luke_allennlp.archival`);
-- `archive_types`: an archive's config names only registered components (`luke_allennlp.resources.archive_config`);
+- `archive_types`: an archive's config names only components registered for their places
+  (`luke_allennlp.resources.archive_config`);
+- `archive_paths`: while an archive loads, `cached_path` reads nothing outside it and fetches nothing;
 - `weights`: allennlp's weight loads read weights only (`luke_allennlp.modeling.weights`);
 - `plugins`: this project's plugins found from any directory;
 - `output_lock`: one training run per serialization directory (`luke_allennlp.resources.output`);
@@ -75,6 +77,12 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # extraction, bundles
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],
+    "allennlp.common.file_utils": [
+        ("after", "archive_paths:repair_file_utils"),  # before any other module imports its cached_path
+        ("after", "weights:repair_weights_only_calls"),
+    ],
+    "allennlp.common.cached_transformers": [("after", "weights:repair_weights_only_calls")],
+    "allennlp.nn.parallel.fairscale_fsdp_accelerator": [("after", "weights:repair_weights_only_calls")],
     "allennlp.commands.train": [
         ("after", "distributed:repair_train"),
         ("after", "output_lock:repair_train_model"),  # around distributed's: the global primary holds the lock

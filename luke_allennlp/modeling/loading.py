@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
-from luke_allennlp.modeling.weights import load_weights
+from luke_allennlp.modeling.weights import check_safetensors, load_weights
 
 # `LukeEncoder` is not imported here: `encoder.py` imports this module (`LukeEncoder.from_pretrained` passes its
 # class in), so the two modules form no import circle.
@@ -57,7 +57,11 @@ class HubUnavailableError(OSError):
 
 
 def checkpoint_file(name_or_path: str, filename: str) -> Optional[str]:
-    """The local path of `filename` in a checkpoint directory or hub repository, or None if it has none."""
+    """The local path of `filename` in a checkpoint directory or hub repository, or None if it has none. A name
+    that leaves the checkpoint (a shard `"../../x.bin"` of an index file) is refused."""
+    normalized = os.path.normpath(filename)
+    if os.path.isabs(filename) or normalized == ".." or normalized.startswith(".." + os.sep):
+        raise ValueError(f"{name_or_path}: it names the file {filename!r}, outside the checkpoint")
     if os.path.isdir(name_or_path):
         path = os.path.join(name_or_path, filename)
         return path if os.path.isfile(path) else None
@@ -199,6 +203,7 @@ def _read_weights(path: str) -> Dict[str, torch.Tensor]:
     if path.endswith(".safetensors"):
         from safetensors.torch import load_file
 
+        check_safetensors(path)  # (a damaged file named in one line, not safetensors' traceback)
         return load_file(path)
     return load_weights(path, map_location="cpu")
 
