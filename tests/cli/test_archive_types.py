@@ -195,7 +195,10 @@ def predict_errors(archive, *args):
     return [line for line in result.stderr.splitlines() if " - INFO - " not in line]
 
 
-TENSORBOARD = "allennlp.training.callbacks.tensorboard.TensorBoardCallback"
+# The registered `tensorboard` callback (this project's, which replaced allennlp's registration: allennlp's class, the
+# issue's, is no longer registered at all, and refused as such).
+TENSORBOARD = "luke_allennlp.training.callbacks.tensorboard.TensorBoardCallback"
+ALLENNLP_TENSORBOARD = "allennlp.training.callbacks.tensorboard.TensorBoardCallback"
 SEQUENCE_TAGGING = "allennlp.data.dataset_readers.sequence_tagging.SequenceTaggingDatasetReader"
 EMBEDDING = "allennlp.modules.token_embedders.embedding.Embedding"
 EMBEDDER = "model.text_field_embedder.token_embedders.tokens"
@@ -263,6 +266,15 @@ def test_a_registered_class_is_built_only_in_its_place(trained_archive, tmp_path
         message = str(refused.value)
         assert message.startswith(f"{archive}: its config names the type ") and named in message, (name, message)
         assert "\n" not in message
+    unregistered = crafted(
+        trained_archive,
+        tmp_path / "allennlp_callback_as_reader.tar.gz",
+        "validation_dataset_reader",
+        {"type": ALLENNLP_TENSORBOARD, "serialization_dir": str(events)},
+        weights=False,
+    )
+    with pytest.raises(ArchiveConfigError, match=f"'{ALLENNLP_TENSORBOARD}' .*not a registered component"):
+        load_archive(str(unregistered))
     assert not events.exists()
     in_place = crafted(trained_archive, tmp_path / "in-place.tar.gz", "trainer.callbacks", [{"type": TENSORBOARD}])
     assert type(load_archive(str(in_place)).model).__name__ == "BasicClassifier"  # (the trainer is not built)
