@@ -12,7 +12,8 @@ huggingface_hub broke. One module per behaviour:
 - `archive_types`: an archive's config names only registered components (`luke_allennlp.resources.archive_config`);
 - `weights`: allennlp's weight loads read weights only (`luke_allennlp.modeling.weights`);
 - `plugins`: this project's plugins found from any directory;
-- `output_lock`: one training run per serialization directory (`luke_allennlp.resources.output`);
+- `output_lock`: one training run per serialization directory, one writer per output of `predict` and `evaluate`
+  (`luke_allennlp.resources.output`);
 - `config_checks`: a config's wrong types, sizes and unknown keys refused before any work;
 - `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer;
 - `registered_types`: a registered component accepts its own `type`;
@@ -54,7 +55,10 @@ class Hook:
 _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.common.push_to_hf": [("after", "push_to_hf:repair_push_to_hf")],
     "allennlp.commands.push_to_hf": [("after", "push_to_hf:repair_push_to_hf_command")],
-    "allennlp.commands.predict": [("after", "predict_errors:repair_predict")],  # with the overwrite guard's
+    "allennlp.commands.predict": [
+        ("after", "predict_errors:repair_predict"),  # with the overwrite guard's
+        ("after", "output_lock:repair_predict"),  # around the guard: the output checked and locked
+    ],
     "cached_path._cached_path": [("after", "archives:repair_cached_path")],
     "allennlp.commands": [
         ("after", "user_errors:repair_commands"),
@@ -82,7 +86,10 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
         ("after", "user_errors:repair_trainer_interruptions"),
     ],
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],
-    "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],
+    "allennlp.commands.evaluate": [
+        ("after", "overwrite_guard:repair_evaluate"),
+        ("after", "output_lock:repair_evaluate"),
+    ],
     "allennlp.common.params": [
         ("after", "config_checks:repair_params"),
         ("after", "devices:repair_params"),
