@@ -146,6 +146,7 @@ class LukeConll2003Reader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         if encoding not in ("iob1", "iob2"):
             raise ValueError(
                 f"encoding must be iob1 or iob2 (the tags; file_encoding is the characters'), not {encoding!r}"

@@ -122,6 +122,7 @@ class LukeEntityDisambiguationReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         if max_mention_length is None:
             max_mention_length = checkpoint_max_mention_length(model_name)
         if pages not in PAGES:

@@ -96,6 +96,7 @@ class LukeRecordReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         if max_entities < 2:
             raise ValueError(f"max_entities must leave room for the placeholder and a candidate, not {max_entities}")
         self.tokenizer = load_fast_tokenizer(model_name)

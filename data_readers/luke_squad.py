@@ -144,6 +144,7 @@ class LukeSquadReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         self.encoder = QuestionPassageEncoder(
             self.tokenizer, max_seq_length, doc_stride, max_question_length, question_first=question_first

@@ -14,10 +14,11 @@ huggingface_hub broke. One module per behaviour:
 - `plugins`: this project's plugins found from any directory;
 - `output_lock`: one training run per serialization directory, one writer per output of `predict` and `evaluate`
   (`luke_allennlp.resources.output`);
-- `config_checks`: a config's wrong types, sizes and unknown keys refused before any work;
+- `config_checks`: a config's wrong types, sizes, unknown keys and `-o` refused before any work (also `evaluate -o`);
 - `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer;
+- `input_lengths`: a reader's `max_seq_length` checked against the model's position embeddings when both are built;
 - `registered_types`: a registered component accepts its own `type`;
-- `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs;
+- `devices`: a GPU the machine lacks (a config's, `--cuda-device`) is one line before any work; `NUM_GPUS` for configs;
 - `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles.
 
 `HOOKS` says when each runs: for each allennlp (or cached_path) module, the behaviours that run just before it
@@ -58,6 +59,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.commands.predict": [
         ("after", "predict_errors:repair_predict"),  # with the overwrite guard's
         ("after", "output_lock:repair_predict"),  # around the guard: the output checked and locked
+        ("after", "devices:repair_predict"),  # first of all: --cuda-device
     ],
     "cached_path._cached_path": [("after", "archives:repair_cached_path")],
     "allennlp.commands": [
@@ -66,7 +68,11 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     ],
     "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],
     "allennlp.evaluation.evaluator": [("after", "user_errors:repair_evaluator")],  # its predictions file closed
-    "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # extraction, bundles
+    "allennlp.models.archival": [
+        ("after", "config_checks:repair_load_archive"),  # allennlp's own (of the extracted archive): -o checked
+        ("after", "input_lengths:repair_load_archive"),  # the readers' max_seq_length against the model
+        ("after", "self_contained_archives:repair_archives"),  # extraction, bundles
+    ],
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],
     "allennlp.commands.train": [
@@ -74,6 +80,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
         ("after", "output_lock:repair_train_model"),  # around distributed's: the global primary holds the lock
         ("after", "config_checks:repair_train"),  # the config is checked before the lock is taken
         ("after", "devices:repair_train"),
+        ("after", "input_lengths:repair_train"),
     ],
     "allennlp.training.util": [
         ("after", "overwrite_guard:repair_serialization_dir"),
@@ -89,6 +96,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.commands.evaluate": [
         ("after", "overwrite_guard:repair_evaluate"),
         ("after", "output_lock:repair_evaluate"),
+        ("after", "devices:repair_evaluate"),
     ],
     "allennlp.common.params": [
         ("after", "config_checks:repair_params"),

@@ -29,6 +29,7 @@ class MentionTaskReader(DatasetReader):
 
     def __init__(self, model_name: str, max_seq_length: int, **kwargs) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         # Counts the mentions whose entity the `luke` embedder gives only their first subwords' positions.
         self.inputs = MentionInputs(self.tokenizer, max_seq_length, max_mention_length(model_name))

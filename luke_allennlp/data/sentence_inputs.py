@@ -111,6 +111,7 @@ class JsonLinesTaskReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         self.encoder = SentenceEncoder(self.tokenizer, max_seq_length)
         self.label_field = label_field
