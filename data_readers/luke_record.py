@@ -7,6 +7,7 @@ from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
+from luke_allennlp.data.example_warnings import ExampleWarnings
 from luke_allennlp.data.inputs import TokenizedText, centred_window, tensor_fields, tokenize
 from luke_allennlp.data.windows import QuestionPassageEncoder, stack_window_entities, stack_windows
 from luke_allennlp.resources.files import SeenIds, load_json, nonempty, require
@@ -106,12 +107,15 @@ class LukeRecordReader(DatasetReader):
         self.max_query_length = self.encoder.max_question_length  # capped for short inputs
         self.max_entities = max_entities
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings(logger)
         self._passage: Optional[TokenizedText] = None  # the last passage tokenised
 
     # --- reading files -------------------------------------------------------------------------------
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings()  # said once per kind at the end of the read
+        queries = 0
         for example in self.shard_iterable(nonempty(self.read_queries(cached_path(file_path), file_path), file_path)):
             try:
                 instance = self.text_to_instance(
@@ -124,7 +128,10 @@ class LukeRecordReader(DatasetReader):
                 )
             except ValueError as e:
                 raise ValueError(f"{file_path}: query {e}") from None
+            queries += 1
             yield instance
+        self.warnings.report(logger, file_path, queries, "queries")
+        self.warnings = ExampleWarnings(logger)
         logger.info("%s: %s", file_path, self.stats)
 
     def read_queries(self, path: str, name: Optional[str] = None) -> Iterator[RecordQuery]:
@@ -181,13 +188,10 @@ class LukeRecordReader(DatasetReader):
             raise ValueError(f"{where}: expected a text and integer start/end, got {answer!r}")
         if passage[start : end + 1] != answer_text:
             self.stats["answers_not_matching_offsets"] += 1
-            logger.warning(
-                "%s: text %r differs from the passage at [%d, %d] (%r); the text is used",
-                where,
-                answer_text,
-                start,
-                end,
-                passage[start : end + 1],
+            self.warnings.add(
+                "answers whose text differs from the passage at their offsets (the text is used)",
+                f"{where.split(': ', 1)[-1]}: text {answer_text!r} differs from {passage[start : end + 1]!r} at "
+                f"[{start}, {end}]",
             )
         return answer_text
 
@@ -248,8 +252,9 @@ class LukeRecordReader(DatasetReader):
             subwords = pair.passage.char_span_to_subwords(start, end + 1)
             if subwords is None:
                 stats["mentions_without_subwords"] += 1
-                logger.warning(
-                    "%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention
+                self.warnings.add(
+                    "entities that cover no subword (not candidate mentions)",
+                    f"{query_id} [{start}, {end}] {mention!r}",
                 )
                 continue
             mentions.append((*subwords, index_of[mention]))
@@ -271,13 +276,9 @@ class LukeRecordReader(DatasetReader):
             ]
             if len(inside) > width - 1:
                 stats["mentions_cut_by_max_entities"] += len(inside) - (width - 1)
-                logger.warning(
-                    "%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",
-                    query_id,
-                    row,
-                    len(inside),
-                    len(inside) - (width - 1),
-                    self.max_entities,
+                self.warnings.add(
+                    f"windows with mentions cut by max_entities={self.max_entities}",
+                    f"{query_id} window {row} ({len(inside)} mentions, {len(inside) - (width - 1)} cut)",
                 )
                 inside = inside[: width - 1]
             first, last = (window.question_start + s for s in question_span)
@@ -315,10 +316,10 @@ class LukeRecordReader(DatasetReader):
             labels = np.array([c in gold for c in candidates], dtype=np.int64)
             if not labels.any():
                 stats["queries_without_gold_candidate"] += 1
-                logger.warning("%s: no candidate equals a gold answer %s", query_id, sorted(gold))
+                self.warnings.add("queries where no candidate equals a gold answer", f"{query_id} {sorted(gold)}")
             elif not (labels.astype(bool) & in_window).any():
                 stats["queries_with_gold_outside_windows"] += 1
-                logger.warning("%s: no mention of a gold answer %s lies inside a window", query_id, sorted(gold))
+                self.warnings.add("queries where no mention of a gold answer lies inside a window", query_id)
             fields.update(tensor_fields(self.tokenizer.pad_token_id, labels=labels))
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)

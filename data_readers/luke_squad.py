@@ -9,6 +9,7 @@ from allennlp.data.fields import Field, MetadataField
 
 from luke_allennlp.data.crosslingual_mentions import NONE, TRANSLATED, CrossLingualLinker, language_of_file
 from luke_allennlp.data.entity_mentions import Mentions, check_entity_limits, entity_tensor_fields
+from luke_allennlp.data.example_warnings import ExampleWarnings
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
 from luke_allennlp.data.windows import (
     EncodedPair,
@@ -39,6 +40,7 @@ STATS = (
     "contexts_with_translated_candidates",
     "contexts_without_candidates",
 )
+ANSWER_OUTSIDE_WINDOWS = "answers that fit in no window (their questions are labelled CLS in every window)"
 
 
 @dataclass
@@ -91,7 +93,8 @@ class LukeSquadReader(DatasetReader):
     `max_question_length`, answers cutting a subword, answers that fit in no window (their question is
     labelled CLS in every window), pages missing from the dictionary, entity mentions, mentions whose
     target is not in the entity vocabulary, mentions longer than `max_mention_length`, mentions cut by
-    `max_entities`.
+    `max_entities`; answers in no window and questions with mentions cut are one warning line each per file, with
+    their count and the first few questions (`ExampleWarnings`).
 
     # Parameters
 
@@ -172,6 +175,7 @@ class LukeSquadReader(DatasetReader):
                 "entity_vocab and translate_candidates_from are only used with mention_dictionary (entity inputs)"
             )
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings(logger)  # (outside a read: logged as they come)
         # The questions of a passage come one after another: its subwords and mentions are computed once.
         self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
         self._passage_mentions_cache: Tuple[Any, Optional[Mentions]] = (None, None)
@@ -185,6 +189,7 @@ class LukeSquadReader(DatasetReader):
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings()
         language = self.language or language_of_file(file_path)
         if self.linker is not None and language is None and self.linker.by_language():
             raise ValueError(
@@ -208,6 +213,8 @@ class LukeSquadReader(DatasetReader):
                 stats["contexts_with_translated_candidates"],
                 stats["contexts_without_candidates"],
             )
+        self.warnings.report(logger, file_path, stats["questions"], "questions")
+        self.warnings = ExampleWarnings(logger)
         logger.info("%s: %s", file_path, stats)
 
     @staticmethod
@@ -310,9 +317,7 @@ class LukeSquadReader(DatasetReader):
                     starts[row], ends[row] = window.position(first[0]), window.position(first[1])
             if first is None or not any(w.contains(*first) for w in windows):
                 stats["answers_outside_windows"] += 1
-                logger.warning(
-                    "%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1]
-                )
+                self.warnings.add(ANSWER_OUTSIDE_WINDOWS, f"{question_id} {answers[0][1]!r}")
             fields.update(tensor_fields(self.tokenizer.pad_token_id, start_positions=starts, end_positions=ends))
         # offsets stay numpy: the trainer moves the tensors of metadata to the GPU too.
         fields["metadata"] = MetadataField(
@@ -390,7 +395,7 @@ class LukeSquadReader(DatasetReader):
             rows.append(inside[: self.max_entities])
         if cut:
             self.stats["mentions_cut_by_max_entities"] += cut
-            logger.warning("%s: %d entity mentions cut by max_entities=%d", question_id, cut, self.max_entities)
+            self.warnings.add(f"questions with entity mentions cut by max_entities={self.max_entities}", question_id)
         width = max(1, max(map(len, rows)))  # at least one (padding) entity, so that every batch has entity inputs
         table, mask, types = stack_window_entities(windows, rows, width)
         return entity_tensor_fields(self.tokenizer.pad_token_id, table, mask, types)
