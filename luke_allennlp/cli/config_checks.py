@@ -341,7 +341,12 @@ def _missing(original: Any, key: str) -> Optional[str]:
     return None
 
 
-_COMMAND_LINE_KEYS: Set[str] = set()  # the keys of the command line's `-o`, once parsed
+_COMMAND_LINE_KEYS: Dict[str, Set[str]] = {}  # a command line's `-o` -> its keys, once parsed
+
+
+def from_command_line(key: str) -> bool:
+    """Whether this process's command line's `-o` gave `key` (as parsed by `parse_overrides`)."""
+    return key in _COMMAND_LINE_KEYS.get(_command_line_overrides() or "", ())
 
 
 def _command_line_overrides() -> Optional[str]:
@@ -359,7 +364,7 @@ def _command_line_overrides() -> Optional[str]:
 def _override_origin(key: str) -> str:
     """How to name the override `key` in a message: `-o 'key'` where the command line gave it, else the override
     made while loading an archive (its bundled files), or by a program."""
-    if key in _COMMAND_LINE_KEYS:
+    if from_command_line(key):
         return f"-o {key!r}"
     from luke_allennlp.resources.archive_config import LOADING
 
@@ -484,7 +489,7 @@ def repair_params(module: types.ModuleType) -> None:
         if serialized_overrides and not isinstance(parsed, dict):
             raise _not_an_object(serialized_overrides, f"{_describe(parsed)}, not an object")
         if serialized_overrides and serialized_overrides == _command_line_overrides():
-            _COMMAND_LINE_KEYS.update(parsed)
+            _COMMAND_LINE_KEYS[serialized_overrides] = set(parsed)
         return parsed
 
     def patched_with_overrides(original: Any, overrides_dict: Dict[str, Any], prefix: str = "") -> Any:
@@ -500,7 +505,7 @@ def repair_params(module: types.ModuleType) -> None:
                     logger.warning(
                         "%s replaces the whole %r section, so its type %s becomes %s and its other keys are dropped; "
                         "to change single keys write them dotted, e.g. -o '{\"%s.%s\": ...}'",
-                        "-o" if prefix + key in _COMMAND_LINE_KEYS or not prefix else "the override",
+                        "-o" if from_command_line(prefix + key) else "the override",
                         prefix + key,
                         repr(old["type"]) if "type" in old else "(the default)",
                         repr(new["type"]) if "type" in new else "the default",
@@ -516,7 +521,7 @@ def repair_params(module: types.ModuleType) -> None:
                 missing = _missing(original, key)
                 if missing is not None and "." in key:
                     parent = missing.rsplit(".", 1)[0] if "." in missing else ""
-                    whole = parent == "" and key in _COMMAND_LINE_KEYS
+                    whole = parent == "" and from_command_line(key)
                     raise ConfigError(
                         f"{_override_origin(key)}: the config has no {missing!r} to override"
                         + (f" (give the whole section instead: -o '{{\"{missing}\": {{...}}}}')" if whole else ""),
@@ -539,7 +544,7 @@ def repair_load_archive(module: types.ModuleType) -> None:
         return
 
     def checked_load_archive(archive_file: Any, *args: Any, overrides: Any = "", **kwargs: Any) -> Any:
-        keys = [key for key in (overrides if isinstance(overrides, dict) else {}) if key in _COMMAND_LINE_KEYS]
+        keys = [key for key in (overrides if isinstance(overrides, dict) else {}) if from_command_line(key)]
         config_file = os.path.join(os.fspath(archive_file), "config.json")
         if keys and os.path.isfile(config_file):
             from allennlp.common.params import with_overrides
