@@ -202,6 +202,7 @@ class LukeConll2003Reader(SourceReader):
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tag_scheme = TagScheme(encoding)
         try:
             codecs.lookup(file_encoding)

@@ -135,6 +135,7 @@ class LukeEntityDisambiguationReader(SourceReader):
     ) -> None:
         super().__init__(**kwargs)
         self.columns = Columns("luke_entity_disambiguation", self.ROLES, columns)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         if max_mention_length is None:
             max_mention_length = checkpoint_max_mention_length(model_name)
         if pages not in PAGES:

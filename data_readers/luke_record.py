@@ -7,6 +7,7 @@ import numpy as np
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
+from luke_allennlp.data.example_warnings import ExampleWarnings
 from luke_allennlp.data.inputs import TokenizedText, centred_window, tensor_fields, tokenize
 from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import QuestionPassageEncoder, stack_window_entities, stack_windows
@@ -120,6 +121,7 @@ class LukeRecordReader(SourceReader):
     ) -> None:
         super().__init__(**kwargs)
         self.columns = Columns("luke_record", self.ROLES, columns)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         if max_entities < 2:
             raise ValueError(f"max_entities must leave room for the placeholder and a candidate, not {max_entities}")
         self.tokenizer = load_fast_tokenizer(model_name)
@@ -129,14 +131,16 @@ class LukeRecordReader(SourceReader):
         self.max_query_length = self.encoder.max_question_length  # capped for short inputs
         self.max_entities = max_entities
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings(logger)
         self._passage: Optional[TokenizedText] = None  # the last passage tokenised
 
     # --- reading files -------------------------------------------------------------------------------
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
-        queries = self.read_source(file_path, self.read_queries, self.dataset_queries)
-        for example in self.shard_iterable(queries):
+        self.warnings = ExampleWarnings()  # said once per kind at the end of the read
+        queries = 0
+        for example in self.shard_iterable(self.read_source(file_path, self.read_queries, self.dataset_queries)):
             try:
                 instance = self.text_to_instance(
                     example.passage,
@@ -148,7 +152,10 @@ class LukeRecordReader(SourceReader):
                 )
             except ValueError as e:
                 raise ValueError(f"{file_path}: query {e}") from None
+            queries += 1
             yield instance
+        self.warnings.report(logger, file_path, queries, "queries")
+        self.warnings = ExampleWarnings(logger)
         logger.info("%s: %s", file_path, self.stats)
 
     def read_queries(self, path: str, name: Optional[str] = None) -> Iterator[RecordQuery]:
@@ -275,13 +282,10 @@ class LukeRecordReader(SourceReader):
             raise ValueError(f"{where}: expected a text and integer start/end, got {answer!r}")
         if passage[start : end + 1] != answer_text:
             self.stats["answers_not_matching_offsets"] += 1
-            logger.warning(
-                "%s: text %r differs from the passage at [%d, %d] (%r); the text is used",
-                where,
-                answer_text,
-                start,
-                end,
-                passage[start : end + 1],
+            self.warnings.add(
+                "answers whose text differs from the passage at their offsets (the text is used)",
+                f"{where.split(': ', 1)[-1]}: text {answer_text!r} differs from {passage[start : end + 1]!r} at "
+                f"[{start}, {end}]",
             )
         return answer_text
 
@@ -342,8 +346,9 @@ class LukeRecordReader(SourceReader):
             subwords = pair.passage.char_span_to_subwords(start, end + 1)
             if subwords is None:
                 stats["mentions_without_subwords"] += 1
-                logger.warning(
-                    "%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention
+                self.warnings.add(
+                    "entities that cover no subword (not candidate mentions)",
+                    f"{query_id} [{start}, {end}] {mention!r}",
                 )
                 continue
             mentions.append((*subwords, index_of[mention]))
@@ -365,13 +370,9 @@ class LukeRecordReader(SourceReader):
             ]
             if len(inside) > width - 1:
                 stats["mentions_cut_by_max_entities"] += len(inside) - (width - 1)
-                logger.warning(
-                    "%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",
-                    query_id,
-                    row,
-                    len(inside),
-                    len(inside) - (width - 1),
-                    self.max_entities,
+                self.warnings.add(
+                    f"windows with mentions cut by max_entities={self.max_entities}",
+                    f"{query_id} window {row} ({len(inside)} mentions, {len(inside) - (width - 1)} cut)",
                 )
                 inside = inside[: width - 1]
             first, last = (window.question_start + s for s in question_span)
@@ -409,10 +410,10 @@ class LukeRecordReader(SourceReader):
             labels = np.array([c in gold for c in candidates], dtype=np.int64)
             if not labels.any():
                 stats["queries_without_gold_candidate"] += 1
-                logger.warning("%s: no candidate equals a gold answer %s", query_id, sorted(gold))
+                self.warnings.add("queries where no candidate equals a gold answer", f"{query_id} {sorted(gold)}")
             elif not (labels.astype(bool) & in_window).any():
                 stats["queries_with_gold_outside_windows"] += 1
-                logger.warning("%s: no mention of a gold answer %s lies inside a window", query_id, sorted(gold))
+                self.warnings.add("queries where no mention of a gold answer lies inside a window", query_id)
             fields.update(tensor_fields(self.tokenizer.pad_token_id, labels=labels))
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)

@@ -8,6 +8,7 @@ from allennlp.data.fields import Field, MetadataField
 
 from luke_allennlp.data.crosslingual_mentions import NONE, TRANSLATED, CrossLingualLinker, language_of_file
 from luke_allennlp.data.entity_mentions import Mentions, check_entity_limits, entity_tensor_fields
+from luke_allennlp.data.example_warnings import ExampleWarnings
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
 from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import (
@@ -40,6 +41,7 @@ STATS = (
     "contexts_with_translated_candidates",
     "contexts_without_candidates",
 )
+ANSWER_OUTSIDE_WINDOWS = "answers that fit in no window (their questions are labelled CLS in every window)"
 
 
 @dataclass
@@ -98,7 +100,8 @@ class LukeSquadReader(SourceReader):
     `max_question_length`, answers cutting a subword, answers that fit in no window (their question is
     labelled CLS in every window), pages missing from the dictionary, entity mentions, mentions whose
     target is not in the entity vocabulary, mentions longer than `max_mention_length`, mentions cut by
-    `max_entities`.
+    `max_entities`; answers in no window and questions with mentions cut are one warning line each per file, with
+    their count and the first few questions (`ExampleWarnings`).
 
     # Parameters
 
@@ -164,6 +167,7 @@ class LukeSquadReader(SourceReader):
     ) -> None:
         super().__init__(**kwargs)
         self.columns = Columns("luke_squad", self.ROLES, columns)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         self.encoder = QuestionPassageEncoder(
             self.tokenizer, max_seq_length, doc_stride, max_question_length, question_first=question_first
@@ -191,6 +195,7 @@ class LukeSquadReader(SourceReader):
                 "entity_vocab and translate_candidates_from are only used with mention_dictionary (entity inputs)"
             )
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings(logger)  # (outside a read: logged as they come)
         # The questions of a passage come one after another: its subwords and mentions are computed once.
         self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
         self._passage_mentions_cache: Tuple[Any, Optional[Mentions]] = (None, None)
@@ -204,6 +209,7 @@ class LukeSquadReader(SourceReader):
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings()
         language = self.language or language_of_file(file_path)
         if self.linker is not None and language is None and self.linker.by_language():
             raise ValueError(
@@ -227,6 +233,8 @@ class LukeSquadReader(SourceReader):
                 stats["contexts_with_translated_candidates"],
                 stats["contexts_without_candidates"],
             )
+        self.warnings.report(logger, file_path, stats["questions"], "questions")
+        self.warnings = ExampleWarnings(logger)
         logger.info("%s: %s", file_path, stats)
 
     @staticmethod
@@ -351,9 +359,7 @@ class LukeSquadReader(SourceReader):
                     starts[row], ends[row] = window.position(first[0]), window.position(first[1])
             if first is None or not any(w.contains(*first) for w in windows):
                 stats["answers_outside_windows"] += 1
-                logger.warning(
-                    "%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1]
-                )
+                self.warnings.add(ANSWER_OUTSIDE_WINDOWS, f"{question_id} {answers[0][1]!r}")
             fields.update(tensor_fields(self.tokenizer.pad_token_id, start_positions=starts, end_positions=ends))
         # offsets stay numpy: the trainer moves the tensors of metadata to the GPU too.
         fields["metadata"] = MetadataField(
@@ -431,7 +437,7 @@ class LukeSquadReader(SourceReader):
             rows.append(inside[: self.max_entities])
         if cut:
             self.stats["mentions_cut_by_max_entities"] += cut
-            logger.warning("%s: %d entity mentions cut by max_entities=%d", question_id, cut, self.max_entities)
+            self.warnings.add(f"questions with entity mentions cut by max_entities={self.max_entities}", question_id)
         width = max(1, max(map(len, rows)))  # at least one (padding) entity, so that every batch has entity inputs
         table, mask, types = stack_window_entities(windows, rows, width)
         return entity_tensor_fields(self.tokenizer.pad_token_id, table, mask, types)

@@ -133,6 +133,27 @@ def tiny_luke_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_classifier_archive(tiny_luke_dir, tmp_path_factory) -> Path:
+    """The fixture classifier (`configs/luke_classifier.jsonnet` over the tiny LUKE, one epoch on
+    `data/sentiment.jsonl`) trained in this process: its `model.tar.gz`."""
+    from allennlp.commands.train import train_model_from_file
+
+    out = tmp_path_factory.mktemp("classifier") / "run"
+    saved = {name: os.environ.get(name) for name in ("MODEL_DIR", "DATA")}
+    os.environ.update({"MODEL_DIR": str(tiny_luke_dir), "DATA": str(FIXTURES / "data" / "sentiment.jsonl")})
+    handlers = logging.getLogger().handlers[:]
+    try:
+        train_model_from_file(
+            str(FIXTURES / "configs" / "luke_classifier.jsonnet"), str(out), overrides='{"trainer.num_epochs": 1}'
+        )
+    finally:
+        logging.getLogger().handlers[:] = handlers
+        for name, value in saved.items():
+            os.environ.pop(name) if value is None else os.environ.update({name: value})
+    return out / "model.tar.gz"
+
+
+@pytest.fixture(scope="session")
 def tiny_roberta_dir(tmp_path_factory) -> Path:
     return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-roberta"), "roberta")
 

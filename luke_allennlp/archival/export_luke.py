@@ -45,9 +45,11 @@ def export_luke(
     tokenizer: Optional[str] = None,
     entity_vocab: Optional[str] = None,
     lite: bool = False,
+    force: bool = False,
 ) -> None:
     """Writes the transformers directory (see the module's docstring); `tokenizer` and `entity_vocab` default to
-    those of the corpus a pretraining archive was trained on, a task archive's tokenizer to its reader's."""
+    those of the corpus a pretraining archive was trained on, a task archive's tokenizer to its reader's.
+    `output_dir` must be absent or an empty directory unless `force` (its files of the same names are replaced)."""
     from allennlp.models import Model
 
     from luke_allennlp.archival import load_archive
@@ -55,6 +57,14 @@ def export_luke(
     # One writer per output directory (`OUTPUT_DIR.lock`, held for the export); extracted once, safely (see
     # luke_allennlp_compat.extract_archive), and loaded from the directory, checked as any archive (named as given).
     with lock_output(output_dir), tempfile.TemporaryDirectory() as extracted:
+        if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+            raise ValueError(f"{output_dir} is a file, not a directory: choose another output directory")
+        if not force and os.path.isdir(output_dir) and os.listdir(output_dir):
+            raise ValueError(
+                f"{output_dir} is not empty ({', '.join(sorted(os.listdir(output_dir))[:4])}"
+                f"{', ...' if len(os.listdir(output_dir)) > 4 else ''}): export into a new directory, or pass --force "
+                "to write into it (its files of the same names, config.json among them, are replaced)"
+            )
         extract_archive(archive_file, extracted)
         model = read_archive_config(extracted, archive_file).get("model")
         if not isinstance(model, dict):

@@ -15,14 +15,16 @@ huggingface_hub broke. One module per behaviour:
 - `archive_paths`: while an archive loads, `cached_path` reads nothing outside it and fetches nothing;
 - `weights`: allennlp's weight loads read weights only (`luke_allennlp.modeling.weights`);
 - `plugins`: this project's plugins found from any directory;
-- `output_lock`: one training run per serialization directory (`luke_allennlp.resources.output`);
-- `config_checks`: a config's wrong types, sizes and unknown keys refused before any work;
+- `output_lock`: one training run per serialization directory, one writer per output of `predict` and `evaluate`
+  (`luke_allennlp.resources.output`);
+- `config_checks`: a config's wrong types, sizes, unknown keys and `-o` refused before any work (also `evaluate -o`);
 - `distributed`: `allennlp train` under torchrun and across nodes, global rank 0 the one writer;
+- `input_lengths`: a reader's `max_seq_length` checked against the model's position embeddings when both are built;
 - `registered_types`: a registered component accepts its own `type`;
-- `devices`: a GPU the machine lacks is one line before any work; `NUM_GPUS` for configs;
+- `devices`: a GPU the machine lacks (a config's, `--cuda-device`) is one line before any work; `NUM_GPUS` for configs;
 - `push_to_hf`: `allennlp push-to-hf` over HTTP, with the files an archive bundles;
 - `progress`: progress bars as lines when standard error is a file, one every `LUKE_PROGRESS_SECONDS`;
-- `tracking`: `LUKE_TRACKING` (the configs' trackers) empty unless set.
+- `tracking`: `LUKE_TRACKING` (the configs' trackers) empty unless set;
 - `paper_figures`: a config's top-level `paper` key (the published figures `allennlp seeds` compares with) ignored by
   training.
 
@@ -64,6 +66,8 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.commands.predict": [
         ("after", "predict_errors:repair_predict"),  # with the overwrite guard's
         ("after", "utf8_outputs:repair_predict_output"),
+        ("after", "output_lock:repair_predict"),  # around the guard: the output checked and locked
+        ("after", "devices:repair_predict"),  # first of all: --cuda-device
     ],
     "allennlp.predictors.predictor": [("after", "utf8_outputs:repair_dump_line")],
     "allennlp.evaluation.serializers.serializers": [("after", "utf8_outputs:repair_serializer")],
@@ -74,7 +78,11 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     ],
     "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],
     "allennlp.evaluation.evaluator": [("after", "user_errors:repair_evaluator")],  # its predictions file closed
-    "allennlp.models.archival": [("after", "self_contained_archives:repair_archives")],  # extraction, bundles
+    "allennlp.models.archival": [
+        ("after", "config_checks:repair_load_archive"),  # allennlp's own (of the extracted archive): -o checked
+        ("after", "input_lengths:repair_load_archive"),  # the readers' max_seq_length against the model
+        ("after", "self_contained_archives:repair_archives"),  # extraction, bundles
+    ],
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],
     "allennlp.common.file_utils": [
@@ -88,6 +96,7 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
         ("after", "output_lock:repair_train_model"),  # around distributed's: the global primary holds the lock
         ("after", "config_checks:repair_train"),  # the config is checked before the lock is taken
         ("after", "devices:repair_train"),
+        ("after", "input_lengths:repair_train"),
     ],
     "allennlp.training.util": [
         ("after", "overwrite_guard:repair_serialization_dir"),
@@ -100,7 +109,11 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
         ("after", "user_errors:repair_trainer_interruptions"),
     ],
     "allennlp.training.checkpointer": [("after", "weights:repair_checkpointer_loads")],
-    "allennlp.commands.evaluate": [("after", "overwrite_guard:repair_evaluate")],
+    "allennlp.commands.evaluate": [
+        ("after", "overwrite_guard:repair_evaluate"),
+        ("after", "output_lock:repair_evaluate"),
+        ("after", "devices:repair_evaluate"),
+    ],
     "allennlp.common.params": [
         ("after", "config_checks:repair_params"),
         ("after", "devices:repair_params"),

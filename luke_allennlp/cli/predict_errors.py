@@ -4,7 +4,8 @@
 A repair of allennlp itself rather than of the stack it runs on. `allennlp predict` reads its JSON-lines input in
 `_PredictManager._get_json_data` and predicts batches in `_PredictManager._predict_json`; an error in either
 (malformed JSON, an input the predictor refuses, bytes that are not UTF-8) stopped the run without saying which line
-(allennlp reads each line with a bare `json.loads`, `Predictor.load_line`). Both are wrapped here: an input error
+(allennlp reads each line with a bare `json.loads`, `Predictor.load_line`: a line nested too deeply was a
+`RecursionError`'s traceback). Both are wrapped here: an input error
 (ValueError, KeyError, TypeError, IndexError, bytes that are not UTF-8) is raised again as a ValueError "FILE, line N:
 message" (lines numbered from 1, blank lines counted, as an editor shows them); for a batch (`--batch-size`), the
 first line whose input the predictor refuses is named. An input named `.gz`, `.bz2` or `.xz` is decompressed as it
@@ -27,7 +28,7 @@ from typing import Any, BinaryIO, Iterator, List
 
 from luke_allennlp.cli._patch import logger, repaired, replace
 from luke_allennlp.cli.overwrite_guard import guard_predict
-from luke_allennlp.resources.files import COMPRESSIONS  # those the readers decompress
+from luke_allennlp.resources.files import COMPRESSIONS, TOO_DEEP  # (the compressions the readers read)
 from luke_allennlp.resources.hf_datasets import is_dataset_path
 
 
@@ -86,6 +87,8 @@ def repair_predict(module: types.ModuleType) -> None:
                     inputs = self._predictor.load_line(line)
                 except input_errors as error:  # json.JSONDecodeError is a ValueError
                     raise ValueError(f"{name}, line {number}: {error}") from None
+                except RecursionError:  # (any predictor's json.loads of a line nested too deeply)
+                    raise ValueError(f"{name}, line {number}: {TOO_DEEP}") from None
                 self._luke_lines[id(inputs)] = (name, number)
                 yield inputs
         finally:

@@ -187,31 +187,36 @@ def _phase(error: BaseException, interrupted: BaseException) -> str:
     return phase
 
 
+def training_state(directory: Optional[str], started: float) -> str:
+    """What a stopped `train` leaves in its serialization directory: the last checkpoint (and that `--recover` resumes
+    from it), the archive of the best weights so far."""
+    if directory is None or not os.path.isdir(directory):
+        return "nothing was written"
+    files = set(os.listdir(directory))
+    points = [
+        (int(m.group(1)), int(m.group(2)))
+        for m in map(CHECKPOINT.match, files)
+        if m and m.group(0).replace("model_state", "training_state") in files
+    ]
+    archive = os.path.join(directory, "model.tar.gz")
+    archived = os.path.exists(archive) and os.path.getmtime(archive) >= started
+    kept = f"; {archive} holds the best weights so far, not those of a finished run" if archived else ""
+    if not points:
+        return f"no checkpoint was saved in {directory} yet{kept}: nothing to resume, start again"
+    epochs, batches = max(points)
+    at = f"{epochs} epoch(s)" + (f" and {batches} batch(es)" if batches else "")
+    return (
+        f"the last checkpoint in {directory} (after {at}) is intact{kept}: "
+        f"`allennlp train --recover -s {directory}` resumes from it"
+    )
+
+
 def interruption_state(command: str, argv: List[str], started: float) -> str:
     """What an interrupted (or failed) command leaves behind, and what to do: for `train`, its serialization
     directory's last checkpoint and `--recover`; for `predict` / `evaluate`, their partial outputs (renamed
     `FILE.partial`, so that nothing is left as if complete)."""
     if command == "train":
-        directory = _option(argv, "-s", "--serialization-dir")
-        if directory is None or not os.path.isdir(directory):
-            return "nothing was written"
-        files = set(os.listdir(directory))
-        points = [
-            (int(m.group(1)), int(m.group(2)))
-            for m in map(CHECKPOINT.match, files)
-            if m and m.group(0).replace("model_state", "training_state") in files
-        ]
-        archive = os.path.join(directory, "model.tar.gz")
-        archived = os.path.exists(archive) and os.path.getmtime(archive) >= started
-        kept = f"; {archive} holds the best weights so far, not those of a finished run" if archived else ""
-        if not points:
-            return f"no checkpoint was saved in {directory} yet{kept}: nothing to resume, start again"
-        epochs, batches = max(points)
-        at = f"{epochs} epoch(s)" + (f" and {batches} batch(es)" if batches else "")
-        return (
-            f"the last checkpoint in {directory} (after {at}) is intact{kept}: "
-            f"`allennlp train --recover -s {directory}` resumes from it"
-        )
+        return training_state(_option(argv, "-s", "--serialization-dir"), started)
     if command in ("predict", "evaluate"):
         moved = []
         for option in ("--output-file", "--predictions-output-file"):

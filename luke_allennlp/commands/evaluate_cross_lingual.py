@@ -2,7 +2,7 @@
 `allennlp evaluate-cross-lingual ARCHIVE FILE... --output-dir DIR`: one trained model evaluated on many files (a
 language each, or a G-XLT pair), in one process, with one table: per file its language, its examples and its scores
 (EM/F1 for extractive QA, micro/macro F1 for relation classification, span F1 for NER) and their average over the
-files. Writes `DIR/results.json`, `DIR/results.md` and `DIR/predictions/<file name>.jsonl` (one line per question or
+files. Writes `DIR/results.json`, `DIR/results.md` (the scores in percent, saying what scored them) and `DIR/predictions/<file name>.jsonl` (one line per question or
 example, `id` first, as `allennlp evaluate --predictions-output-file` writes them with the `luke_per_instance`
 serializer).
 
@@ -28,7 +28,13 @@ from allennlp.evaluation import SimpleEvaluator
 from allennlp.models.archival import load_archive
 
 from luke_allennlp.commands.common import exit_on_bad_input
-from luke_allennlp.evaluation.cross_lingual import languages_from_name, markdown_table, parse_input, summarise
+from luke_allennlp.evaluation.cross_lingual import (
+    languages_from_name,
+    markdown_table,
+    parse_input,
+    scoring_of,
+    summarise,
+)
 from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer
 from luke_allennlp.models.luke_squad import LukeSquad
 from luke_allennlp.resources.hf_datasets import parse_hub_path, source_name
@@ -162,7 +168,7 @@ def evaluate_cross_lingual(
         if isinstance(stats, dict):  # the reader's counts: skipped examples, truncations
             row["reader"] = dict(stats)
         rows.append(row)
-    summary = summarise(rows)
+    summary = summarise(rows, scoring_of(rows[0]["metrics"] if rows else {}, scoring if is_qa else None))
     with open(os.path.join(output_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, ensure_ascii=False, indent=2)
     with open(os.path.join(output_dir, "results.md"), "w", encoding="utf-8") as f:

@@ -46,6 +46,7 @@ class MentionTaskReader(SourceReader):
         super().__init__(**kwargs)
         self.columns = Columns(self.NAME, self.ROLES, columns)
         self.label_names = label_names
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         # Counts the mentions whose entity the `luke` embedder gives only their first subwords' positions.
         self.inputs = MentionInputs(self.tokenizer, max_seq_length, max_mention_length(model_name))

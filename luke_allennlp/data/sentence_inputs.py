@@ -115,6 +115,7 @@ class JsonLinesTaskReader(SourceReader):
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         self.encoder = SentenceEncoder(self.tokenizer, max_seq_length)
         self.label_field = label_field

@@ -86,6 +86,9 @@ def load_json(path: str, name: Optional[str] = None) -> Any:
     return parse_json(read_text(path, name), name or path)
 
 
+TOO_DEEP = "JSON nested too deeply (Python's JSON reader stops at about 1,000 levels of arrays and objects)"
+
+
 def parse_json(text: str, where: str) -> Any:
     """`text` as JSON; malformed JSON raises an error naming `where` and, for a multi-line text, the line."""
     try:
@@ -93,6 +96,8 @@ def parse_json(text: str, where: str) -> Any:
     except json.JSONDecodeError as error:
         at = f"{where}:{error.lineno}" if "\n" in text.rstrip() else where
         raise ValueError(f"{at}: not valid JSON ({error.msg}, column {error.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{where}: {TOO_DEEP}") from None
     if "\\u" in text:
         refuse_lone_surrogates(value, text, where)
     return value

@@ -14,6 +14,7 @@ def test_the_plugin_entry_installs_the_product_hooks_in_order_once():
         "output_lock",
         "config_checks",
         "devices",
+        "input_lengths",
     ]
     assert [hook.target.split(":")[0] for _, hook in HOOKS["allennlp.training.util"]] == [
         "overwrite_guard",
