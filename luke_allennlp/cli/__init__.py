@@ -79,9 +79,8 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.data.data_loaders.multiprocess_data_loader": [("after", "user_errors:repair_data_loader_workers")],
     "allennlp.evaluation.evaluator": [("after", "user_errors:repair_evaluator")],  # its predictions file closed
     "allennlp.models.archival": [
-        ("after", "config_checks:repair_load_archive"),  # allennlp's own (of the extracted archive): -o checked
-        ("after", "input_lengths:repair_load_archive"),  # the readers' max_seq_length against the model
-        ("after", "self_contained_archives:repair_archives"),  # extraction, bundles
+        ("after", "self_contained_archives:repair_archives"),  # extraction, bundles, the archive as data
+        ("after", "input_lengths:repair_load_archive"),  # around it: the readers' max_seq_length against the model
     ],
     "allennlp.common.plugins": [("after", "plugins:repair_plugins")],
     "allennlp.common.registrable": [("after", "archive_types:repair_registrable")],

@@ -31,7 +31,7 @@ default `gradient_descent`) a one-line warning says so and how to change single 
 the command line's `-o` gave (an archive's own overrides, loading it, are said as such). `-o` must be a JSON (or
 Jsonnet) object: `-o '[1,2]'` was an `AttributeError`, and `-o 'trainer.num_epochs=1'` "1:19: not a binary operator:
 =" (`parse_overrides`). `allennlp evaluate -o` and `predict -o` check the sections they change as `train` does
-(`repair_load_archive`: a misspelt key gets its did-you-mean).
+(once `with_overrides` applied them, whatever loads the config: a misspelt key gets its did-you-mean).
 
 Jsonnet aborts the whole process (a C++ exception it does not catch) where `std.parseJson` or `std.parseYaml` reads a
 number beyond a double's range, or YAML's `nan` or `inf`: a config that reads an environment variable that way is
@@ -366,10 +366,10 @@ def _override_origin(key: str) -> str:
     made while loading an archive (its bundled files), or by a program."""
     if from_command_line(key):
         return f"-o {key!r}"
-    from luke_allennlp.resources.archive_config import LOADING
+    from luke_allennlp.resources.archive_config import loading
 
-    archive = LOADING.get(None)
-    return f"{archive}: the override {key!r} made loading it (not -o)" if archive else f"the override {key!r}"
+    archive = loading()
+    return f"{archive.archive}: the override {key!r} made loading it (not -o)" if archive else f"the override {key!r}"
 
 
 KEY_EQUALS_VALUE = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*[=:]\s*(.+?)\s*")
@@ -513,7 +513,7 @@ def repair_params(module: types.ModuleType) -> None:
                         next(iter(new), "key"),
                     )
         try:
-            return with_overrides(original, overrides_dict, prefix)
+            overridden = with_overrides(original, overrides_dict, prefix)
         except ValueError as error:
             if prefix or not str(error).startswith("overrides dict contains unused keys"):
                 raise
@@ -528,6 +528,10 @@ def repair_params(module: types.ModuleType) -> None:
                         key,
                     ) from None
             raise
+        keys = [key for key in overrides_dict if from_command_line(prefix + key)]
+        if keys and not prefix and isinstance(overridden, dict):
+            _check_overridden_sections(overridden, keys)
+        return overridden
 
     replace(module, "with_overrides", patched_with_overrides)
     replace(module, "parse_overrides", patched_parse_overrides)
@@ -535,36 +539,17 @@ def repair_params(module: types.ModuleType) -> None:
     replace(module, "evaluate_snippet", checked_evaluate_snippet)
 
 
-def repair_load_archive(module: types.ModuleType) -> None:
-    """allennlp's `load_archive` (of an extracted archive, as `luke_allennlp.archival` calls it) checks the sections
-    that the command line's `-o` changes, as `train` checks a config: `evaluate -o` and `predict -o` name a misspelt
-    key with its did-you-mean instead of allennlp's "extra parameters"."""
-    load_archive = module.load_archive
-    if repaired(load_archive):
-        return
-
-    def checked_load_archive(archive_file: Any, *args: Any, overrides: Any = "", **kwargs: Any) -> Any:
-        keys = [key for key in (overrides if isinstance(overrides, dict) else {}) if from_command_line(key)]
-        config_file = os.path.join(os.fspath(archive_file), "config.json")
-        if keys and os.path.isfile(config_file):
-            from allennlp.common.params import with_overrides
-
-            try:
-                with open(config_file, encoding="utf-8") as f:
-                    config = json.load(f)
-            except (OSError, ValueError):
-                config = None
-            if isinstance(config, dict):
-                config = with_overrides(config, overrides)
-                try:
-                    check_sections(config, keys)
-                except ConfigError as error:
-                    if any(_related(error.path, key) for key in keys):
-                        raise
-                    logger.debug("the archive's own config fails a check: left to allennlp", exc_info=True)
-        return load_archive(archive_file, *args, overrides=overrides, **kwargs)
-
-    replace(module, "load_archive", checked_load_archive)
+def _check_overridden_sections(config: Dict[str, Any], keys: List[str]) -> None:
+    """The sections that the command line's `-o` changed, checked as `train` checks a config, once they are applied
+    (to a training config, or to an archive's as `evaluate -o` and `predict -o` load it): a misspelt key is named with
+    its did-you-mean instead of allennlp's "extra parameters" once the component is built. An error elsewhere in the
+    config is left to allennlp (an archive's own config is checked as an archive)."""
+    try:
+        check_sections(config, keys)
+    except ConfigError as error:
+        if any(_related(error.path, key) for key in keys):
+            raise
+        logger.debug("the config fails a check away from -o's keys: left to allennlp", exc_info=True)
 
 
 def _related(path: str, key: str) -> bool:

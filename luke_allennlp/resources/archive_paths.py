@@ -134,9 +134,12 @@ def outside_paths(
 
 
 def path_refusal(archive: str, where: str, value: str, why: str) -> str:
+    # A training run's serialization directory holds the config as written; its model.tar.gz bundles what it names.
+    bundled = os.path.join(archive, "model.tar.gz")
+    instead = f"; {bundled} bundles the files it names: load that" if os.path.isfile(bundled) else ""
     return (
         f"{archive}: its config names {value!r} (at {where}), {why}: everything an archive's config names must be "
-        f"inside the archive (if you trust this archive: {TRUSTED_PATHS_VARIABLE}={_suggested(value)})"
+        f"inside the archive (if you trust this archive: {TRUSTED_PATHS_VARIABLE}={_suggested(value)}){instead}"
     )
 
 

@@ -225,3 +225,17 @@ def test_cached_path_reads_nothing_outside_an_archive_while_it_loads(tmp_path):
         ):
             cached_path(str(secret))
     assert cached_path(str(secret)) == str(secret)
+
+
+def test_a_serialization_directory_refused_for_a_path_names_its_model_archive(tmp_path):
+    """A training run's directory holds the config as written (paths outside it); its model.tar.gz bundles them: the
+    refusal says to load that."""
+    from luke_allennlp.resources.archive_paths import path_refusal
+
+    run = tmp_path / "run"
+    run.mkdir()
+    message = path_refusal(str(run), "dataset_reader.model_name", "/data/tiny-luke", "outside the archive")
+    assert "model.tar.gz" not in message
+    (run / "model.tar.gz").write_bytes(b"")
+    message = path_refusal(str(run), "dataset_reader.model_name", "/data/tiny-luke", "outside the archive")
+    assert message.endswith(f"; {run / 'model.tar.gz'} bundles the files it names: load that")

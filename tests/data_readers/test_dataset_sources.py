@@ -486,14 +486,14 @@ def test_allennlp_train_evaluate_and_predict_take_dataset_paths(tiny_luke_dir, s
         ["train", "configs/ner/conll2003.jsonnet", "-s", str(tmp_path / "out"), "-o", small],
         [
             "evaluate",
-            str(tmp_path / "out"),
+            str(tmp_path / "out" / "model.tar.gz"),
             f"{tmp_path / 'hub'}@test",
             "--output-file",
             str(tmp_path / "metrics.json"),
         ],
         [
             "predict",
-            str(tmp_path / "out"),
+            str(tmp_path / "out" / "model.tar.gz"),
             str(tmp_path / "train.parquet"),
             "--output-file",
             str(tmp_path / "p.jsonl"),
