@@ -12,8 +12,8 @@ rebuilding needs, and rewrites the archived config to point there:
   own weights replace them. For a component of another type under `model`, which may need them, the weights are
   bundled too. The embedders, `luke_pretraining` and `luke_entity_disambiguation` get `load_weights: false` (hub
   names too);
-- a pretraining corpus directory (`entity_vocab` of `luke_pretraining`, `train_data_path`): its metadata, tokenizer
-  and entity vocabulary, not its rows (what `allennlp export-luke` reads);
+- a pretraining corpus directory (`entity_vocab` of `luke_pretraining`, `train_data_path`, the first of several
+  joined by commas): its metadata, tokenizer and entity vocabulary, not its rows (what `allennlp export-luke` reads);
 - any other local file the readers or the model name (e.g. `luke_squad`'s `mention_dictionary`);
 - a `from_archive` model (stage 2 of pretraining): replaced by the model config of that archive, its bundled
   files copied into this one.
@@ -134,8 +134,14 @@ def bundle_config(config: Dict[str, Any], root: Union[str, os.PathLike]) -> Dict
         if section in config:
             config[section] = _walk(config[section], section, bundler, in_model=section == "model")
     corpus = config.get("train_data_path")
-    if isinstance(corpus, str) and os.path.isdir(corpus) and _is_corpus(corpus):
-        config["train_data_path"] = bundler.bundle("train_data_path", corpus, "corpus")
+    if isinstance(corpus, str):
+        from luke_allennlp.resources.pretraining_corpus import corpus_directories
+
+        # (several corpora, one per language for mLUKE, share their tokenizer and entity vocabulary, which the reader
+        # checks: the first one's skeleton is what the archive needs)
+        corpora = corpus_directories(corpus)
+        if all(os.path.isdir(path) and _is_corpus(path) for path in corpora):
+            config["train_data_path"] = bundler.bundle("train_data_path", corpora[0], "corpus")
     if bundler.paths:
         (Path(root) / BUNDLE_DIR / MANIFEST).write_text(json.dumps(bundler.manifest(), indent=2), encoding="utf-8")
         logger.info("bundled into the archive: %s", bundler.sources)

@@ -21,7 +21,7 @@ from allennlp.commands.subcommand import Subcommand
 from luke_allennlp.experiments import runs as child_runs
 from luke_allennlp.experiments import seeds as seeds_plan
 from luke_allennlp.experiments.summary import SummaryError, markdown, read_run, summarize, write_summary
-from luke_allennlp.resources.output import OutputLock, remove
+from luke_allennlp.resources.output import OutputLock, delegation, remove
 
 
 @Subcommand.register("seeds")
@@ -116,7 +116,8 @@ def _train_seeds(args: argparse.Namespace, directory: str, config: dict, seeds: 
             include_package=args.include_package,
         )
         name = seeds_plan.run_name(run.seed)
-        job = child_runs.Job(name, command, os.path.join(directory, "logs", f"{name}.log"), data=run)
+        log = os.path.join(directory, "logs", f"{name}.log")
+        job = child_runs.Job(name, command, log, data=run, environment=delegation(directory))  # (DIR is ours)
         verb = {"recover": "resuming", "restart": "starting again", "new": "starting"}[run.state]
         print(f"  {name}: {verb} (log: {job.log})", flush=True)
         return job

@@ -102,6 +102,7 @@ class Job:
     command: List[str]
     log: str
     data: Any = None
+    environment: Dict[str, str] = field(default_factory=dict)  # set in its process's environment
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
     device: Optional[Device] = None
     started: float = 0.0
@@ -119,7 +120,7 @@ class Job:
 
 def _start(job: Job, device: Device) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(job.log)), exist_ok=True)
-    env = {**os.environ, **device.environment()}
+    env = {**os.environ, **device.environment(), **job.environment}
     with open(job.log, "a", encoding="utf-8") as log:
         log.write(f"$ {' '.join(job.command)}\n")
         log.flush()

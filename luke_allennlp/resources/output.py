@@ -13,9 +13,10 @@ of its serialization directory (`DIRECTORY_LOCK` in it: `luke_allennlp.cli.outpu
 of their output files.
 
 A lock is a directory's too: an output inside a directory whose `DIRECTORY_LOCK` a live process holds (a training run's
-serialization directory) is refused (`acquire`), and the directory's owner refuses to start while another process
-writes inside it (`held_locks_under`). Whoever takes a lock removes the temporaries that a killed writer left beside the
-output (`.corpus.tmp-PID`, `.model.tar.gz.tmp-PID`; `remove_stale_temporaries`), and says so.
+serialization directory) is refused (`acquire`) unless that process delegated the directory to the writer, its child
+(`delegation`: `allennlp seeds`' runs), and the directory's owner refuses to start while another process writes inside
+it (`held_locks_under`). Whoever takes a lock removes the temporaries that a killed writer left beside the output
+(`.corpus.tmp-PID`, `.model.tar.gz.tmp-PID`; `remove_stale_temporaries`), and says so.
 
 A full disk is a `DiskFullError` (`disk_full` finds one in an error's chain), and a worker process that writes leaves
 Ctrl-C and SIGHUP to its main process (`worker_signals`).
@@ -23,6 +24,7 @@ Ctrl-C and SIGHUP to its main process (`worker_signals`).
 
 import contextlib
 import errno
+import json
 import logging
 import os
 import re
@@ -35,6 +37,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 LOCK_SUFFIX = ".lock"  # beside a builder's output
 DIRECTORY_LOCK = ".lock"  # in a directory that one process owns (a serialization directory)
+# The directories whose owner lets this process write inside them: JSON [[owner PID, directory], ...] (`delegation`).
+DELEGATED_VARIABLE = "LUKE_DELEGATED_DIRECTORIES"
 # A temporary written beside its output: `.{stem}.tmp-PID{extension}` (`replaced_output`), `.{name}.tmp-PID` (archives),
 # `{name}.tmp-PID` (checkpoints, vocabularies).
 TEMPORARY = re.compile(r"(?P<dot>\.?)(?P<base>.+)\.tmp-(?P<pid>\d+)(?P<extension>(?:\.[A-Za-z0-9]+)?)")
@@ -209,11 +213,34 @@ def live_directory_owner(directory: Any) -> Optional[Tuple[str, str]]:
         if os.path.realpath(lock_file) not in _HELD and os.path.isfile(lock_file):
             holder = lock_holder(lock_file)
             if holder is not None and holder.startswith("PID ") and " on host " in holder:  # (a lock of this project)
-                return directory, holder
+                if not _delegated(directory, holder):
+                    return directory, holder
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
+
+
+def delegation(directory: Any) -> Dict[str, str]:
+    """The environment of a child process that may write inside `directory`, which this process owns (holds its
+    `DIRECTORY_LOCK`): `allennlp seeds`' runs, each an `allennlp train` into a directory under its own. The owner is
+    named by its PID, so a child does not write inside it once another process owns it."""
+    entries = _delegations() + [[os.getpid(), os.path.realpath(os.fspath(directory))]]
+    return {DELEGATED_VARIABLE: json.dumps(entries)}
+
+
+def _delegations() -> List[List[Any]]:
+    try:
+        entries = json.loads(os.environ.get(DELEGATED_VARIABLE) or "[]")
+    except ValueError:
+        return []
+    return [e for e in entries if isinstance(e, list) and len(e) == 2] if isinstance(entries, list) else []
+
+
+def _delegated(directory: str, holder: str) -> bool:
+    """Whether the owner `holder` of `directory` let this process write inside it (`delegation`)."""
+    real = os.path.realpath(directory)
+    return any(path == real and holder.startswith(f"PID {pid} ") for pid, path in _delegations())
 
 
 def held_locks_under(directory: Any) -> List[Tuple[str, str]]:
