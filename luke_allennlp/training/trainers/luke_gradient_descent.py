@@ -26,9 +26,10 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 from luke_allennlp.modeling.static_shapes import runs_compiled
 from luke_allennlp.training.callbacks.console_logger import default_callbacks
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
-from luke_allennlp.training.device_prefetch import prefetched
 from luke_allennlp.training.devices import describe_device, resolve_cuda_device
-from luke_allennlp.training.even_batches import (
+from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
+from luke_allennlp.training.trainers.device_prefetch import prefetched
+from luke_allennlp.training.trainers.even_batches import (
     evened,
     group_sizes,
     loader_batch_counts,
@@ -38,7 +39,6 @@ from luke_allennlp.training.even_batches import (
     step_signal,
     validation_lengths,
 )
-from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
 from luke_allennlp.training.trainers.loader_workers import quiet_worker_sigterm, stop_data_loader_workers
 from luke_allennlp.training.trainers.precision import allow_tf32 as set_tf32
 from luke_allennlp.training.trainers.precision import (
@@ -51,8 +51,8 @@ from luke_allennlp.training.trainers.precision import (
 from luke_allennlp.training.trainers.recovery import Recovery, last_epoch_metrics, load_metric_states
 from luke_allennlp.training.trainers.step_metrics import EpochTotals, local_progress_metrics, read_report
 from luke_allennlp.training.trainers.throughput import HostSyncRecord, StepTimes, epoch_throughput
+from luke_allennlp.training.trainers.unused_parameters import keep_every_parameter_in_graph
 from luke_allennlp.training.trainers.validation import validation_loss
-from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
       matmuls on CUDA (`allow_tf32`) for what stays in fp32.
     - Gradient accumulation under DDP all-reduces the gradients once per optimizer step (`no_sync` on all but the
       last micro-batch); each micro-batch's loss is divided by the number accumulated, also under fp16.
-    - `luke_allennlp.training.even_batches`: every process takes the same number of steps, one with fewer batches
+    - `even_batches`: every process takes the same number of steps, one with fewer batches
       splitting its last ones, so that every batch is trained on and validated; each micro-batch's loss weighs 1 /
       the micro-batches of all processes in its step, and the learning-rate schedule counts the steps every process
       takes. Validation metrics are those of one process over the same data, also where a process gets no
@@ -155,7 +155,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         self.timings = StepTimes()
         self.data_waits, self.step_times = self.timings.data_waits, self.timings.step_times
         self.pass_start_waits = self.timings.pass_start_waits
-        if state.distributed:  # DDP without find_unused_parameters: see training/unused_parameters.py
+        if state.distributed:  # DDP without find_unused_parameters: see unused_parameters.py
             keep_every_parameter_in_graph(self.model)
         self.precision = resolve_precision(precision, use_amp, self.cuda_device)
         tf32 = set_tf32(self.cuda_device, allow_tf32)

@@ -11,7 +11,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.nn.util import dist_reduce_sum
 
-from luke_allennlp.training.sync_audit import SyncAudit
+from luke_allennlp.training.trainers.sync_audit import SyncAudit
 
 logger = logging.getLogger(__name__)
 
