@@ -43,10 +43,10 @@ import sys
 import types
 from typing import Any, List, Optional, Tuple
 
-from luke_allennlp.cli import interruptions
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import interruptions, logger
 from luke_allennlp.cli.plugins import PLUGIN
 from luke_allennlp.resources.output import DiskFullError, disk_full, worker_signals
+from luke_allennlp_compat.patch import repaired, replace
 
 PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 JSONNET_ERRORS = ("RUNTIME ERROR: ", "STATIC ERROR: ")  # a config that does not evaluate (RuntimeError of _jsonnet)
