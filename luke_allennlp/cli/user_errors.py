@@ -7,7 +7,7 @@ that it prints "allennlp: error: MESSAGE" on stderr and exits with status 1 (the
 level, and ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). User errors are, in an exception's chain:
 
 - an exception whose class sets `user_error = True` (`ArchiveError`, `WeightsError`, `CommandLineError`,
-  `luke_allennlp.modeling.loading.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
+  `luke_allennlp.modeling.checkpoint_files.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
 - one that this project raises on purpose: a `raise` statement in `luke_allennlp` or the readers' package
   (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a call
   it makes (a bug keeps its traceback);
