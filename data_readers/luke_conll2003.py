@@ -20,7 +20,7 @@ from luke_allennlp.data.inputs import (
 )
 from luke_allennlp.data.sources import Columns, LabelNames, SourceReader, cell
 from luke_allennlp.data.tags import TAG, TagScheme
-from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
+from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.files import read_lines
 from luke_allennlp.resources.hf_datasets import Rows
 from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB

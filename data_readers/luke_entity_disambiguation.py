@@ -15,7 +15,7 @@ from allennlp.data.fields import MetadataField, TensorField
 
 from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import tokenize
-from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
+from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
 from luke_allennlp.resources.entity_disambiguation import EdMention, read_benchmark
 from luke_allennlp.resources.entity_vocab import EntityVocab

@@ -3,7 +3,8 @@ The plugin entry: the module that `.allennlp_plugins` names (and `luke_allennlp_
 package, imports). Importing it installs the compatibility layer with the product's behaviours on allennlp's
 commands (`luke_allennlp.cli.HOOKS`) and registers every component: models, the `luke` embedder, predictors, metrics,
 the learning-rate schedule, the sampler, the trackers (`tensorboard`, `mlflow`, `wandb`), the subcommands. The dataset
-readers register from `data_readers`, which imports this module. Nothing else under `luke_allennlp` imports `luke_allennlp_compat`.
+readers register from `data_readers`, which imports this module. Nothing else under `luke_allennlp` imports
+`luke_allennlp_compat` but the behaviours, which replace allennlp's functions with its `patch` helper.
 """
 
 import luke_allennlp_compat

@@ -24,7 +24,7 @@ import os
 import tempfile
 from typing import Dict, Optional
 
-from luke_allennlp.modeling.loading import save_safetensors
+from luke_allennlp.modeling.checkpoint_files import write_checkpoint
 from luke_allennlp.resources.archive_config import ArchiveConfigError, read_archive_config
 from luke_allennlp.resources.archive_paths import inside
 from luke_allennlp.resources.archives import extract_archive
@@ -223,9 +223,7 @@ def _export_task(
         out["problem_type"] = "regression"
     if spec.task not in ("squad", "multiple-choice"):
         out.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
-    with open(os.path.join(output_dir, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(out, f, indent=2, sort_keys=True)
-    save_safetensors({k: v.contiguous() for k, v in state.items()}, os.path.join(output_dir, "model.safetensors"))
+    write_checkpoint(output_dir, out, state)
     return (
         f"{spec.architecture} with {len(labels)} labels and {config.entity_vocab_size} entities, "
         f"and {type(luke_tokenizer).__name__} files (task={mode})"

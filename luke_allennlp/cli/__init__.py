@@ -29,34 +29,24 @@ huggingface_hub broke. One module per behaviour:
   training.
 
 `HOOKS` says when each runs: for each allennlp (or cached_path) module, the behaviours that run just before it
-executes (`before`: given the module object, not yet executed) or just after (`after`), in their order. The plugin
-entry (`luke_allennlp.plugin`) and the start-up line (`PTH_LINE`) hand it to the compatibility layer's installer,
-which runs them from its import hook; a behaviour module is imported only when allennlp imports the module it changes.
-This package imports only the standard library until then, and never the compatibility layer.
+executes (`before`: given the module object, not yet executed) or just after (`after`), in their order, as
+`"luke_allennlp.cli.module:function"`. The plugin entry (`luke_allennlp.plugin`) and the start-up line (`PTH_LINE`)
+hand it to the compatibility layer's installer, which runs them from its import hook as it runs its own repairs; a
+behaviour module is imported only when allennlp imports the module it changes. This package imports only the standard
+library until then. Each behaviour replaces allennlp's functions with the compatibility layer's
+`luke_allennlp_compat.patch` (the one module of the layer the product imports: the repairs and the behaviours mark
+what they replaced alike, so that a behaviour wrapping a repaired function keeps both marks).
 """
 
-import importlib
-import types
+import logging
 from typing import Dict, List, Tuple
+
+logger = logging.getLogger(__name__)  # the behaviours'
 
 # Run by every Python of the environment at start-up (`luke_allennlp_compat.pth`: shipped in the wheel by setup.py,
 # written by `python -m luke_allennlp.cli` for an editable install), so that `allennlp`'s `main` is wrapped before it
 # runs: the plugins are imported only inside it.
 PTH_LINE = "import luke_allennlp_compat, luke_allennlp.cli as c; luke_allennlp_compat.install(c.HOOKS)\n"
-
-
-class Hook:
-    """The behaviour `"module:function"` of this package, imported on first call."""
-
-    def __init__(self, target: str) -> None:
-        self.target = target
-
-    def __call__(self, module: types.ModuleType) -> None:
-        name, function = self.target.split(":")
-        getattr(importlib.import_module(f"{__name__}.{name}"), function)(module)
-
-    def __repr__(self) -> str:
-        return f"Hook({self.target!r})"
 
 
 # allennlp module -> [("before" | "after", "behaviour module:function")]
@@ -123,6 +113,6 @@ _TABLE: Dict[str, List[Tuple[str, str]]] = {
     "allennlp.common.util": [("after", "paper_figures:repair_prepare_environment")],
 }
 
-HOOKS: Dict[str, List[Tuple[str, Hook]]] = {
-    module: [(when, Hook(target)) for when, target in hooks] for module, hooks in _TABLE.items()
+HOOKS: Dict[str, List[Tuple[str, str]]] = {
+    module: [(when, f"{__name__}.{target}") for when, target in hooks] for module, hooks in _TABLE.items()
 }

@@ -13,9 +13,9 @@ import os
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
 from luke_allennlp.resources.archive_config import ArchiveConfigError, loading
 from luke_allennlp.resources.archive_paths import URL, inside, path_refusal, trusted_path
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_file_utils(module: types.ModuleType) -> None:

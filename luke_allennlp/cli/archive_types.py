@@ -10,9 +10,9 @@ whose components an archive may then name by module path.
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
 from luke_allennlp.resources import archive_config
 from luke_allennlp.resources.archive_config import allowed_type, loading, type_refusal
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_registrable(module: types.ModuleType) -> None:

@@ -52,7 +52,8 @@ import types
 import typing
 from typing import Any, Dict, Iterable, List, Optional, Set
 
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import logger
+from luke_allennlp_compat.patch import repaired, replace
 
 AT_LEAST_ONE = {
     "batch_size",

@@ -16,7 +16,7 @@ The training devices, checked before any work, and the machine's GPU count for c
 import types
 from typing import Any, Dict, Optional
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def _index(device: Any) -> Optional[int]:

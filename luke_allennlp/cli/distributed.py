@@ -51,7 +51,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import logger
+from luke_allennlp_compat.patch import repaired, replace
 
 TORCHRUN = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 JOIN_TIMEOUT = 300.0  # seconds a process of allennlp's launch waits for the others to join

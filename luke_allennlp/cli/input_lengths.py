@@ -13,7 +13,7 @@ longer input with the same advice (`LukeEmbeddings`), for readers that do not sa
 import types
 from typing import Any, Dict, Iterator, Optional, Tuple
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 class InputLengthError(ValueError):

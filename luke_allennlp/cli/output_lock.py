@@ -23,7 +23,6 @@ import os
 import types
 from typing import Any, Callable, List, Tuple
 
-from luke_allennlp.cli._patch import repaired, replace
 from luke_allennlp.resources.output import (
     DIRECTORY_LOCK,
     OutputInUseError,
@@ -34,6 +33,7 @@ from luke_allennlp.resources.output import (
     remove,
     remove_stale_temporaries,
 )
+from luke_allennlp_compat.patch import repaired, replace
 
 SERIALIZATION_LOCK = DIRECTORY_LOCK  # in the serialization directory
 

@@ -12,7 +12,7 @@ else reads it.
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 PAPER_KEY = "paper"  # (luke_allennlp.experiments.summary reads and checks it)
 

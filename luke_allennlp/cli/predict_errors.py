@@ -26,10 +26,11 @@ import sys
 import types
 from typing import Any, BinaryIO, Iterator, List
 
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import logger
 from luke_allennlp.cli.overwrite_guard import guard_predict
 from luke_allennlp.resources.files import COMPRESSIONS, TOO_DEEP  # (the compressions the readers read)
 from luke_allennlp.resources.hf_datasets import is_dataset_path
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def input_lines(raw: BinaryIO, name: str, stdin: bool) -> Iterator[bytes]:

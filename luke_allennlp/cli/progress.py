@@ -16,7 +16,7 @@ import time
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 DEFAULT_SECONDS = 10.0
 

@@ -11,8 +11,8 @@ name was registered with); any other `type` is still refused.
 
 import types
 
-from luke_allennlp.cli._patch import repaired, replace
 from luke_allennlp.resources.archive_slots import own_registration
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_from_params(module: types.ModuleType) -> None:

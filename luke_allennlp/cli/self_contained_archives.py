@@ -13,7 +13,7 @@ binds the replacements, since they are set before the module is first imported b
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_self_contained_archives(module: types.ModuleType) -> None:

@@ -8,7 +8,7 @@ see `devices` for `NUM_GPUS`.)
 import types
 from typing import Dict
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_params(module: types.ModuleType) -> None:

@@ -7,7 +7,7 @@ that it prints "allennlp: error: MESSAGE" on stderr and exits with status 1 (the
 level, and ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). User errors are, in an exception's chain:
 
 - an exception whose class sets `user_error = True` (`ArchiveError`, `WeightsError`, `CommandLineError`,
-  `luke_allennlp.modeling.loading.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
+  `luke_allennlp.modeling.checkpoint_files.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
 - one that this project raises on purpose: a `raise` statement in `luke_allennlp` or the readers' package
   (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a call
   it makes (a bug keeps its traceback);
@@ -43,10 +43,10 @@ import sys
 import types
 from typing import Any, List, Optional, Tuple
 
-from luke_allennlp.cli import interruptions
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import interruptions, logger
 from luke_allennlp.cli.plugins import PLUGIN
 from luke_allennlp.resources.output import DiskFullError, disk_full, worker_signals
+from luke_allennlp_compat.patch import repaired, replace
 
 PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 JSONNET_ERRORS = ("RUNTIME ERROR: ", "STATIC ERROR: ")  # a config that does not evaluate (RuntimeError of _jsonnet)

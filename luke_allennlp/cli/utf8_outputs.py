@@ -18,7 +18,7 @@ import sys
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_dump_line(module: types.ModuleType) -> None:

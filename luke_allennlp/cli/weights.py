@@ -21,8 +21,9 @@ import threading
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import logger
 from luke_allennlp.modeling.weights import WeightsError, load_weights
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_nn_util(module: types.ModuleType) -> None:

@@ -7,7 +7,7 @@ from allennlp.data import Instance
 
 from luke_allennlp.data.inputs import MentionInputs, UnusableExample
 from luke_allennlp.data.sources import Columns, SourceReader
-from luke_allennlp.modeling.loading import max_mention_length
+from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length
 from luke_allennlp.resources.hf_datasets import Rows
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 

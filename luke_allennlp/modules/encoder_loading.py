@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Type, TypeVar
 
-from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.modeling.checkpoint_files import read_config
 
 T = TypeVar("T")
 

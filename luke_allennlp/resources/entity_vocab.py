@@ -203,7 +203,7 @@ class EntityVocab:
         language its `entity_vocab_language` names (what `export-luke` writes of a vocabulary of one language), English
         where it names none (the released LUKE checkpoints).
         """
-        from luke_allennlp.modeling.loading import checkpoint_entities, read_tokenizer_config
+        from luke_allennlp.resources.checkpoint_tokenizer import checkpoint_entities, read_tokenizer_config
         from luke_allennlp.resources.tokenization import ENTITY_VOCAB_LANGUAGE
 
         found = checkpoint_entities(name_or_path)

@@ -149,7 +149,7 @@ def _with_sentencepiece_normaliser(tokenizer: PreTrainedTokenizerFast, model_nam
     (nmt_nfkc, what `XLMRobertaTokenizer`'s conversion writes), its whitespace splitting and `<unk>` come back, so
     that the ids are the released files'. None elsewhere (the released layout, transformers 4's saves).
     """
-    from luke_allennlp.modeling.loading import read_tokenizer_config
+    from luke_allennlp.resources.checkpoint_tokenizer import read_tokenizer_config
 
     if type(tokenizer.backend_tokenizer.model).__name__ != "Unigram":
         return None
@@ -201,12 +201,9 @@ def nmt_nfkc_charsmap() -> str:
 
 def tokenizer_class(model_name: str) -> Optional[str]:
     """The `tokenizer_class` named by the checkpoint's tokenizer_config.json, if any."""
-    from luke_allennlp.modeling.loading import checkpoint_file
+    from luke_allennlp.resources.checkpoint_tokenizer import read_tokenizer_config
 
-    path = checkpoint_file(model_name, "tokenizer_config.json")
-    if path is None:
-        return None
-    return load_json(path).get("tokenizer_class")
+    return read_tokenizer_config(model_name).get("tokenizer_class")
 
 
 def special_tokens_template(tokenizer: Any, pair: bool = False) -> Tuple[List[int], List[int]]:

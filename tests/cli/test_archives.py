@@ -417,7 +417,7 @@ def test_a_malicious_weights_file_runs_nothing_on_any_path(trained_archive, tmp_
     from allennlp.training.checkpointer import Checkpointer
     from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 
-    from luke_allennlp.modeling.loading import read_state_dict
+    from luke_allennlp.modeling.checkpoint_files import read_state_dict
     from luke_allennlp.modeling.weights import WeightsError
 
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")

@@ -46,7 +46,7 @@ def test_hub_name_offline_fails_fast_with_one_line(tmp_path):
 
 
 def test_user_error_is_found_in_the_exception_chain():
-    from luke_allennlp.modeling.loading import HubUnavailableError
+    from luke_allennlp.modeling.checkpoint_files import HubUnavailableError
 
     try:
         try:

@@ -8,7 +8,7 @@ import torch
 import transformers
 
 from luke_allennlp.modeling import LukeEncoder
-from luke_allennlp.modeling.loading import HubUnavailableError
+from luke_allennlp.modeling.checkpoint_files import HubUnavailableError
 
 TOL = 1e-5
 
@@ -168,7 +168,7 @@ def test_a_damaged_or_escaping_checkpoint_is_one_error(tmp_path, tiny_luke_dir):
     import shutil
     import struct
 
-    from luke_allennlp.modeling.loading import read_state_dict
+    from luke_allennlp.modeling.checkpoint_files import read_state_dict
     from luke_allennlp.modeling.weights import WeightsError
 
     damaged = tmp_path / "damaged"
