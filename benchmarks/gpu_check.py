@@ -523,7 +523,7 @@ def lengthen_corpus(corpus: Path, sequences: int) -> Path:
 
 def audit_available() -> bool:
     try:
-        import luke_allennlp.training.sync_audit  # noqa: F401
+        import luke_allennlp.training.trainers.sync_audit  # noqa: F401
     except ImportError:
         return False
     return True

@@ -22,7 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from luke_allennlp.modeling import LukeConfig, LukeForPretraining  # noqa: E402
-from luke_allennlp.training.sync_audit import SyncAudit  # noqa: E402
+from luke_allennlp.training.trainers.sync_audit import SyncAudit  # noqa: E402
 
 
 class CountOps(TorchDispatchMode):

@@ -2,7 +2,7 @@ import codecs
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -18,19 +18,23 @@ from luke_allennlp.data.inputs import (
     tokenize_joined_words,
     tokenize_words,
 )
-from luke_allennlp.data.tags import tags_to_spans
-from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
+from luke_allennlp.data.sources import Columns, LabelNames, SourceReader, cell
+from luke_allennlp.data.tags import TAG, TagScheme
+from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.files import read_lines
+from luke_allennlp.resources.hf_datasets import Rows
 from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 logger = logging.getLogger(__name__)
 
-TAG = re.compile(r"^(O|[BI]-\S+)$")
 STATS = (
     "documents",
     "sentences",
     "empty_documents",
+    "docstart_examples",
+    "empty_examples",
+    "invalid_tag_sequences",
     "truncated_sentences",
     "truncated_gold_entities",
     "gold_entities_too_long",
@@ -42,13 +46,21 @@ STATS = (
 # The columns' separator: ASCII spaces (tabs accepted). Not any Unicode white space, as `str.split()` would
 # take: a word may hold a no-break space ("10\u00a0000").
 COLUMNS = re.compile(r"[ \t]+")
+DOCUMENTS = ("consecutive", "example", "column")
+
+
+def _column(columns: List[str], index: int) -> Optional[str]:
+    """Column `index` of a line's columns (negative: from the last), None if the line has too few."""
+    return columns[index] if -len(columns) <= index < len(columns) else None
 
 
 @dataclass
 class Sentence:
     words: List[str]
     tags: Optional[List[str]]
-    line: int  # 1-based line of the first word, for messages and ids
+    line: int  # 1-based line of the first word (a dataset's row), for messages and ids
+    name: Optional[str] = None  # the instance id where not `file:line` (a dataset's `name, row N`)
+    spans: Optional[Dict[Tuple[int, int], str]] = None  # the tags read (`TagScheme.spans`), once
 
 
 @dataclass
@@ -89,17 +101,38 @@ class SpanLayout:
 
 
 @DatasetReader.register("luke_conll2003")
-class LukeConll2003Reader(DatasetReader):
+class LukeConll2003Reader(SourceReader):
     """
-    CoNLL-2003 NER for span classification with LUKE (paper §4.3).
+    CoNLL-2003 NER for span classification with LUKE (paper §4.3), on CoNLL-style column files or any NER dataset.
 
-    Reads CoNLL-format files: one word a line with its tag in the last column, blank lines between sentences,
-    `-DOCSTART-` lines (any columns after it) between documents. That is English CoNLL-2003 as distributed (`word
-    POS chunk NER`), German CoNLL-2003 (`word lemma POS chunk NER`, ISO-8859-1 in the original distribution:
-    `file_encoding="latin-1"`), Dutch CoNLL-2002 (`word POS NER`, `-DOCSTART- -DOCSTART- O` lines) and Spanish
-    CoNLL-2002 (`word NER`, no `-DOCSTART-`: the whole file is one document, each sentence's context taken from its
-    neighbours). The CoNLL-2002 files are IOB2, which the default `"iob1"` reading decodes the same (a `B-X` always
-    starts an entity). Each sentence becomes one instance: its subwords with the most surrounding
+    Reads column files: one word a line, blank lines between sentences, `-DOCSTART-` lines (any columns after it)
+    between documents; the word in column `word_column` (the first) and its tag in column `tag_column` (the last),
+    columns separated by spaces or tabs (or exactly `column_separator`, e.g. a tab where words hold spaces). That is
+    English CoNLL-2003 as distributed (`word POS chunk NER`), German CoNLL-2003 (`word lemma POS chunk NER`,
+    ISO-8859-1 in the original distribution: `file_encoding="latin-1"`), Dutch CoNLL-2002 (`word POS NER`,
+    `-DOCSTART- -DOCSTART- O` lines), Spanish CoNLL-2002 (`word NER`, no `-DOCSTART-`), WNUT-17 (`word<TAB>tag`,
+    lower-case types with hyphens: `B-creative-work`), OntoNotes-style files, and files named `.tsv` or `.csv`.
+
+    Reads datasets too (`luke_allennlp.data.sources`: `hf://NAME[:CONFIG][@SPLIT]`, a `save_to_disk` directory,
+    Parquet, Arrow, JSON lines): one sentence per example, the Hub's common NER schema by default, `tokens` (or
+    `words`) and `ner_tags` (or `tags`), the tags `ClassLabel` integers (named by the feature, else by
+    `label_names`; integers without names are refused) or strings. Examples whose first word is `-DOCSTART-` are
+    document separators and examples without words are skipped (both counted). Other column names: `columns`.
+
+    Documents (`documents`): each sentence's instance holds as much of its document around it as fits, so which
+    sentences form a document matters. `"consecutive"`: consecutive sentences form one document, `-DOCSTART-` lines
+    or examples start the next (the CoNLL files' meaning: a file without `-DOCSTART-` is one document, each sentence
+    taking context from its neighbours, as in Spanish CoNLL-2002); `"example"`: each sentence is a document of its
+    own (independent sentences, e.g. tweets); `"column"`: consecutive examples with the same value of the
+    `document` column form one document. The default is `"consecutive"` for column files (a warning says when a
+    file has no `-DOCSTART-`) and `"example"` for datasets (the Hub's NER datasets have no document boundaries); the
+    reading is logged.
+
+    Tags (`encoding`): IOB1, IOB2, BIOES or BILOU, declared or (`"auto"`) taken from the tags
+    (`luke_allennlp.data.tags.TagScheme`), read once into entity spans; sequences the scheme does not allow are
+    counted and logged with the first one's place, and read leniently as conlleval does.
+
+    Each sentence becomes one instance: its subwords with the most surrounding
     document context that fits `max_seq_length`, and every span of up to `max_mention_length` words as a
     `[MASK]` entity whose positions are the span's subwords, labelled with its gold type or `O`. The spans
     are grouped into chunks of at most `max_entities` (one encoder pass each, see `luke_span_ner`), so no
@@ -120,8 +153,9 @@ class LukeConll2003Reader(DatasetReader):
         CoNLL-2003 eng.testa, 111 of 512,968 spans and no gold entity, with RoBERTa's tokenizer).
     max_entities : `int`, optional (default = `128`)
         Spans per encoder pass.
-    encoding : `str`, optional (default = `"iob1"`)
-        The tag encoding of the files: `"iob1"` (CoNLL-2003 as shipped) or `"iob2"`.
+    encoding : `str`, optional (default = `"auto"`)
+        The tag scheme: `"iob1"` (CoNLL-2003 as shipped), `"iob2"` (the Hub's, CoNLL-2002's), `"bioes"`, `"bilou"`,
+        or `"auto"` (from the tags).
     label_namespace : `str`, optional (default = `"labels"`)
     file_encoding : `str`, optional (default = `"utf-8"`)
         The files' character encoding, any Python codec name: `"latin-1"` for the original German CoNLL-2003 and
@@ -131,7 +165,23 @@ class LukeConll2003Reader(DatasetReader):
         text they form, not each as after a space, so the subwords are those of the text a model such as
         LUKE-Japanese was pretrained on; a word's subwords are those covering its characters, and a subword across
         a word boundary belongs to both words (counted in `stats["word_boundaries_inside_subwords"]`).
+    documents : `str`, optional (default = `None`)
+        `"consecutive"`, `"example"` or `"column"` (see above); `None`: `"consecutive"` for column files, `"example"`
+        for datasets.
+    word_column : `int`, optional (default = `0`)
+        Column files: the column of the word (0 the first; negative from the last).
+    tag_column : `int`, optional (default = `-1`)
+        Column files: the column of the tag (-1 the last).
+    column_separator : `str`, optional (default = `None`)
+        Column files: the string between columns (e.g. `"\t"`); `None`: any run of spaces and tabs.
+    columns : `Dict[str, str]`, optional (default = `None`)
+        Datasets: the column of each role that is not under its default name: `tokens` (default `tokens`, `words`),
+        `tags` (`ner_tags`, `tags`), `document` (`document_id`, `doc_id`; for `documents: "column"`).
+    label_names : `List[str]`, optional (default = `None`)
+        Datasets whose tags are integers without `ClassLabel` names: the tag of each integer, in order.
     """
+
+    ROLES = {"tokens": ("tokens", "words"), "tags": ("ner_tags", "tags"), "document": ("document_id", "doc_id")}
 
     def __init__(
         self,
@@ -139,25 +189,40 @@ class LukeConll2003Reader(DatasetReader):
         max_seq_length: int = 512,
         max_mention_length: int = 16,
         max_entities: int = 128,
-        encoding: str = "iob1",
+        encoding: str = "auto",
         label_namespace: str = "labels",
         file_encoding: str = "utf-8",
         words_without_spaces: bool = False,
+        documents: Optional[str] = None,
+        word_column: int = 0,
+        tag_column: int = -1,
+        column_separator: Optional[str] = None,
+        columns: Optional[Dict[str, str]] = None,
+        label_names: Optional[List[str]] = None,
         **kwargs,
     ) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
-        if encoding not in ("iob1", "iob2"):
-            raise ValueError(
-                f"encoding must be iob1 or iob2 (the tags; file_encoding is the characters'), not {encoding!r}"
-            )
+        super().__init__(**kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
+        self.tag_scheme = TagScheme(encoding)
         try:
             codecs.lookup(file_encoding)
         except LookupError:
             raise ValueError(
                 f"file_encoding {file_encoding!r} is not a known character encoding (e.g. utf-8, latin-1)"
             ) from None
+        if documents not in (None, *DOCUMENTS):
+            raise ValueError(f"documents must be one of {', '.join(DOCUMENTS)}, not {documents!r}")
+        if word_column == tag_column:
+            raise ValueError(f"word_column and tag_column are the same column ({word_column})")
+        if column_separator == "":
+            raise ValueError("column_separator must not be empty (None: runs of spaces and tabs)")
         self.file_encoding = file_encoding
         self.words_without_spaces = words_without_spaces
+        self.documents = documents
+        self.word_column, self.tag_column = word_column, tag_column
+        self.column_separator = column_separator
+        self.columns = Columns("luke_conll2003", self.ROLES, columns)
+        self.label_names = label_names
         self.tokenizer = load_fast_tokenizer(model_name)
         self.inputs = MentionInputs(self.tokenizer, max_seq_length)
         self.max_words = self.inputs.room  # subwords for text
@@ -169,11 +234,21 @@ class LukeConll2003Reader(DatasetReader):
         self.stats: Dict[str, int] = {}
         self._span_layouts: Dict[int, SpanLayout] = {}
 
+    def native_file(self, path: str) -> bool:
+        """`.csv` and `.tsv` files are column files; JSON, Parquet and Arrow files are datasets."""
+        return path.lower().endswith((".csv", ".tsv")) or ".csv." in path.lower() or ".tsv." in path.lower()
+
     # --- reading files -------------------------------------------------------------------------------
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
-        for index, document in self.shard_iterable(enumerate(self.read_documents(cached_path(file_path)))):
+        self.tag_scheme.reset()
+        rows = self.open_rows(file_path)
+        if rows is None:
+            documents = self.read_documents(cached_path(file_path), file_path)
+        else:
+            documents = self.dataset_documents(rows)
+        for index, document in self.shard_iterable(enumerate(documents)):
             if not any(s.words for s in document):
                 self.stats["empty_documents"] += 1
                 logger.warning("%s: document %d has no sentences; skipped", file_path, index)
@@ -182,7 +257,14 @@ class LukeConll2003Reader(DatasetReader):
             tokenized = self._tokenize(document)
             for sentence_index, sentence in enumerate(document):
                 self.stats["sentences"] += 1
-                yield self._sentence_instance(tokenized, sentence_index, f"{file_path}:{sentence.line}")
+                yield self._sentence_instance(
+                    tokenized, sentence_index, sentence.name or f"{file_path}:{sentence.line}"
+                )
+        self.stats["invalid_tag_sequences"] = self.tag_scheme.invalid()
+        self.tag_scheme.report(file_path)
+        skipped = {k: self.stats[k] for k in ("docstart_examples", "empty_examples") if self.stats[k]}
+        if skipped:
+            logger.info("%s: examples read as document separators or skipped: %s", file_path, skipped)
         if self.stats["truncated_sentences"]:
             # Documents longer than max_seq_length are no loss (each sentence takes the part of its document that
             # fits around it); sentences longer than it are, and are counted.
@@ -220,52 +302,149 @@ class LukeConll2003Reader(DatasetReader):
                 self.position_cap,
             )
 
-    def read_documents(self, path: str) -> Iterator[List[Sentence]]:
-        """Parses a CoNLL file into documents of sentences; a malformed line raises naming file and line, and so
-        does a file without sentences."""
+    def read_documents(self, path: str, name: Optional[str] = None) -> Iterator[List[Sentence]]:
+        """Parses a column file into documents of sentences (see `documents`); a malformed line raises naming file
+        and line, and so does a file without sentences."""
+        name = name or path
+        mode = self.documents or "consecutive"
+        if mode == "column":
+            raise ValueError(f"{name}: documents 'column' is for datasets with a document id column, not column files")
         document: List[Sentence] = []
         words: List[str] = []
         tags: List[str] = []
         first_line = 0
         sentences = 0
+        docstarts = 0
+        default_columns = self.word_column == 0 and self.tag_column == -1
 
-        def close_sentence() -> None:
-            nonlocal sentences
+        def close_sentence() -> Iterator[List[Sentence]]:
+            nonlocal sentences, document
             if words:
-                document.append(Sentence(list(words), list(tags), first_line))
+                spans = self.tag_scheme.spans(tags, f"{name}:{first_line}")
+                document.append(Sentence(list(words), list(tags), first_line, spans=spans))
                 sentences += 1
                 words.clear()
                 tags.clear()
+                if mode == "example":
+                    yield document
+                    document = []
 
         hint = (
             f"set the reader's file_encoding (now {self.file_encoding!r}) to the file's, e.g. latin-1 for the original "
             "German CoNLL-2003 and CoNLL-2002 files, or convert the file"
         )
+        separator = self.column_separator
         for number, line in enumerate(read_lines(path, encoding=self.file_encoding, hint=hint), start=1):
-            columns = COLUMNS.split(line.strip(" \t"))
+            if separator is None:
+                columns = COLUMNS.split(line.strip(" \t"))
+            else:
+                columns = line.split(separator) if line.strip() else [""]
             if columns == [""]:
-                close_sentence()
-            elif columns[0] == "-DOCSTART-":
-                close_sentence()
-                if number > 1:
-                    yield document
+                yield from close_sentence()
+            elif "-DOCSTART-" in (columns[0], _column(columns, self.word_column)):
+                yield from close_sentence()
+                docstarts += 1
+                if number > 1 and mode == "consecutive":
+                    yield document  # (an empty one, between two -DOCSTART- lines, is counted)
                 document = []
             else:
-                if len(columns) < 2 or not TAG.match(columns[-1]):
-                    raise ValueError(
-                        f"{path}:{number}: expected 'word ... NER' columns (e.g. 'word POS chunk NER') with an "
-                        f"O/B-X/I-X tag last, got {line!r}"
+                word, tag = _column(columns, self.word_column), _column(columns, self.tag_column)
+                if tag is None or word is None or len(columns) < 2 or not TAG.match(tag):
+                    expected = (
+                        "'word ... NER' columns (e.g. 'word POS chunk NER') with an O/B-X/I-X tag last"
+                        if default_columns
+                        else f"the word in column {self.word_column} and an O/B-X/I-X tag in column {self.tag_column}"
                     )
+                    raise ValueError(f"{name}:{number}: expected {expected}, got {line!r}")
                 if not words:
                     first_line = number
-                words.append(columns[0])
-                tags.append(columns[-1])
-        close_sentence()
+                words.append(word)
+                tags.append(tag)
+        yield from close_sentence()
         if not sentences:
             raise ValueError(
-                f"{path}: no sentences in the file (it is empty, or holds only -DOCSTART- and blank lines)"
+                f"{name}: no sentences in the file (it is empty, or holds only -DOCSTART- and blank lines)"
             )
-        yield document
+        if mode == "consecutive":
+            yield document
+        self._log_documents(name, mode, docstarts, column_file=True)
+
+    def dataset_documents(self, rows: Rows) -> Iterator[List[Sentence]]:
+        """The documents of a dataset's sentences (see `documents`, `columns`); a bad example raises naming it."""
+        mode = self.documents or "example"
+        tokens_column = self.columns.require(rows, "tokens")
+        tags_column = self.columns.require(rows, "tags")
+        document_column = self.columns.require(rows, "document") if mode == "column" else None
+        names = LabelNames(rows, tags_column, self.label_names)
+        document: List[Sentence] = []
+        current: Any = None
+        seen: Dict[Any, str] = {}
+        sentences = docstarts = 0
+        for index, row in rows:
+            where = rows.where(index)
+            words = cell(row, tokens_column, list, where)
+            if words and words[0] == "-DOCSTART-":
+                self.stats["docstart_examples"] += 1
+                docstarts += 1
+                if document and mode == "consecutive":
+                    yield document
+                    document = []
+                continue
+            if not words:
+                self.stats["empty_examples"] += 1
+                continue
+            if not all(isinstance(word, str) for word in words):
+                raise ValueError(f"{where}: column {tokens_column!r} should hold words (strings), not {words[:5]!r}")
+            values = cell(row, tags_column, list, where)
+            if len(values) != len(words):
+                raise ValueError(f"{where}: {len(words)} words but {len(values)} tags in column {tags_column!r}")
+            tags = [names(value, where) for value in values]
+            if None in tags:
+                raise ValueError(f"{where}: a tag of column {tags_column!r} is -1 (no label)")
+            sentence = Sentence(list(words), tags, index, name=where, spans=self.tag_scheme.spans(tags, where))
+            sentences += 1
+            if mode == "example":
+                yield [sentence]
+                continue
+            if document_column is not None:
+                key = row[document_column]
+                if key != current:
+                    if key in seen:
+                        raise ValueError(
+                            f"{where}: document {key!r} of column {document_column!r} continues after other documents "
+                            f"(it began at {seen[key]}); a document's examples must be consecutive"
+                        )
+                    seen[key] = where
+                    current = key
+                    if document:
+                        yield document
+                    document = []
+            document.append(sentence)
+        if document:
+            yield document
+        if not sentences:
+            raise ValueError(f"{rows.name}: no sentences (no example with words in column {tokens_column!r})")
+        self._log_documents(rows.name, mode, docstarts, column_file=False)
+
+    def _log_documents(self, name: str, mode: str, docstarts: int, column_file: bool) -> None:
+        """Says how sentences were grouped into documents: a warning where a default made a whole file one."""
+        if mode == "consecutive" and not docstarts:
+            logger.log(
+                logging.WARNING if self.documents is None else logging.INFO,
+                "%s: no -DOCSTART-: read as one document (each sentence takes context from its neighbours)%s",
+                name,
+                "; set the reader's documents to 'example' if its sentences are independent"
+                if self.documents is None
+                else "",
+            )
+        else:
+            how = {
+                "consecutive": "consecutive sentences, split at -DOCSTART-",
+                "example": "each sentence its own (no context from other sentences)",
+                "column": "consecutive examples of one document id",
+            }[mode]
+            default = " (the default for " + ("column files" if column_file else "datasets") + ")"
+            logger.info("%s: documents: %s%s", name, how, default if self.documents is None else "")
 
     # --- instances -------------------------------------------------------------------------------------
 
@@ -325,7 +504,9 @@ class LukeConll2003Reader(DatasetReader):
         kept = int(np.searchsorted(ends - starts[0], self.max_words, side="right"))
         if kept == 0:
             raise ValueError(f"{instance_id}: the first word alone has more subwords than max_seq_length allows")
-        gold = tags_to_spans(sentence.tags, self.encoding) if sentence.tags is not None else None
+        gold = sentence.spans
+        if gold is None and sentence.tags is not None:
+            gold = self.tag_scheme.spans(sentence.tags, instance_id)
         if kept < n_words:
             lost = sum(1 for (_, end) in (gold or {}) if end > kept)
             self.stats["truncated_sentences"] = self.stats.get("truncated_sentences", 0) + 1

@@ -13,14 +13,16 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
+from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import tokenize
-from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
+from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
 from luke_allennlp.resources.entity_disambiguation import EdMention, read_benchmark
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.hf_datasets import Rows
 from luke_allennlp.resources.mentions.json_dictionary import MentionDictionary
 from luke_allennlp.resources.mentions.name_matcher import NameMatcher
-from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus
+from luke_allennlp.resources.pretraining_corpus import METADATA_FILE, PretrainingCorpus
 from luke_allennlp.resources.tokenization import load_fast_tokenizer, special_token_layout
 
 logger = logging.getLogger(__name__)
@@ -50,7 +52,7 @@ STATS = (
 
 
 @DatasetReader.register("luke_entity_disambiguation")
-class LukeEntityDisambiguationReader(DatasetReader):
+class LukeEntityDisambiguationReader(SourceReader):
     """
     Entity disambiguation (Yamada et al., NAACL 2022, "Global Entity Disambiguation with BERT") and entity linking.
     Each instance is a window of a document's subwords with one `[MASK]` entity per mention over the mention's
@@ -65,7 +67,12 @@ class LukeEntityDisambiguationReader(DatasetReader):
     - a file in the ED benchmarks' format (deep-ed's CSV: `aida_train.csv`, `aida_testB.csv`, `wned-*.csv`; see
       `luke_allennlp.resources.entity_disambiguation`), with its own candidates and priors;
     - raw text (`text_to_instances`, for the predictor): mentions found with the mention dictionary (`NameMatcher`:
-      longest match at token boundaries, names of link probability >= `min_link_probability`), or given.
+      longest match at token boundaries, names of link probability >= `min_link_probability`), or given;
+    - datasets (`hf://NAME[:CONFIG][@SPLIT]`, a `save_to_disk` directory, Parquet, Arrow, JSON lines; see
+      `luke_allennlp.data.sources`), a document per row: `text`, `mentions` (a list of `{"start", "end", "entity"}`,
+      characters with the end exclusive and the gold entity's title, or null where unknown; optionally
+      `"candidates"`, titles, with `"priors"`; without them, the mention dictionary's) and an `id` where there is
+      one. Other column names: `columns`.
 
     Candidates are a mention's entities by p(entity | mention), those outside the entity vocabulary dropped
     (counted), the `max_candidates` most probable kept (30 as in the paper). Documents longer than a window are
@@ -104,7 +111,11 @@ class LukeEntityDisambiguationReader(DatasetReader):
         Read benchmark files as end-to-end linking data (see above).
     min_link_probability : `float`, optional (default = `0.01`)
         Names linked less often than this where they occur are not detected as mentions.
+    columns : `Dict[str, str]`, optional (default = `None`)
+        Datasets: the column of each role not under its default name: `text`, `mentions`, `id`.
     """
+
+    ROLES = {"text": ("text",), "mentions": ("mentions",), "id": ("id", "document_id")}
 
     def __init__(
         self,
@@ -119,9 +130,12 @@ class LukeEntityDisambiguationReader(DatasetReader):
         held_out_every: int = 10,
         mention_detection: bool = False,
         min_link_probability: float = 0.01,
+        columns: Optional[Dict[str, str]] = None,
         **kwargs,
     ) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        super().__init__(**kwargs)
+        self.columns = Columns("luke_entity_disambiguation", self.ROLES, columns)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         if max_mention_length is None:
             max_mention_length = checkpoint_max_mention_length(model_name)
         if pages not in PAGES:
@@ -149,8 +163,23 @@ class LukeEntityDisambiguationReader(DatasetReader):
 
     # --- reading files ---------------------------------------------------------------------------------------------
 
+    def native_file(self, path: str) -> bool:
+        """A pretraining corpus directory, and the benchmarks' CSV (tab-separated, `CANDIDATES` and `GT:` fields)."""
+        if os.path.isdir(path):
+            return os.path.isfile(os.path.join(path, METADATA_FILE))
+        return path.lower().endswith((".csv", ".tsv"))
+
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = collections.Counter(dict.fromkeys(STATS, 0))
+        rows = self.open_rows(file_path)
+        if rows is not None:
+            for document_id, text, mentions in self.shard_iterable(self.dataset_documents(rows)):
+                if self.mention_detection:
+                    yield from self.text_to_instances(text, None, document_id, gold_links=mentions)
+                else:
+                    yield from self.text_to_instances(text, mentions, document_id)
+            logger.info("%s: %s", file_path, dict(self.stats))
+            return
         path = cached_path(file_path)
         if os.path.isdir(path):
             if self.mention_detection:
@@ -169,6 +198,39 @@ class LukeEntityDisambiguationReader(DatasetReader):
                 else:
                     yield from self.text_to_instances(document.text, document.mentions, document.id)
         logger.info("%s: %s", file_path, dict(self.stats))
+
+    def dataset_documents(self, rows: Rows) -> Iterator[Tuple[str, str, List[EdMention]]]:
+        """(id, text, mentions) of each row of a dataset (see the class's doc); a bad mention raises naming it."""
+        text_column, mentions_column = self.columns.require(rows, "text"), self.columns.require(rows, "mentions")
+        id_column = self.columns.find(rows, "id")
+        count = 0
+        for index, row in rows:
+            where = rows.where(index)
+            document_id = f"{rows.name}:{row[id_column]}" if id_column else where
+            text = cell(row, text_column, str, where)
+            mentions = []
+            for number, mention in enumerate(cell(row, mentions_column, list, where)):
+                at = f"{where}, mention {number}"
+                if not isinstance(mention, dict):
+                    raise ValueError(f"{at}: expected {{'start', 'end', 'entity'}}, not {str(mention)[:60]!r}")
+                start, end = cell(mention, "start", int, at), cell(mention, "end", int, at)
+                if not 0 <= start < end <= len(text):
+                    raise ValueError(f"{at}: [{start}, {end}) is not a span of the {len(text)} characters of the text")
+                gold = mention.get("entity")
+                if gold is not None and not isinstance(gold, str):
+                    raise ValueError(f"{at}: the entity should be a title or null, not {gold!r}")
+                titles = mention.get("candidates") or []
+                priors = mention.get("priors") or [1.0 / max(1, len(titles))] * len(titles)
+                if len(priors) != len(titles):
+                    raise ValueError(f"{at}: {len(titles)} candidates but {len(priors)} priors")
+                candidates = list(zip(titles, priors))
+                if not candidates and gold is not None and self.dictionary is not None:
+                    candidates = self._dictionary_candidates(text[start:end])
+                mentions.append(EdMention(start, end, gold, sorted(candidates, key=lambda c: -c[1])))
+            count += 1
+            yield document_id, text, mentions
+        if not count:
+            raise ValueError(f"{rows.name}: no documents")
 
     def _read_corpus(self, path: str) -> Iterator[Instance]:
         corpus = PretrainingCorpus(path)

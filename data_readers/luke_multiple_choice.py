@@ -22,6 +22,10 @@ class LukeMultipleChoiceReader(JsonLinesTaskReader):
     `run_swag.py` that JGLUE fine-tunes with pairs them), stacked as `(choices, words)`, each cut to `max_seq_length`
     (longest side first, counted in `stats` and logged).
 
+    Datasets too (`hf://NAME[:CONFIG][@SPLIT]`, a `save_to_disk` directory, Parquet, Arrow, CSV, TSV; see
+    `luke_allennlp.data.sources`), their columns read as the fields; a `choices_field` may hold records with a `text`
+    list (and a `label` list that a string label is looked up in: CommonsenseQA's `choices` and `answerKey`).
+
     Bad input raises an error naming the file and line: not JSON, a missing or empty question or choice, fewer than
     two choices, a label that is not the index of a choice, a repeated id, a label missing on some lines only. A
     file without any label (a test split) gives unlabelled instances.
@@ -62,14 +66,24 @@ class LukeMultipleChoiceReader(JsonLinesTaskReader):
     def example(self, record: Dict[str, Any], where: str, has_label: bool) -> Tuple[str, List[str], Optional[int]]:
         """(question, choices, label index or None)."""
         question = require_text(record, self.question_field, where)
+        keys = None
         if self.choices_field is not None:
-            choices = require(record, self.choices_field, list, where)
+            choices = require(record, self.choices_field, (list, dict), where)
+            if isinstance(choices, dict):  # {"label": ["A", ...], "text": [...]}
+                keys = choices.get("label")
+                choices = require(choices, "text", list, f"{where}: field {self.choices_field!r}")
             for index, choice in enumerate(choices):
                 if not isinstance(choice, str) or not choice.strip():
                     raise ValueError(f"{where}: choice {index} should be a non-empty string, not {choice!r}")
         else:
             choices = [require_text(record, field, where) for field in self.choice_fields]
-        label = require(record, self.label_field, int, where) if has_label else None
+        label = None
+        if has_label:
+            label = require(record, self.label_field, (int, str) if keys else int, where)
+            if isinstance(label, str):
+                if label not in keys:
+                    raise ValueError(f"{where}: label {label!r} is not one of the choices' labels {keys}")
+                label = keys.index(label)
         check_choices(choices, label, where)
         return question, choices, label
 

@@ -1,15 +1,18 @@
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
+from luke_allennlp.data.example_warnings import ExampleWarnings
 from luke_allennlp.data.inputs import TokenizedText, centred_window, tensor_fields, tokenize
+from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import QuestionPassageEncoder, stack_window_entities, stack_windows
-from luke_allennlp.resources.files import SeenIds, load_json, nonempty, require
+from luke_allennlp.resources.files import SeenIds, load_json, require
+from luke_allennlp.resources.hf_datasets import Rows, first_json
 from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
@@ -33,6 +36,7 @@ STATS = (
     "queries_without_gold_candidate",
     "queries_with_gold_outside_windows",
     "answers_not_matching_offsets",
+    "mentions_found_by_text",
 )
 
 
@@ -49,7 +53,7 @@ class RecordQuery:
 
 
 @DatasetReader.register("luke_record")
-class LukeRecordReader(DatasetReader):
+class LukeRecordReader(SourceReader):
     """
     Cloze-style QA on ReCoRD (paper §4.4).
 
@@ -71,6 +75,13 @@ class LukeRecordReader(DatasetReader):
     mention inside a window, queries whose gold answer is not a candidate or lies outside every window,
     and gold answers whose text differs from their offsets (the text is kept: the evaluation uses it).
 
+    Datasets (`hf://super_glue:record@validation`, a `save_to_disk` directory, Parquet, JSON lines; see
+    `luke_allennlp.data.sources`), one query per row in the Hub's SuperGLUE ReCoRD schema: `passage`, `query`,
+    `entity_spans` (`{"text", "start", "end"}` lists, ends exclusive), `answers` (texts; an empty list is no
+    answer, as the test split has) and `idx` (`{"passage", "query"}`, the ids). Rows of the older schema without
+    `entity_spans` have only the entities' texts (`entities`): their mentions are every occurrence of each text in
+    the passage between non-word characters (counted: `mentions_found_by_text`). Other column names: `columns`.
+
     # Parameters
 
     model_name : `str`
@@ -84,7 +95,19 @@ class LukeRecordReader(DatasetReader):
         what `max_seq_length` leaves after the special tokens, so that short inputs keep room for the passage.
     max_entities : `int`, optional (default = `128`)
         Entities per window, the placeholder included; mentions beyond it are cut (counted and logged).
+    columns : `Dict[str, str]`, optional (default = `None`)
+        Datasets: the column of each role not under its default name: `passage`, `query`, `entity_spans`,
+        `entities`, `answers`, `id`.
     """
+
+    ROLES = {
+        "passage": ("passage",),
+        "query": ("query",),
+        "entity_spans": ("entity_spans",),
+        "entities": ("entities",),
+        "answers": ("answers",),
+        "id": ("idx", "id"),
+    }
 
     def __init__(
         self,
@@ -93,9 +116,12 @@ class LukeRecordReader(DatasetReader):
         doc_stride: int = 128,
         max_query_length: int = 90,
         max_entities: int = 128,
+        columns: Optional[Dict[str, str]] = None,
         **kwargs,
     ) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        super().__init__(**kwargs)
+        self.columns = Columns("luke_record", self.ROLES, columns)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         if max_entities < 2:
             raise ValueError(f"max_entities must leave room for the placeholder and a candidate, not {max_entities}")
         self.tokenizer = load_fast_tokenizer(model_name)
@@ -105,13 +131,16 @@ class LukeRecordReader(DatasetReader):
         self.max_query_length = self.encoder.max_question_length  # capped for short inputs
         self.max_entities = max_entities
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings(logger)
         self._passage: Optional[TokenizedText] = None  # the last passage tokenised
 
     # --- reading files -------------------------------------------------------------------------------
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
-        for example in self.shard_iterable(nonempty(self.read_queries(cached_path(file_path), file_path), file_path)):
+        self.warnings = ExampleWarnings()  # said once per kind at the end of the read
+        queries = 0
+        for example in self.shard_iterable(self.read_source(file_path, self.read_queries, self.dataset_queries)):
             try:
                 instance = self.text_to_instance(
                     example.passage,
@@ -123,7 +152,10 @@ class LukeRecordReader(DatasetReader):
                 )
             except ValueError as e:
                 raise ValueError(f"{file_path}: query {e}") from None
+            queries += 1
             yield instance
+        self.warnings.report(logger, file_path, queries, "queries")
+        self.warnings = ExampleWarnings(logger)
         logger.info("%s: %s", file_path, self.stats)
 
     def read_queries(self, path: str, name: Optional[str] = None) -> Iterator[RecordQuery]:
@@ -173,6 +205,76 @@ class LukeRecordReader(DatasetReader):
                     ]
                 yield RecordQuery(query_id, passage_id, text, entities, query, texts)
 
+    def native_file(self, path: str) -> bool:
+        """ReCoRD's JSON (one document with `version` and `data`); JSON lines, ... are datasets."""
+        kind, first = first_json(path)
+        return kind == "document" or (
+            kind == "lines" and isinstance(first, dict) and bool({"data", "version"} & set(first))
+        )
+
+    def dataset_queries(self, rows: Rows) -> Iterator[RecordQuery]:
+        """The queries of a dataset in the Hub's SuperGLUE ReCoRD schema (see the class's doc), validated."""
+        passage_column, query_column = self.columns.require(rows, "passage"), self.columns.require(rows, "query")
+        spans_column = self.columns.find(rows, "entity_spans")
+        texts_column = None if spans_column else self.columns.require(rows, "entities")
+        answers_column, id_column = self.columns.find(rows, "answers"), self.columns.find(rows, "id")
+        if texts_column:
+            logger.info("%s: no entity_spans: mentions are the occurrences of the entities' texts", rows.name)
+        seen = SeenIds("query id")
+        labelled: Optional[bool] = None
+        last_passage = None
+        for index, row in rows:
+            where = rows.where(index)
+            ids = row[id_column] if id_column else None
+            if isinstance(ids, dict):  # SuperGLUE's {"passage": 0, "query": 3}
+                passage_id, query_id = str(ids.get("passage")), f"{ids.get('passage')}-{ids.get('query')}"
+            else:
+                passage_id, query_id = where, (str(ids) if ids is not None else where)
+            where_query = f"{rows.name}: query {query_id}" if id_column else where
+            seen.check(query_id, where_query, f"row {index}")
+            text = cell(row, passage_column, str, where_query)
+            query = cell(row, query_column, str, where_query)
+            if query.count(PLACEHOLDER) != 1:
+                raise ValueError(f"{where_query}: the query must contain {PLACEHOLDER} exactly once: {query!r}")
+            if spans_column:
+                spans = cell(row, spans_column, dict, where_query)
+                starts, ends = spans.get("start"), spans.get("end")
+                if not isinstance(starts, list) or not isinstance(ends, list) or len(starts) != len(ends):
+                    raise ValueError(
+                        f"{where_query}: column {spans_column!r} should be {{'start': [...], 'end': [...]}} of equal "
+                        f"lengths, not {str(spans)[:80]!r}"
+                    )
+                entities = [(start, end - 1) for start, end in zip(starts, ends)]  # (ends inclusive, as the files')
+            else:
+                entities = self._occurrences(text, cell(row, texts_column, list, where_query), where_query)
+            for number, (start, end) in enumerate(entities):
+                if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end < len(text)):
+                    raise ValueError(
+                        f"{where_query}: entity {number} [{start}, {end}] (inclusive) is out of range for a passage "
+                        f"of {len(text)} characters"
+                    )
+            answers = cell(row, answers_column, list, where_query) if answers_column else []
+            if not all(isinstance(answer, str) for answer in answers):
+                raise ValueError(f"{where_query}: column {answers_column!r} should hold answer texts, not {answers!r}")
+            if labelled is None:
+                labelled = bool(answers)
+            elif labelled != bool(answers):
+                raise ValueError(f"{where_query}: {'has' if answers else 'has no'} answers, unlike the rows before it")
+            self.stats["passages"] += passage_id != last_passage  # (the queries of a passage come together)
+            last_passage = passage_id
+            yield RecordQuery(query_id, passage_id, text, entities, query, list(answers) if answers else None)
+
+    def _occurrences(self, passage: str, texts: List[Any], where: str) -> List[CharSpan]:
+        """Every occurrence of each entity text in the passage between non-word characters, as inclusive spans."""
+        spans = []
+        for text in texts:
+            if not isinstance(text, str) or not text:
+                raise ValueError(f"{where}: the entities should be non-empty texts, not {text!r}")
+            for match in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", passage):
+                spans.append((match.start(), match.end() - 1))
+        self.stats["mentions_found_by_text"] += len(spans)
+        return sorted(spans)
+
     def _check_answer(self, answer: Any, passage: str, where: str) -> str:
         answer_text = require(answer, "text", where=where)
         start, end = require(answer, "start", where=where), require(answer, "end", where=where)
@@ -180,13 +282,10 @@ class LukeRecordReader(DatasetReader):
             raise ValueError(f"{where}: expected a text and integer start/end, got {answer!r}")
         if passage[start : end + 1] != answer_text:
             self.stats["answers_not_matching_offsets"] += 1
-            logger.warning(
-                "%s: text %r differs from the passage at [%d, %d] (%r); the text is used",
-                where,
-                answer_text,
-                start,
-                end,
-                passage[start : end + 1],
+            self.warnings.add(
+                "answers whose text differs from the passage at their offsets (the text is used)",
+                f"{where.split(': ', 1)[-1]}: text {answer_text!r} differs from {passage[start : end + 1]!r} at "
+                f"[{start}, {end}]",
             )
         return answer_text
 
@@ -247,8 +346,9 @@ class LukeRecordReader(DatasetReader):
             subwords = pair.passage.char_span_to_subwords(start, end + 1)
             if subwords is None:
                 stats["mentions_without_subwords"] += 1
-                logger.warning(
-                    "%s: entity [%d, %d] %r covers no subword; not a candidate mention", query_id, start, end, mention
+                self.warnings.add(
+                    "entities that cover no subword (not candidate mentions)",
+                    f"{query_id} [{start}, {end}] {mention!r}",
                 )
                 continue
             mentions.append((*subwords, index_of[mention]))
@@ -270,13 +370,9 @@ class LukeRecordReader(DatasetReader):
             ]
             if len(inside) > width - 1:
                 stats["mentions_cut_by_max_entities"] += len(inside) - (width - 1)
-                logger.warning(
-                    "%s: window %d holds %d mentions; the last %d are cut by max_entities=%d",
-                    query_id,
-                    row,
-                    len(inside),
-                    len(inside) - (width - 1),
-                    self.max_entities,
+                self.warnings.add(
+                    f"windows with mentions cut by max_entities={self.max_entities}",
+                    f"{query_id} window {row} ({len(inside)} mentions, {len(inside) - (width - 1)} cut)",
                 )
                 inside = inside[: width - 1]
             first, last = (window.question_start + s for s in question_span)
@@ -314,10 +410,10 @@ class LukeRecordReader(DatasetReader):
             labels = np.array([c in gold for c in candidates], dtype=np.int64)
             if not labels.any():
                 stats["queries_without_gold_candidate"] += 1
-                logger.warning("%s: no candidate equals a gold answer %s", query_id, sorted(gold))
+                self.warnings.add("queries where no candidate equals a gold answer", f"{query_id} {sorted(gold)}")
             elif not (labels.astype(bool) & in_window).any():
                 stats["queries_with_gold_outside_windows"] += 1
-                logger.warning("%s: no mention of a gold answer %s lies inside a window", query_id, sorted(gold))
+                self.warnings.add("queries where no mention of a gold answer lies inside a window", query_id)
             fields.update(tensor_fields(self.tokenizer.pad_token_id, labels=labels))
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)

@@ -6,6 +6,8 @@ from allennlp.data.fields import Field, LabelField, MetadataField, TensorField
 
 from luke_allennlp.data.inputs import tensor_fields
 from luke_allennlp.data.sentence_inputs import JsonLinesTaskReader, require_text
+from luke_allennlp.data.sources import LabelNames
+from luke_allennlp.resources.hf_datasets import Rows
 
 
 @DatasetReader.register("luke_sentence_classification")
@@ -17,6 +19,10 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
     exported as JSON lines (SST-2, MNLI, STS-B, ...) with other field names. One instance per line: the sentence
     (or the pair, in the tokenizer's pair format) cut to `max_seq_length` (longest side first, counted in `stats`
     and logged).
+
+    Datasets too (`hf://NAME[:CONFIG][@SPLIT]`, a `save_to_disk` directory, Parquet, Arrow, CSV, TSV; see
+    `luke_allennlp.data.sources`), their columns read as the fields: a `ClassLabel` label is its name (-1, no label),
+    an integer label without names needs `label_names` (else it is refused), a float is a regression score.
 
     Bad input raises an error naming the file and line: not JSON, a missing or empty text field, a label of the
     wrong kind (a string for regression, a class outside `labels`), a repeated id, a label missing on some lines
@@ -36,7 +42,9 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
     regression : `bool`, optional (default = `False`)
         Labels are numbers (scores), not classes.
     labels : `List[str]`, optional (default = `None`)
-        The classes a label must be one of (integers in the file are read as their decimal strings).
+        The classes a label must be one of (integers in a JSON-lines file are read as their decimal strings).
+    label_names : `List[str]`, optional (default = `None`)
+        Datasets whose labels are integers without `ClassLabel` names: the class of each integer, in order.
     label_namespace : `str`, optional (default = `"labels"`)
     mention_dictionary, entity_vocab, min_link_probability, max_entities, max_mention_length :
         Optional entity inputs, off by default (`JsonLinesTaskReader`).
@@ -51,6 +59,7 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
         id_field: Optional[str] = None,
         regression: bool = False,
         labels: Optional[List[str]] = None,
+        label_names: Optional[List[str]] = None,
         label_namespace: str = "labels",
         **kwargs,
     ) -> None:
@@ -62,6 +71,9 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
         self.sentence_fields = list(sentence_fields)
         self.regression = regression
         self.labels = None if labels is None else [str(label) for label in labels]
+        if regression and label_names is not None:
+            raise ValueError("label_names (the classes of integer labels) are for classification, not regression")
+        self.label_names = label_names
         self.label_namespace = label_namespace
 
     def example(self, record: Dict[str, Any], where: str, has_label: bool) -> Tuple[str, Optional[str], Any]:
@@ -69,6 +81,12 @@ class LukeSentenceClassificationReader(JsonLinesTaskReader):
         texts = [require_text(record, field, where) for field in self.sentence_fields]
         label = self.check_label(record[self.label_field], where) if has_label else None
         return texts[0], (texts[1] if len(texts) > 1 else None), label
+
+    def label_value(self, rows: Rows) -> Any:
+        """A dataset's labels: scores for regression; else class names (`ClassLabel`'s, or `label_names`)."""
+        if self.regression:
+            return super().label_value(rows)
+        return LabelNames(rows, self.label_field, self.label_names)
 
     def check_label(self, value: Any, where: str) -> Any:
         if self.regression:

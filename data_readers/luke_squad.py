@@ -3,13 +3,14 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
-from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, MetadataField
 
 from luke_allennlp.data.crosslingual_mentions import NONE, TRANSLATED, CrossLingualLinker, language_of_file
 from luke_allennlp.data.entity_mentions import Mentions, check_entity_limits, entity_tensor_fields
+from luke_allennlp.data.example_warnings import ExampleWarnings
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
+from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import (
     EncodedPair,
     QuestionPassageEncoder,
@@ -17,7 +18,8 @@ from luke_allennlp.data.windows import (
     stack_window_entities,
     stack_windows,
 )
-from luke_allennlp.resources.files import SeenIds, load_json, nonempty, require
+from luke_allennlp.resources.files import SeenIds, load_json, require
+from luke_allennlp.resources.hf_datasets import Rows, first_json
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -39,6 +41,7 @@ STATS = (
     "contexts_with_translated_candidates",
     "contexts_without_candidates",
 )
+ANSWER_OUTSIDE_WINDOWS = "answers that fit in no window (their questions are labelled CLS in every window)"
 
 
 @dataclass
@@ -51,7 +54,7 @@ class SquadQuestion:
 
 
 @DatasetReader.register("luke_squad")
-class LukeSquadReader(DatasetReader):
+class LukeSquadReader(SourceReader):
     """
     Extractive QA on SQuAD 1.1 (paper §4.5, Appendix C) for any fast tokenizer (LUKE/RoBERTa, BERT, XLNet).
 
@@ -85,13 +88,20 @@ class LukeSquadReader(DatasetReader):
     from XQuAD's and MLQA's file names (`xquad.de.json`, `test-context-de-question-en.json`). Counted per file:
     contexts (passages), those with candidates (of their own language or translated) and those without.
 
+    Datasets (`hf://squad@validation`, `hf://xquad:xquad.de@validation`, a `save_to_disk` directory, Parquet, Arrow,
+    JSON lines; see `luke_allennlp.data.sources`), one question per row in the Hub's SQuAD schema: `id`, `title`
+    (optional: XQuAD's rows have none, and without it there are no page entities), `context`, `question`,
+    `answers` as `{"text": [...], "answer_start": [...]}` (or a list of `{"text", "answer_start"}`). Other column
+    names: `columns`. Questions of one passage come one after another, as in the Hub's SQuAD.
+
     Bad input (a missing field, an answer whose `answer_start` does not point at its text, a repeated question
     id, an empty question or passage) raises an error naming the file and the question. Counted and logged
     per file (also in `self.stats`): passages split into several windows, questions cut to
     `max_question_length`, answers cutting a subword, answers that fit in no window (their question is
     labelled CLS in every window), pages missing from the dictionary, entity mentions, mentions whose
     target is not in the entity vocabulary, mentions longer than `max_mention_length`, mentions cut by
-    `max_entities`.
+    `max_entities`; answers in no window and questions with mentions cut are one warning line each per file, with
+    their count and the first few questions (`ExampleWarnings`).
 
     # Parameters
 
@@ -125,7 +135,18 @@ class LukeSquadReader(DatasetReader):
     translate_candidates_from : `str`, optional (default = `None`)
         A language of `mention_dictionary` whose page candidates are translated for passages of other languages
         whose own dictionary lacks the page (needs a multilingual entity vocabulary).
+    columns : `Dict[str, str]`, optional (default = `None`)
+        Datasets: the column of each role not under its default name: `id`, `title`, `context`, `question`,
+        `answers`.
     """
+
+    ROLES = {
+        "id": ("id",),
+        "title": ("title",),
+        "context": ("context",),
+        "question": ("question",),
+        "answers": ("answers",),
+    }
 
     def __init__(
         self,
@@ -141,9 +162,12 @@ class LukeSquadReader(DatasetReader):
         max_mention_length: int = 30,
         language: Optional[str] = None,
         translate_candidates_from: Optional[str] = None,
+        columns: Optional[Dict[str, str]] = None,
         **kwargs,
     ) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        super().__init__(**kwargs)
+        self.columns = Columns("luke_squad", self.ROLES, columns)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         self.encoder = QuestionPassageEncoder(
             self.tokenizer, max_seq_length, doc_stride, max_question_length, question_first=question_first
@@ -171,6 +195,7 @@ class LukeSquadReader(DatasetReader):
                 "entity_vocab and translate_candidates_from are only used with mention_dictionary (entity inputs)"
             )
         self.stats: Dict[str, int] = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings(logger)  # (outside a read: logged as they come)
         # The questions of a passage come one after another: its subwords and mentions are computed once.
         self._passage_cache: Tuple[Optional[str], Optional[TokenizedText]] = (None, None)
         self._passage_mentions_cache: Tuple[Any, Optional[Mentions]] = (None, None)
@@ -184,6 +209,7 @@ class LukeSquadReader(DatasetReader):
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.stats = dict.fromkeys(STATS, 0)
+        self.warnings = ExampleWarnings()
         language = self.language or language_of_file(file_path)
         if self.linker is not None and language is None and self.linker.by_language():
             raise ValueError(
@@ -191,7 +217,7 @@ class LukeSquadReader(DatasetReader):
                 "the reader's language (or name the file as XQuAD's xquad.de.json or MLQA's "
                 "test-context-de-question-en.json)"
             )
-        questions = nonempty(self.read_questions(cached_path(file_path), file_path), file_path)
+        questions = self.read_source(file_path, self.read_questions, self.dataset_questions)
         for question in self.shard_iterable(questions):
             yield self.text_to_instance(
                 question.question, question.context, question.answers, question.title, question.question_id, language
@@ -207,6 +233,8 @@ class LukeSquadReader(DatasetReader):
                 stats["contexts_with_translated_candidates"],
                 stats["contexts_without_candidates"],
             )
+        self.warnings.report(logger, file_path, stats["questions"], "questions")
+        self.warnings = ExampleWarnings(logger)
         logger.info("%s: %s", file_path, stats)
 
     @staticmethod
@@ -229,21 +257,43 @@ class LukeSquadReader(DatasetReader):
                     question = require(qa, "question", str, at)
                     _check_not_empty(question, context, at)
                     answers = require(qa, "answers", list, at)
-                    if not answers:
-                        raise ValueError(f"{at}: no answers (unanswerable questions, SQuAD 2.0's, are not supported)")
-                    checked = []
-                    for number, answer in enumerate(answers):
-                        text = require(answer, "text", str, f"{at}, answer {number}")
-                        start = require(answer, "answer_start", int, f"{at}, answer {number}")
-                        if not text.strip():
-                            raise ValueError(f"{at}, answer {number}: the answer text is empty")
-                        if start < 0 or context[start : start + len(text)] != text:
-                            raise ValueError(
-                                f"{at}, answer {number}: the text {text!r} is not at answer_start {start} of the passage, "
-                                f"which has {context[start : start + len(text)]!r} there"
-                            )
-                        checked.append((start, text))
-                    yield SquadQuestion(question_id, title, context, question, checked)
+                    yield SquadQuestion(question_id, title, context, question, _check_answers(answers, context, at))
+
+    def native_file(self, path: str) -> bool:
+        """SQuAD's JSON (one document with `version` and `data`); JSON lines, CSV, ... are datasets."""
+        kind, first = first_json(path)
+        return kind == "document" or (
+            kind == "lines" and isinstance(first, dict) and bool({"data", "version"} & set(first))
+        )
+
+    def dataset_questions(self, rows: Rows) -> Iterator[SquadQuestion]:
+        """The questions of a dataset in the Hub's SQuAD schema, validated as a file's are."""
+        context, question, answers = (self.columns.require(rows, role) for role in ("context", "question", "answers"))
+        id_column, title_column = self.columns.find(rows, "id"), self.columns.find(rows, "title")
+        if title_column is None:
+            logger.info("%s: no title column: passages have no page (no page entities)", rows.name)
+        seen = SeenIds("question id")
+        for index, row in rows:
+            where = rows.where(index)
+            question_id = str(cell(row, id_column, (str, int), where)) if id_column else where  # type: ignore[arg-type]
+            at = f"{rows.name}: question {question_id}" if id_column else where
+            if id_column:
+                seen.check(question_id, at, f"row {index}")
+            title = cell(row, title_column, str, at) if title_column else None
+            passage, text = cell(row, context, str, at), cell(row, question, str, at)
+            _check_not_empty(text, passage, at)
+            gold = row[answers]
+            if isinstance(gold, dict):  # the Hub's {"text": [...], "answer_start": [...]}
+                texts, starts = gold.get("text"), gold.get("answer_start")
+                if not isinstance(texts, list) or not isinstance(starts, list) or len(texts) != len(starts):
+                    raise ValueError(
+                        f"{at}: column {answers!r} should be {{'text': [...], 'answer_start': [...]}} of equal lengths, "
+                        f"not {str(gold)[:80]!r}"
+                    )
+                gold = [{"text": t, "answer_start": s} for t, s in zip(texts, starts)]
+            elif not isinstance(gold, list):
+                raise ValueError(f"{at}: column {answers!r} should hold the answers, not {str(gold)[:80]!r}")
+            yield SquadQuestion(question_id, title, passage, text, _check_answers(gold, passage, at))
 
     # --- instances -------------------------------------------------------------------------------------
 
@@ -309,9 +359,7 @@ class LukeSquadReader(DatasetReader):
                     starts[row], ends[row] = window.position(first[0]), window.position(first[1])
             if first is None or not any(w.contains(*first) for w in windows):
                 stats["answers_outside_windows"] += 1
-                logger.warning(
-                    "%s: the answer %r fits in no window; every window is labelled CLS", question_id, answers[0][1]
-                )
+                self.warnings.add(ANSWER_OUTSIDE_WINDOWS, f"{question_id} {answers[0][1]!r}")
             fields.update(tensor_fields(self.tokenizer.pad_token_id, start_positions=starts, end_positions=ends))
         # offsets stay numpy: the trainer moves the tensors of metadata to the GPU too.
         fields["metadata"] = MetadataField(
@@ -389,10 +437,29 @@ class LukeSquadReader(DatasetReader):
             rows.append(inside[: self.max_entities])
         if cut:
             self.stats["mentions_cut_by_max_entities"] += cut
-            logger.warning("%s: %d entity mentions cut by max_entities=%d", question_id, cut, self.max_entities)
+            self.warnings.add(f"questions with entity mentions cut by max_entities={self.max_entities}", question_id)
         width = max(1, max(map(len, rows)))  # at least one (padding) entity, so that every batch has entity inputs
         table, mask, types = stack_window_entities(windows, rows, width)
         return entity_tensor_fields(self.tokenizer.pad_token_id, table, mask, types)
+
+
+def _check_answers(answers: List[Any], context: str, at: str) -> List[Tuple[int, str]]:
+    """(character start, text) of each answer, which must be at its `answer_start` in the passage."""
+    if not answers:
+        raise ValueError(f"{at}: no answers (unanswerable questions, SQuAD 2.0's, are not supported)")
+    checked = []
+    for number, answer in enumerate(answers):
+        text = require(answer, "text", str, f"{at}, answer {number}")
+        start = require(answer, "answer_start", int, f"{at}, answer {number}")
+        if not text.strip():
+            raise ValueError(f"{at}, answer {number}: the answer text is empty")
+        if start < 0 or context[start : start + len(text)] != text:
+            raise ValueError(
+                f"{at}, answer {number}: the text {text!r} is not at answer_start {start} of the passage, "
+                f"which has {context[start : start + len(text)]!r} there"
+            )
+        checked.append((start, text))
+    return checked
 
 
 def _check_not_empty(question: str, context: str, where: str) -> None:

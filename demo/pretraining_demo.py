@@ -1,10 +1,9 @@
 """
 `make demo`, first stage: pretraining LUKE from a Wikipedia dump, offline, then fine-tuning it for NER.
 
-1. trains a byte-level BPE tokenizer on the text of the project's own sample dump
-   (`demo/data/demo-pages-articles.xml.bz2`, see `make_demo_dump.py`) and of the NER demo's corpus, and
-   builds a tiny randomly initialised RoBERTa with it (the stand-in for `roberta-base`, which is not
-   downloadable here);
+1. `allennlp build-tokenizer`: a byte-level BPE tokenizer trained on the text of the project's own sample dump
+   (`demo/data/demo-pages-articles.xml.bz2`, see `make_demo_dump.py`) and of the NER demo's corpus; a tiny
+   randomly initialised RoBERTa with it (the stand-in for `roberta-base`, which is not downloadable here);
 2. `allennlp build-entity-vocab` and `allennlp build-pretraining-corpus` on the dump;
 3. `allennlp train configs/pretraining/luke_base.jsonnet` (sizes and steps scaled down): masked language
    modelling + masked entity prediction;
@@ -31,13 +30,6 @@ TINY_ROBERTA = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, 
                     max_position_embeddings=130, type_vocab_size=1, layer_norm_eps=1e-5)  # fmt: skip
 
 
-def dump_text(dump: Path) -> str:
-    from luke_allennlp.wikipedia.dump import WikiDump
-    from luke_allennlp.wikipedia.markup import clean_wikitext
-
-    return "\n".join(clean_wikitext(page.text).text for page in WikiDump(dump) if page.is_article)
-
-
 def entity_baselines(corpus: Path):
     """Masked-entity accuracy of guessing uniformly among the corpus's entities, and of always guessing its most
     frequent one (the share of its mentions; [PAD] and [UNK] are never targets)."""
@@ -47,19 +39,12 @@ def entity_baselines(corpus: Path):
     return 1 / len(counts), max(counts.values()) / sum(counts.values())
 
 
-def build_tiny_roberta(directory: Path, texts: list) -> None:
-    """A byte-level BPE tokenizer trained on `texts`, and a random RobertaForMaskedLM of the tiny sizes."""
+def build_tiny_roberta(directory: Path, tokenizer_dir: Path) -> None:
+    """A random RobertaForMaskedLM of the tiny sizes over the tokenizer of `tokenizer_dir`, saved with it."""
     import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizerFast
+    from transformers import AutoTokenizer, RobertaConfig, RobertaForMaskedLM
 
-    directory.mkdir(parents=True, exist_ok=True)
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        texts, vocab_size=800, min_frequency=2, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    )
-    bpe.save_model(str(directory))
-    tokenizer = RobertaTokenizerFast(str(directory / "vocab.json"), str(directory / "merges.txt"))
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(0)
     RobertaForMaskedLM(RobertaConfig(vocab_size=len(tokenizer), **TINY_ROBERTA)).save_pretrained(str(directory))
@@ -84,10 +69,13 @@ def main() -> None:
     ner_words = [
         line.split()[0] for line in ner_train.read_text().splitlines() if line and not line.startswith("-DOCSTART-")
     ]
-    texts = [dump_text(DUMP), " ".join(ner_words)]
-    print(f"\n# a byte-level BPE tokenizer trained on the dump and the NER corpus, a tiny random RoBERTa: "
-          f"{ner_demo.shown_path(str(out / 'tiny-roberta'))}")  # fmt: skip
-    ner_demo.forked(lambda: build_tiny_roberta(out / "tiny-roberta", texts), ner_demo.new_log("tiny-roberta"))
+    (out / "data" / "ner-words.txt").write_text(" ".join(ner_words) + "\n", encoding="utf-8")
+    tokenizer = out / "tokenizer"
+    shutil.rmtree(tokenizer, ignore_errors=True)  # the command writes only into an empty directory
+    ner_demo.allennlp("build-tokenizer", str(DUMP), str(out / "data" / "ner-words.txt"), str(tokenizer),
+                      "--model", "bpe", "--vocab-size", "800", "--num-workers", "1", env=env)  # fmt: skip
+    print(f"\n# a tiny random RoBERTa over that tokenizer: {ner_demo.shown_path(str(out / 'tiny-roberta'))}")
+    ner_demo.forked(lambda: build_tiny_roberta(out / "tiny-roberta", tokenizer), ner_demo.new_log("tiny-roberta"))
 
     vocab, corpus = out / "entity_vocab.jsonl", out / "pretraining-corpus"
     shutil.rmtree(corpus, ignore_errors=True)  # the command builds a new corpus only into an empty directory

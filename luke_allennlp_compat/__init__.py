@@ -15,7 +15,8 @@ is installed without its pinned requirements (see the Makefile), and these repai
 What this project changes in allennlp's behaviour (one-line errors, archive safety, locks, config checks, ...) is
 not here: it is `luke_allennlp.cli`, whose hooks the project hands to `install` (`luke_allennlp.plugin`, and the
 start-up line `luke_allennlp.cli.PTH_LINE`). `hook` runs each repair, and each hook given to `install`, when allennlp
-imports the module it repairs. `luke_allennlp_compat.pth`, installed into site-packages, calls `install(HOOKS)` at
+imports the module it repairs; `patch` is how the repairs and that project's behaviours alike replace a function of
+allennlp, once. `luke_allennlp_compat.pth`, installed into site-packages, calls `install(HOOKS)` at
 interpreter start-up, so the real `allennlp` command is repaired before it imports anything. This package imports
 nothing of the project that uses it, even by name (import-linter's contract in pyproject.toml),
 and nothing but the standard library until a repair runs: the names below are loaded from their modules on first use.

@@ -10,7 +10,7 @@ lost: the keyword is dropped there.
 import types
 from typing import Any
 
-from luke_allennlp_compat._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_cached_transformers(module: types.ModuleType) -> None:

@@ -6,8 +6,9 @@ start-up (this module and the package's `__init__` import only the standard libr
 object, not yet executed) or just after (`after`: given the executed module), in their order, as
 `"repair module:function"`; a repair module is imported when its first repair runs. `repair_dependencies` runs the
 placeholder repairs when `allennlp` itself is first imported. `install(hooks)` also takes the hooks of the project
-that uses this layer (its behaviours on allennlp's commands: module -> [(moment, callable)]), run after this layer's
-own for the same module; this layer knows nothing of that project.
+that uses this layer (its behaviours on allennlp's commands, in the same form: module -> [(moment, "module:function"
+or a callable)], the module named in full), run after this layer's own for the same module, each imported on its first
+run as the repairs are; this layer knows nothing of that project.
 """
 
 import importlib
@@ -15,11 +16,13 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from luke_allennlp_compat._patch import logger
+from luke_allennlp_compat.patch import logger
 
 Hook = Callable[[types.ModuleType], None]
+# A hook as `install` keeps it: the callable, or `"module:function"`, imported when it first runs.
+LazyHook = Union[str, Hook]
 
 # module -> [("before" | "after", "repair module:function")]
 REPAIRS: Dict[str, List[Tuple[str, str]]] = {
@@ -42,32 +45,27 @@ REPAIRS: Dict[str, List[Tuple[str, str]]] = {
 }
 
 # module -> [(moment, hook)]: this layer's repairs, then the hooks given to `install`.
-_HOOKS: Dict[str, List[Tuple[str, Hook]]] = {}
+_HOOKS: Dict[str, List[Tuple[str, LazyHook]]] = {
+    name: [(moment, f"{__package__}.{target}") for moment, target in repairs] for name, repairs in REPAIRS.items()
+}
 _installed = False
 _dependencies_repaired = False
 
 
-def repair(target: str) -> Callable[[types.ModuleType], None]:
-    """The function `"repair module:function"` names."""
+def load(target: str) -> Callable[..., Any]:
+    """The function `"module:function"` names, its module imported now."""
     module, function = target.split(":")
-    return getattr(importlib.import_module(f"luke_allennlp_compat.{module}"), function)
+    return getattr(importlib.import_module(module), function)
 
 
-def _lazy(target: str) -> Hook:
-    def run(module: types.ModuleType) -> None:
-        repair(target)(module)
-
-    return run
-
-
-for _name, _repairs in REPAIRS.items():
-    _HOOKS[_name] = [(moment, _lazy(target)) for moment, target in _repairs]
+def _call(hook: LazyHook, module: types.ModuleType) -> None:
+    (load(hook) if isinstance(hook, str) else hook)(module)
 
 
 def _run(module: types.ModuleType, when: str) -> None:
     for moment, hook in list(_HOOKS.get(module.__name__, ())):
         if moment == when:
-            hook(module)
+            _call(hook, module)
 
 
 def repair_dependencies() -> None:
@@ -81,7 +79,7 @@ def repair_dependencies() -> None:
         "optional_dependencies:repair_huggingface_hub",
     ):
         try:
-            repair(target)()  # type: ignore[call-arg]
+            load(f"{__package__}.{target}")()
         except ImportError as e:  # that dependency is missing; allennlp will say so itself
             logger.debug("%s skipped: %s", target, e)
 
@@ -113,25 +111,25 @@ class _AllennlpHook(importlib.abc.MetaPathFinder):
         return spec
 
 
-def install(hooks: Optional[Mapping[str, Sequence[Tuple[str, Hook]]]] = None) -> None:
+def install(hooks: Optional[Mapping[str, Sequence[Tuple[str, LazyHook]]]] = None) -> None:
     """
-    Installs the import hooks, with `hooks` (module -> [("before" | "after", callable)], run after this layer's own
-    repairs of that module). Idempotent: a hook already given is not added again, and each repair and hook marks what
-    it replaced, so that running one again changes nothing. Repairs modules already imported, where that still helps.
+    Installs the import hooks, with `hooks` (module -> [("before" | "after", "module:function" or a callable)], run
+    after this layer's own repairs of that module). Idempotent: a hook already given is not added again, and each
+    repair and hook marks what it replaced (`luke_allennlp_compat.patch`), so that running one again changes nothing.
+    Repairs modules already imported, where that still helps.
     """
     global _installed
-    added: List[Tuple[str, str, Hook]] = []
+    added: List[Tuple[str, str, LazyHook]] = []
     for name, module_hooks in (hooks or {}).items():
         known = _HOOKS.setdefault(name, [])
         for moment, hook in module_hooks:
-            # The same hook, or one that names the same function (a project's lazy hooks have such a repr).
-            if all(hook is not other and repr(hook) != repr(other) for _, other in known):
+            if hook not in [other for _, other in known]:
                 known.append((moment, hook))
                 added.append((name, moment, hook))
     if not _installed:
         _installed = True
         sys.meta_path.insert(0, _AllennlpHook())
-        repair("startup:install")()  # type: ignore[call-arg]
+        load(f"{__package__}.startup:install")()
         if "allennlp" in sys.modules:
             repair_dependencies()
         for name in _HOOKS:
@@ -140,4 +138,4 @@ def install(hooks: Optional[Mapping[str, Sequence[Tuple[str, Hook]]]] = None) ->
         return
     for name, moment, hook in added:  # given after the first install: for what is imported already
         if moment == "after" and name in sys.modules:
-            hook(sys.modules[name])
+            _call(hook, sys.modules[name])

@@ -22,7 +22,7 @@ import sys
 import types
 from typing import Any, Dict, Optional
 
-from luke_allennlp_compat._patch import logger
+from luke_allennlp_compat.patch import logger
 
 # Module -> what needs it. Where one cannot be imported, it (or its first missing parent) becomes a placeholder.
 OPTIONAL_DEPENDENCIES: Dict[str, str] = {

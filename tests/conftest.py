@@ -61,6 +61,8 @@ LONGEST_FIRST = [
     "tests/commands/test_export_luke_tasks.py",
     "tests/commands/test_export_luke.py",
     "tests/cli/test_commands.py",
+    "tests/commands/test_tune.py",
+    "tests/commands/test_seeds.py",
     "tests/test_archival.py",
     "tests/models/test_luke_squad.py",
 ]
@@ -112,6 +114,24 @@ def _root_logging_as_it_was():
 
 
 @pytest.fixture(scope="session")
+def trained_archive(tiny_luke_dir, tmp_path_factory) -> Path:
+    """A tiny LUKE text classifier (`tests/fixtures/configs/luke_classifier.jsonnet`) trained for one epoch: its
+    model.tar.gz, shared by the tests of archives (which copy it, never change it)."""
+    from allennlp.commands.train import train_model_from_file
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
+        monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
+        out = tmp_path_factory.mktemp("classifier") / "run"
+        train_model_from_file(
+            str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
+            str(out),
+            overrides=json.dumps({"trainer.num_epochs": 1}),
+        )
+    return out / "model.tar.gz"
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     return shared_data_dir()
 
@@ -119,6 +139,27 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def tiny_luke_dir(tmp_path_factory) -> Path:
     return write_tiny_checkpoint(tmp_path_factory.mktemp("tiny-luke"), "luke")
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_archive(tiny_luke_dir, tmp_path_factory) -> Path:
+    """The fixture classifier (`configs/luke_classifier.jsonnet` over the tiny LUKE, one epoch on
+    `data/sentiment.jsonl`) trained in this process: its `model.tar.gz`."""
+    from allennlp.commands.train import train_model_from_file
+
+    out = tmp_path_factory.mktemp("classifier") / "run"
+    saved = {name: os.environ.get(name) for name in ("MODEL_DIR", "DATA")}
+    os.environ.update({"MODEL_DIR": str(tiny_luke_dir), "DATA": str(FIXTURES / "data" / "sentiment.jsonl")})
+    handlers = logging.getLogger().handlers[:]
+    try:
+        train_model_from_file(
+            str(FIXTURES / "configs" / "luke_classifier.jsonnet"), str(out), overrides='{"trainer.num_epochs": 1}'
+        )
+    finally:
+        logging.getLogger().handlers[:] = handlers
+        for name, value in saved.items():
+            os.environ.pop(name) if value is None else os.environ.update({name: value})
+    return out / "model.tar.gz"
 
 
 @pytest.fixture(scope="session")

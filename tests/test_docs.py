@@ -25,7 +25,7 @@ imports, which roughly halved each `allennlp` process's ~7 CPU-s of start-up; on
 - `ner` (entity tasks, NER: train on eng.train, evaluate eng.testb with --output-file and --predictions-output-file,
   print the F1, predict; 41 CPU-s), `predictor` (`Predictor.from_path` in Python on the `ner` archive; 10),
   `ner-document` (`allennlp predict` of a sentence, a sentence in context and a raw-text document; ~7),
-- `recover` (training: `--recover` of the `ner` run, a TensorBoard run; 31), `ner-export` (checkpoints: export-luke
+- `recover` (training: `--recover` of the `ner` run, a run with TensorBoard and its plot; 44), `ner-export` (checkpoints: export-luke
   of the `ner` archive, loaded by transformers; 15),
 - `kbp37` (relation classification: train, evaluate; 19), `record` (ReCoRD: train, evaluate, squad-predictions,
   predict; 41),
@@ -34,18 +34,25 @@ imports, which roughly halved each `allennlp` process's ~7 CPU-s of start-up; on
 - `pretraining-data` (entity vocabulary and corpus from the real 206-page dump; 26),
 - `smoke` (the quick start: build-tiny-checkpoint, then on 32 sentences the commands `ner` runs; 58),
 - `squad` (without and with entity inputs: titles, mention dictionary, train, evaluate, squad-predictions, predict; 60),
-- `pretraining-training` (stage 1, stage 2, export-luke, NER fine-tuning from the export; after pretraining-data; 64).
+- `pretraining-training` (stage 1, stage 2, export-luke, NER fine-tuning from the export; after pretraining-data; 64),
+- `own-language` (dump to tokenizer, base model, vocabulary, corpus, both stages, export, NER, cloze on a Bulgarian
+  dump: tests/test_own_language.py runs it with allennlp's entry point in its process, ~25 s).
 README.md's main job and quick start are the `ner` and `smoke` blocks' commands (checked).
 Not run, the static checks above covering their commands:
 - the hub: the examples with released checkpoints (mLUKE NER on German, Spanish and Dutch, JGLUE with
   luke-japanese-base, import-luke-task of a released task model, offline use's hub name from the cache), `push-to-hf`
-  and `hf upload` (tests/cli/test_push_to_hf.py runs push-to-hf against a mock hub);
+  and `hf upload` (tests/cli/test_push_to_hf.py runs push-to-hf against a mock hub); your-own-data's Hub datasets
+  and the user's own files it names (tests/data_readers/test_dataset_sources.py runs train, evaluate and predict on
+  Parquet and save_to_disk paths, tests/resources/test_hf_datasets.py a Hub dataset from the cache offline);
 - a GPU: the trainer's `cuda_device` and bf16 examples, the wheelhouse for a GPU machine (`make wheelhouse-check`
   tries that route here);
 - full dumps and data not shipped: a whole Wikipedia in parts (tests/wikipedia/test_parts.py and
   tests/commands/test_build_mention_dictionary.py run the recipe on the 206-page dump cut in parts), the multilingual
   entity vocabulary and mLUKE pretraining (tests/test_mluke_pipeline.py runs that path on tiny dumps), the SQuAD
   mention dictionary over `$DUMP`, entity disambiguation on a full dump and AIDA's files;
+- several seeds and searches (`allennlp seeds`, `allennlp tune` on the Seeds and hyperparameter search and Reproducing
+  the paper pages: five seeds or thirty trials of LUKE each; tests/commands/test_seeds.py and test_tune.py run both
+  commands on a tiny config);
 - the `make` lines (install, lint, test, docs, demo), `source .venv/bin/activate` (the suite runs in that environment)
   and the generic `my_config.jsonnet` example.
 """
@@ -81,6 +88,7 @@ RUN = [
     "recover",
     "kbp37",
     "ner-document",
+    "own-language",  # (run in-process by tests/test_own_language.py)
 ]
 AS_WRITTEN = {"smoke", "pretraining-data", "luke-japanese"}  # run without the small-run overrides: small already
 HUB_NAMES = {"studio-ousia/luke-base": "luke", "roberta-base": "roberta"}
@@ -438,6 +446,11 @@ def test_recover_block(docs):
     assert (output / "ner" / "model.tar.gz").exists()
     for split in ("train", "validation"):
         assert any(f.name.startswith("events.out.tfevents") for f in (output / "ner-tb" / "log" / split).iterdir())
+    (payload,) = re.findall(r'id="plot-data">(.*?)</script>', (output / "ner-tb.html").read_text(), re.S)
+    (run,) = json.loads(payload)["runs"]
+    steps = [step for step, _ in run["steps"]["train/batch_loss"]]  # (LUKE_TRACKING=tensorboard: every step)
+    assert steps == list(range(1, len(steps) + 1)) and len(steps) >= 2
+    assert "learning_rate/group_1" in run["steps"] and "validation_f1" in run["epochs"]
 
 
 def test_kbp37_block(docs):

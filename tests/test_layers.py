@@ -43,7 +43,7 @@ def test_the_compat_layer_imports_nothing_of_the_package():
     modules = sorted((REPO / "luke_allennlp_compat").glob("*.py"))
     assert len(modules) > 5, "the package's modules not found: the test reads the wrong folder"
     imported = {name for path in modules for name in _imported(path)}
-    assert "luke_allennlp_compat._patch" in imported
+    assert "luke_allennlp_compat.patch" in imported
     assert not [name for name in imported if name.split(".")[0] in PACKAGES or name.startswith(".")]
     named = [(path.name, value) for path in modules for value in _strings(path) if set(_words(value)) & set(PACKAGES)]
     assert not named, named
@@ -66,5 +66,5 @@ def test_the_start_up_hook_imports_only_the_standard_library():
     assert not [
         m
         for m in loaded
-        if m.startswith("luke_allennlp_compat.") and m.split(".")[1] not in ("hook", "startup", "_patch")
+        if m.startswith("luke_allennlp_compat.") and m.split(".")[1] not in ("hook", "startup", "patch")
     ]

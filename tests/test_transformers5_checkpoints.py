@@ -22,8 +22,8 @@ from allennlp.predictors import Predictor
 
 from luke_allennlp.archival.export_luke import export_luke
 from luke_allennlp.archival.import_luke_task import import_luke_task
-from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.resources.checkpoint_tokenizer import special_entity_ids
 from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
 from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.resources.tokenization import load_fast_tokenizer, load_tokenizer

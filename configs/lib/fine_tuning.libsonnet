@@ -1,6 +1,8 @@
 // Shared parts of the fine-tuning configs: the paper's optimiser and schedule (Tables 11 and 12: AdamW,
 // weight decay 0.01, Adam betas (0.9, 0.98), epsilon 1e-6, linear decay with 6% warm-up) and the LUKE /
 // RoBERTa embedders.
+local tracking = import 'tracking.libsonnet';
+
 {
   // The `luke` embedder with the fine-tuning entity vocabulary ([PAD], [MASK], [HEAD], [TAIL]).
   luke_embedder(model_name, entity_aware=true):: {
@@ -33,6 +35,7 @@
     learning_rate_scheduler: { type: 'linear_with_warmup_ratio', warmup_ratio: 0.06 },
     num_epochs: epochs,
     cuda_device: cuda_device,
+    callbacks: tracking.callbacks(),  // LUKE_TRACKING=tensorboard,mlflow,wandb (tracking.libsonnet)
   },
 
   // Training batches of instances of similar size (less padding), in random order; override the size with

@@ -11,6 +11,7 @@
 //     decay; linear decay after the warm-up; run_squad.py's doc_stride 128 and max_query_length 64, n_best_size 20
 //     and max_answer_length 30.
 local lib = import 'fine_tuning.libsonnet';
+local tracking = import 'tracking.libsonnet';
 
 {
   trainer(lr, epochs, validation_metric):: {
@@ -21,6 +22,7 @@ local lib = import 'fine_tuning.libsonnet';
     num_epochs: epochs,
     validation_metric: validation_metric,
     cuda_device: 'auto',
+    callbacks: tracking.callbacks(),  // LUKE_TRACKING=tensorboard,mlflow,wandb (tracking.libsonnet)
   },
 
   // The LUKE encoder without entity inputs: only the fine-tuning entities are kept ([PAD], [MASK], ...), the

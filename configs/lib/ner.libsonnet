@@ -12,7 +12,7 @@ local lib = import 'fine_tuning.libsonnet';
       max_seq_length: 512,
       max_mention_length: 16,
       max_entities: 128,
-      encoding: 'iob1',
+      encoding: 'auto',  // the tag scheme from the tags (IOB1 as CoNLL-2003 ships, IOB2 as the Hub's, BIOES)
     },
     train_data_path: train_path,
     validation_data_path: validation_path,

@@ -9,6 +9,8 @@
 //
 // The corpus is read lazily, and an "epoch" is `steps_per_epoch` optimizer steps (the checkpoint interval);
 // the reader starts a new pass, with new masks, whenever it reaches the end of the corpus (in the same workers).
+local tracking = import 'tracking.libsonnet';
+
 {
   batch_size:: 2048,  // sequences per optimizer step, across devices and accumulated micro-batches
 
@@ -90,6 +92,7 @@
         // allennlp's check flags a biased linear layer followed by a layer norm, which the heads have by design
         // (BERT's dense -> gelu -> layer norm; the check cannot see the functional gelu between them).
         run_confidence_checks: false,
+        callbacks: tracking.callbacks(),  // LUKE_TRACKING=tensorboard,mlflow,wandb (tracking.libsonnet)
       },
     } + (if gpus > 1 then {
       // Frozen parameters are frozen when the model is built, before DistributedDataParallel registers the others.

@@ -12,8 +12,8 @@ rebuilding needs, and rewrites the archived config to point there:
   own weights replace them. For a component of another type under `model`, which may need them, the weights are
   bundled too. The embedders, `luke_pretraining` and `luke_entity_disambiguation` get `load_weights: false` (hub
   names too);
-- a pretraining corpus directory (`entity_vocab` of `luke_pretraining`, `train_data_path`): its metadata, tokenizer
-  and entity vocabulary, not its rows (what `allennlp export-luke` reads);
+- a pretraining corpus directory (`entity_vocab` of `luke_pretraining`, `train_data_path`, the first of several
+  joined by commas): its metadata, tokenizer and entity vocabulary, not its rows (what `allennlp export-luke` reads);
 - any other local file the readers or the model name (e.g. `luke_squad`'s `mention_dictionary`);
 - a `from_archive` model (stage 2 of pretraining): replaced by the model config of that archive, its bundled
   files copied into this one.
@@ -32,7 +32,7 @@ import shutil
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from luke_allennlp.resources.output import DiskFullError, disk_full
 
@@ -134,8 +134,14 @@ def bundle_config(config: Dict[str, Any], root: Union[str, os.PathLike]) -> Dict
         if section in config:
             config[section] = _walk(config[section], section, bundler, in_model=section == "model")
     corpus = config.get("train_data_path")
-    if isinstance(corpus, str) and os.path.isdir(corpus) and _is_corpus(corpus):
-        config["train_data_path"] = bundler.bundle("train_data_path", corpus, "corpus")
+    if isinstance(corpus, str):
+        from luke_allennlp.resources.pretraining_corpus import corpus_directories
+
+        # (several corpora, one per language for mLUKE, share their tokenizer and entity vocabulary, which the reader
+        # checks: the first one's skeleton is what the archive needs)
+        corpora = corpus_directories(corpus)
+        if all(os.path.isdir(path) and _is_corpus(path) for path in corpora):
+            config["train_data_path"] = bundler.bundle("train_data_path", corpora[0], "corpus")
     if bundler.paths:
         (Path(root) / BUNDLE_DIR / MANIFEST).write_text(json.dumps(bundler.manifest(), indent=2), encoding="utf-8")
         logger.info("bundled into the archive: %s", bundler.sources)
@@ -174,39 +180,29 @@ def _walk(node: Any, key: str, bundler: _Bundler, in_model: bool) -> Any:
 
 def _archived_model(archive_file: str) -> Dict[str, Any]:
     """The `model` config of an archive (for `from_archive`), its bundled paths made absolute."""
-    from luke_allennlp.resources.archive_config import check_archive_config
-
     directory, source = _extract(archive_file)
     try:
-        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-        # The model section becomes part of the config being trained: it may name only registered components.
-        check_archive_config(config, archive_file)
-        for key, value in load_overrides(directory).items():
-            _set(config, key, value)
+        # The model section becomes part of the config being trained: checked as any archive's.
+        config = _checked_config(directory, archive_file, {})
     finally:
         if source == "temporary":
             _keep_only_bundle(directory)  # until the files are copied into the new archive
+    if not isinstance(config.get("model"), dict):
+        raise ValueError(f"{archive_file}: its config has no model section")
     return config["model"]
 
 
-def _set(config: Dict[str, Any], key: str, value: Any) -> None:
-    *parents, last = key.split(".")
-    node: Any = config
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if isinstance(node, list):
-        node[int(last)] = value
-    else:
-        node[last] = value
+def load_overrides(directory: Union[str, os.PathLike], archive_file: Any = None) -> Dict[str, str]:
+    """Overrides that point the config keys of `directory/bundled/manifest.json` at the bundled files (or none);
+    a manifest that points outside the archive is refused (`archive_file` named)."""
+    from luke_allennlp.resources.archive_config import manifest_paths, read_json
 
-
-def load_overrides(directory: Union[str, os.PathLike]) -> Dict[str, str]:
-    """Overrides that point the config keys of `directory/bundled/manifest.json` at the bundled files (or none)."""
     manifest = Path(directory) / BUNDLE_DIR / MANIFEST
     if not manifest.is_file():
         return {}
-    paths = json.loads(manifest.read_text(encoding="utf-8"))["paths"]
-    return {key: str(Path(directory).resolve() / relative) for key, relative in paths.items()}
+    archive = archive_file if archive_file is not None else directory
+    found = read_json(manifest, archive, f"{BUNDLE_DIR}/{MANIFEST}")
+    return manifest_paths(found.get("paths") if isinstance(found, dict) else None, directory, archive)
 
 
 def bundle_serialization_dir(serialization_dir: Union[str, os.PathLike], destination: Union[str, os.PathLike]) -> None:
@@ -224,7 +220,8 @@ def archive_model(
 ) -> str:
     """
     allennlp's `archive_model` (same parameters, same archive layout: `config.json`, `weights.th`, `vocabulary/`,
-    `meta.json`, the `include_in_archive` globs) with the config bundled (see the module's doc), written atomically.
+    `meta.json`, the `include_in_archive` globs) with the config bundled (see the module's doc), written atomically;
+    then logged to the MLflow run of the directory's `mlflow` callback, where there is one.
     """
     serialization_dir = Path(serialization_dir)
     weights_file = Path(weights) if Path(weights).is_absolute() else serialization_dir / weights
@@ -250,6 +247,9 @@ def archive_model(
     finally:
         if temporary.exists():
             temporary.unlink()
+    from luke_allennlp.training.callbacks.mlflow import log_archive
+
+    log_archive(str(serialization_dir), str(archive_file))  # to the run's MLflow run, where it has one
     return str(archive_file)
 
 
@@ -309,43 +309,133 @@ def _keep_only_bundle(directory: Path) -> None:
 
 
 def load_archive(
-    original: Callable[..., Any],
     archive_file: Any,
     cuda_device: int = -1,
     overrides: Union[str, Dict[str, Any]] = "",
     weights_file: Optional[str] = None,
+    *,
+    name: Optional[str] = None,
 ) -> Any:
-    """allennlp's `load_archive` (`original`), with the bundled paths pointed at where the archive is extracted."""
-    from allennlp.common.params import parse_overrides
+    """
+    allennlp's `load_archive` (same parameters, same `Archive`; errors name the archive `name`, default
+    `archive_file`) for an archive that is data: extracted safely, its
+    `config.json` read as JSON (never evaluated as Jsonnet), its bundled paths pointed at where it is extracted, and
+    checked before anything is built (`luke_allennlp.resources.archive_config`: components registered for their
+    places, nothing outside the archive, its JSON files, and a vocabulary that fits its weights); while it is built,
+    nothing else can be imported or read (`luke_allennlp.cli.archive_types`, `archive_paths`).
+    """
+    from allennlp.common.params import Params, parse_overrides
 
+    from luke_allennlp.archival.fit import check_vocabulary_fits, state_dict_mismatch
     from luke_allennlp.modeling.weights import WeightsError
-    from luke_allennlp.resources.archive_config import check_archive_config, loading_archive
+    from luke_allennlp.resources.archive_config import enter_check, loading_archive
 
-    directory, source = _extract(archive_file)
-    extracted = source == "temporary"
+    real = enter_check(archive_file)  # a cycle or too deep a nesting, before extracting it again
+    logger.info("loading archive file %s", archive_file)
+    directory, source = _extract(archive_file)  # (a cached extraction is checked as a new one, at every load)
+    archive_file = name if name is not None else archive_file
     try:
-        # An archive is data: its config may name only registered components (checked before anything is built,
-        # the user's overrides aside, at every load: a cached extraction too); while it loads, nothing else can be
-        # imported (`luke_allennlp.cli.archive_types`).
-        if (directory / "config.json").is_file():
-            check_archive_config(directory / "config.json", archive_file)
-    except BaseException:
-        if extracted:
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
-    user = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)
-    ours = {
-        k: v for k, v in load_overrides(directory).items() if not any(k == u or k.startswith(u + ".") for u in user)
-    }
-    try:
-        with loading_archive(archive_file):
-            return original(
-                str(directory), cuda_device=cuda_device, overrides={**ours, **user}, weights_file=weights_file
-            )
+        user = dict(overrides) if isinstance(overrides, dict) else parse_overrides(overrides)  # (the user's: Jsonnet)
+        config = _checked_config(directory, archive_file, user)
+        weights_path = weights_file or _weights_path(directory)
+        check_vocabulary_fits(directory, weights_path, archive_file)
+        with loading_archive(archive_file, directory, real):
+            try:
+                return _build(Params(config), str(directory), weights_path, cuda_device, archive_file)
+            except RuntimeError as error:
+                mismatch = state_dict_mismatch(error, directory, archive_file)
+                if mismatch is None:
+                    raise
+                raise mismatch from error
     except WeightsError as error:
-        if source == "directory":
+        named = source != "directory" or name is not None
+        if not named or not os.path.realpath(error.path).startswith(str(directory.resolve())):
             raise
         raise error.inside(archive_file, directory) from error  # the archive named, not its temporary directory
     finally:
-        if extracted:
+        if source == "temporary":
             _keep_only_bundle(directory)
+
+
+def _checked_config(directory: Path, archive_file: Any, user: Dict[str, Any]) -> Dict[str, Any]:
+    """The archive's config as JSON, with its bundled paths and then the user's overrides, checked."""
+    from allennlp.common.params import with_overrides
+
+    from luke_allennlp.resources.archive_config import check_archive_config, check_members, read_archive_config
+
+    check_members(directory, archive_file)  # (a bundled tokenizer.json nested 100,000 deep, a damaged safetensors)
+    config = read_archive_config(directory, archive_file)
+    for key, path in load_overrides(directory, archive_file).items():
+        if not _under(key, user):
+            _point(config, key, path, archive_file)
+    config = with_overrides(config, user) if user else config
+    check_archive_config(config, archive_file, directory, exempt=tuple(user))
+    return config
+
+
+def _point(config: Dict[str, Any], key: str, path: str, archive_file: Any) -> None:
+    """Sets the config's `key` (dotted, list items by index) to `path`, the bundled file the manifest names for it."""
+    from luke_allennlp.resources.archive_config import ArchiveConfigError
+
+    *parents, last = key.split(".")
+    node: Any = config
+    for part in parents:
+        if isinstance(node, dict) and isinstance(node.get(part), (dict, list)):
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            node = None
+            break
+    if isinstance(node, dict):
+        node[last] = path
+    elif isinstance(node, list) and last.isdigit() and int(last) < len(node):
+        node[int(last)] = path
+    else:
+        raise ArchiveConfigError(
+            f"{os.fspath(archive_file)}: its bundled/manifest.json points {key}, which its config does not have, into "
+            "the archive"
+        )
+
+
+def _under(key: str, keys: Any) -> bool:
+    return any(key == k or key.startswith(k + ".") for k in keys)
+
+
+def _weights_path(directory: Path) -> str:
+    from allennlp.models.archival import get_weights_path
+
+    return get_weights_path(str(directory))
+
+
+def _build(config: Any, directory: str, weights_path: str, cuda_device: int, archive_file: Any) -> Any:
+    """allennlp's `load_archive` after it read the config: the meta, the readers, the model with its weights."""
+    from allennlp.models import archival
+
+    meta = _read_meta(directory, archive_file)
+    dataset_reader, validation_dataset_reader = archival._load_dataset_readers(config.duplicate(), directory)
+    model = archival._load_model(config.duplicate(), weights_path, directory, cuda_device)
+    if meta is not None:
+        archival._check_version_compatibility(archive_file, meta)
+    return archival.Archive(
+        model=model,
+        config=config,
+        dataset_reader=dataset_reader,
+        validation_dataset_reader=validation_dataset_reader,
+        meta=meta,
+    )
+
+
+def _read_meta(directory: str, archive_file: Any) -> Any:
+    """The archive's `meta.json` (allennlp's `Meta`: the version that trained it), or None if it has none."""
+    from allennlp.common.meta import META_NAME, Meta
+
+    from luke_allennlp.resources.archive_config import ArchiveConfigError, read_json
+
+    path = os.path.join(directory, META_NAME)
+    if not os.path.exists(path):
+        return None
+    found = read_json(path, archive_file, META_NAME)
+    if not isinstance(found, dict) or not isinstance(found.get("version"), str):
+        raise ArchiveConfigError(f"{os.fspath(archive_file)}: its {META_NAME} holds no version string")
+    return Meta(version=found["version"])

@@ -24,8 +24,9 @@ import os
 import tempfile
 from typing import Dict, Optional
 
-from luke_allennlp.modeling.loading import save_safetensors
-from luke_allennlp.resources.archive_config import check_archive_config
+from luke_allennlp.modeling.checkpoint_files import write_checkpoint
+from luke_allennlp.resources.archive_config import ArchiveConfigError, read_archive_config
+from luke_allennlp.resources.archive_paths import inside
 from luke_allennlp.resources.archives import extract_archive
 from luke_allennlp.resources.output import lock_output, replaced_output
 from luke_allennlp.resources.release import add_marker_rows, checkpoint_entity_rows, entity_aware_queries, release_state
@@ -44,25 +45,33 @@ def export_luke(
     tokenizer: Optional[str] = None,
     entity_vocab: Optional[str] = None,
     lite: bool = False,
+    force: bool = False,
 ) -> None:
     """Writes the transformers directory (see the module's docstring); `tokenizer` and `entity_vocab` default to
-    those of the corpus a pretraining archive was trained on, a task archive's tokenizer to its reader's."""
+    those of the corpus a pretraining archive was trained on, a task archive's tokenizer to its reader's.
+    `output_dir` must be absent or an empty directory unless `force` (its files of the same names are replaced)."""
     from allennlp.models import Model
-    from allennlp.models.archival import load_archive
+
+    from luke_allennlp.archival import load_archive
 
     # One writer per output directory (`OUTPUT_DIR.lock`, held for the export); extracted once, safely (see
-    # luke_allennlp_compat.extract_archive), and loaded from the directory.
+    # luke_allennlp_compat.extract_archive), and loaded from the directory, checked as any archive (named as given).
     with lock_output(output_dir), tempfile.TemporaryDirectory() as extracted:
+        if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+            raise ValueError(f"{output_dir} is a file, not a directory: choose another output directory")
+        if not force and os.path.isdir(output_dir) and os.listdir(output_dir):
+            raise ValueError(
+                f"{output_dir} is not empty ({', '.join(sorted(os.listdir(output_dir))[:4])}"
+                f"{', ...' if len(os.listdir(output_dir)) > 4 else ''}): export into a new directory, or pass --force "
+                "to write into it (its files of the same names, config.json among them, are replaced)"
+            )
         extract_archive(archive_file, extracted)
-        try:
-            with open(os.path.join(extracted, "config.json"), encoding="utf-8") as f:
-                model_type = json.load(f)["model"].get("type")
-        except (OSError, ValueError, KeyError, AttributeError) as error:
-            raise ValueError(f"{archive_file} is not an allennlp model archive (config.json: {error})") from None
-        check_archive_config(
-            os.path.join(extracted, "config.json"), archive_file
-        )  # (the archive named, not `extracted`)
-        archive = load_archive(extracted, cuda_device=-1, overrides=json.dumps(_load_overrides(model_type)))
+        model = read_archive_config(extracted, archive_file).get("model")
+        if not isinstance(model, dict):
+            raise ValueError(f"{archive_file} is not an allennlp model archive (its config.json has no model section)")
+        model_type = model.get("type")
+        overrides = json.dumps(_load_overrides(model_type))
+        archive = load_archive(extracted, cuda_device=-1, overrides=overrides, name=archive_file)
         # (the class registered as luke_pretraining, found by that name: `models` is this layer's sibling)
         if model_type not in BY_MODEL_TYPE and not isinstance(archive.model, Model.by_name("luke_pretraining")):
             raise ValueError(
@@ -74,8 +83,17 @@ def export_luke(
             if model_type in BY_MODEL_TYPE:
                 written = _export_task(archive, BY_MODEL_TYPE[model_type], archive_file, building, tokenizer, lite)
             else:
-                written = _export_pretraining(archive, archive_file, building, tokenizer, entity_vocab, lite)
+                written = _export_pretraining(archive, archive_file, building, tokenizer, entity_vocab, lite, extracted)
     print(f"Wrote {output_dir}: {written}")
+
+
+def _inside(path: str, extracted: str, archive_file: str) -> str:
+    """`path` (the corpus, tokenizer or entity vocabulary the archive's config names), if it lies in the archive."""
+    if not inside(str(path), extracted):
+        raise ArchiveConfigError(
+            f"{archive_file}: its corpus names {str(path)!r}, outside the archive: pass --tokenizer and --entity-vocab"
+        )
+    return path
 
 
 def _load_overrides(model_type: Optional[str]) -> Dict[str, bool]:
@@ -88,7 +106,13 @@ def _load_overrides(model_type: Optional[str]) -> Dict[str, bool]:
 
 
 def _export_pretraining(
-    archive, archive_file: str, output_dir: str, tokenizer: Optional[str], entity_vocab: Optional[str], lite: bool
+    archive,
+    archive_file: str,
+    output_dir: str,
+    tokenizer: Optional[str],
+    entity_vocab: Optional[str],
+    lite: bool,
+    extracted: str,
 ) -> str:
     from luke_allennlp.modeling import LukeForPretraining
     from luke_allennlp.resources.entity_vocab import EntityVocab
@@ -99,10 +123,12 @@ def _export_pretraining(
         from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus, corpus_directories
 
         try:  # (several corpora, one per language, share their tokenizer and entity vocabulary: the reader checks)
-            found = PretrainingCorpus(corpus_directories(corpus)[0])
-            tokenizer_path = tokenizer_path or found.tokenizer_path
-            entity_vocab_path = entity_vocab_path or found.entity_vocab_path
-        except (OSError, ValueError) as error:
+            found = PretrainingCorpus(_inside(corpus_directories(str(corpus))[0], extracted, archive_file))
+            tokenizer_path = tokenizer_path or _inside(found.tokenizer_path, extracted, archive_file)
+            entity_vocab_path = entity_vocab_path or _inside(found.entity_vocab_path, extracted, archive_file)
+        except ArchiveConfigError:
+            raise
+        except (OSError, ValueError, TypeError) as error:
             raise ValueError(
                 f"{archive_file} was trained on {corpus!r}, whose tokenizer and entity vocabulary cannot be found "
                 f"({error}): pass --tokenizer and --entity-vocab"
@@ -116,14 +142,19 @@ def _export_pretraining(
     word_tokenizer = load_word_tokenizer(tokenizer_path)
     # MLukeTokenizer's keys are "language:title" (the original conversion prefixes every title, LUKE-Japanese's
     # "ja:東京" too), a one-language vocabulary's included; LukeTokenizer's are bare titles.
-    entities = vocab.to_transformers_json(language_prefixed=True if word_model(word_tokenizer) == "Unigram" else None)
+    prefixed = word_model(word_tokenizer) == "Unigram"
+    entities = vocab.to_transformers_json(language_prefixed=True if prefixed else None)
     rows = None
     if lite:  # the special entities alone, [PAD] [UNK] [MASK] at LUKE's ids 0-2
         special = [vocab.pad_id, vocab.unk_id, vocab.mask_id]
         rows, entities = special, {name: i for i, name in enumerate(EntityVocab.SPECIAL_TOKENS)}
     entities.setdefault("[MASK2]", max(entities.values()) + 1)
     os.makedirs(output_dir, exist_ok=True)
-    luke_tokenizer = write_luke_tokenizer(word_tokenizer, entities, output_dir, source_dir=tokenizer_path)
+    # (a LukeTokenizer's titles have no prefix: the vocabulary's one language is recorded, Bulgarian's "bg" say)
+    language = None if prefixed or lite else vocab.language
+    luke_tokenizer = write_luke_tokenizer(
+        word_tokenizer, entities, output_dir, source_dir=tokenizer_path, language=language
+    )
     state, config = release_state(model, luke_tokenizer, word_tokenizer.get_vocab(), vocab, rows)
     release = LukeForPretraining(config)
     release.load_state_dict(state)
@@ -192,9 +223,7 @@ def _export_task(
         out["problem_type"] = "regression"
     if spec.task not in ("squad", "multiple-choice"):
         out.update(id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
-    with open(os.path.join(output_dir, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(out, f, indent=2, sort_keys=True)
-    save_safetensors({k: v.contiguous() for k, v in state.items()}, os.path.join(output_dir, "model.safetensors"))
+    write_checkpoint(output_dir, out, state)
     return (
         f"{spec.architecture} with {len(labels)} labels and {config.entity_vocab_size} entities, "
         f"and {type(luke_tokenizer).__name__} files (task={mode})"

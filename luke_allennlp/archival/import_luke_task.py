@@ -30,7 +30,7 @@ from typing import Any, Dict, Optional
 
 import torch
 
-from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.modeling.checkpoint_files import read_config
 from luke_allennlp.resources.output import lock_output
 from luke_allennlp.resources.task_checkpoints import checkpoint_labels, is_regression, model_state, task_of
 

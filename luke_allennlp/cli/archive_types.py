@@ -1,31 +1,32 @@
 """
-Allennlp builds what an archive's config names only if it is allowed (`luke_allennlp.resources.archive_config`).
+Allennlp builds what an archive's config names only in its place (`luke_allennlp.resources.archive_config`).
 
-`Registrable.resolve_class_name` imports any dotted `type`; while an archive loads it refuses a dotted name that is not
-a registered component of allennlp, this project or a package loaded on purpose; and `allennlp.commands` records the
-packages that `--include-package` loads, whose components an archive may then name by module path.
+`Registrable.resolve_class_name` imports any dotted `type`, whatever it is built as; while an archive loads it refuses
+a dotted name that is not a class registered under the base class it builds (a `TensorBoardCallback` is no
+`DatasetReader`), or one the user trusts; and `allennlp.commands` records the packages that `--include-package` loads,
+whose components an archive may then name by module path.
 """
 
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
 from luke_allennlp.resources import archive_config
-from luke_allennlp.resources.archive_config import LOADING, allowed_type, type_refusal
+from luke_allennlp.resources.archive_config import allowed_type, loading, type_refusal
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_registrable(module: types.ModuleType) -> None:
-    """`Registrable.resolve_class_name` refuses a dotted name that is not allowed while an archive loads."""
+    """`Registrable.resolve_class_name` refuses, while an archive loads, a dotted name not registered for its place."""
     registrable = module.Registrable
     if repaired(registrable.resolve_class_name):
         return
     original = registrable.resolve_class_name.__func__
 
     def resolve_class_name(cls: Any, name: str) -> Any:
-        archive = LOADING.get()
-        if archive is not None and isinstance(name, str) and name not in module.Registrable._registry[cls]:
-            if not allowed_type(name):
-                raise type_refusal(archive, f"a {cls.__name__}", name)
+        current = loading()
+        if current is not None and isinstance(name, str) and name not in module.Registrable._registry[cls]:
+            if "." in name and not allowed_type(name, cls):
+                raise type_refusal(current.archive, f"a {cls.__name__}", name, cls)
         return original(cls, name)
 
     resolve_class_name.__doc__ = original.__doc__

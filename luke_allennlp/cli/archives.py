@@ -12,8 +12,8 @@ the process (`allennlp.tools.archive_surgery`).
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired
 from luke_allennlp.resources.archives import checked_tarfile, extract_archive
+from luke_allennlp_compat.patch import repaired
 
 
 def repair_cached_path(module: types.ModuleType) -> None:

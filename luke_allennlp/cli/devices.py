@@ -5,7 +5,8 @@ The training devices, checked before any work, and the machine's GPU count for c
   `distributed.cuda_devices`, on a machine without a GPU): allennlp read the data and built the model, then failed in
   torch with some 29 lines ending "Cannot access accelerator device". Here `train_model` checks the config first and
   stops with one line naming the setting and saying that `"auto"` or -1 runs on the CPU (a `ConfigurationError`,
-  printed as one line by `luke_allennlp.cli.user_errors`).
+  printed as one line by `luke_allennlp.cli.user_errors`). `allennlp predict` and `allennlp evaluate` check their
+  `--cuda-device` the same way before they load the archive (torch's 20-line "Cannot access accelerator device").
 - allennlp gives Jsonnet the environment as external variables; a missing one is an error, so a config cannot ask
   for a value with a default. `NUM_GPUS` is given as the number of GPUs torch sees and `GPU_MEMORY_GIB` as the first
   one's memory in GiB (0 without a GPU), unless the environment sets them (the pretraining configs take their number
@@ -15,7 +16,7 @@ The training devices, checked before any work, and the machine's GPU count for c
 import types
 from typing import Any, Dict, Optional
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def _index(device: Any) -> Optional[int]:
@@ -68,6 +69,40 @@ def repair_train(module: types.ModuleType) -> None:
         return train_model(params, *args, **kwargs)
 
     replace(module, "train_model", checked_train_model)
+
+
+def check_command_device(args: Any) -> None:
+    """Raises a `ConfigurationError` if a command's `--cuda-device` names a GPU that this machine lacks."""
+    from allennlp.common.checks import ConfigurationError
+
+    from luke_allennlp.training.devices import missing_gpu
+
+    index = _index(getattr(args, "cuda_device", None))
+    problem = missing_gpu("--cuda-device", index) if index is not None else None
+    if problem:
+        raise ConfigurationError(problem.split(": set it to")[0] + ": pass --cuda-device -1 (the CPU)")
+
+
+def _checked_command(module: types.ModuleType, name: str) -> None:
+    command = getattr(module, name)
+    if repaired(command):
+        return
+
+    def checked(args: Any) -> Any:
+        check_command_device(args)
+        return command(args)
+
+    replace(module, name, checked)
+
+
+def repair_predict(module: types.ModuleType) -> None:
+    """`allennlp predict --cuda-device N` checked before the archive is loaded."""
+    _checked_command(module, "_predict")
+
+
+def repair_evaluate(module: types.ModuleType) -> None:
+    """`allennlp evaluate --cuda-device N` checked before the archive is loaded."""
+    _checked_command(module, "evaluate_from_args")
 
 
 def repair_params(module: types.ModuleType) -> None:

@@ -24,23 +24,40 @@ here instead of allennlp's `_train_worker`:
 - Every process passes its global rank to `TrainModel` as its rank: the trainer, its callbacks and the checkpointer
   write (archive, metrics, `best.th`, checkpoints, TensorBoard logs) on global rank 0 only.
 - allennlp's launch joins through a `TCPStore` that gives up after `distributed.join_timeout` seconds (default
-  `JOIN_TIMEOUT`) with one line naming the address; several nodes need `primary_port`.
+  `JOIN_TIMEOUT`) with one line naming the address; several nodes need `primary_port`. A node waits for node 0's
+  port to answer up to that timeout itself (torch's client tried once for the timeout, then again after a random
+  delay: about twice the timeout), and torch's C++ messages of a failed join (some 30 lines of stack frames) go to
+  the debug log, not the terminal. Node 0 refuses a `primary_port` that is in use on its machine before any work
+  (it waited, then said it "could not join").
 - A user error in a spawned worker is one line (`luke_allennlp.cli.user_errors`), not a `ProcessRaisedException` around a traceback.
+  So is a process of the run that ended (killed by a signal, out of memory, an exit): which one and how, with the
+  last checkpoint and `--recover` (on node 0; the other nodes say that node 0 holds them), and a process that lost
+  the others (gloo's "Connection closed by peer").
+- A node other than node 0 ends with one line saying that the trained model, the metrics and the checkpoints are on
+  node 0, in which directory (it ended silently).
 - `evaluate_on_test` is refused (rank 0 would evaluate alone, waiting for the others in the metrics' all-reduce).
 
 `--recover` reads the primary's directory: `LukeCheckpointer` broadcasts rank 0's checkpoint to the others.
 """
 
+import contextlib
+import errno
 import os
+import socket
+import sys
+import tempfile
+import time
 import types
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import logger
+from luke_allennlp_compat.patch import repaired, replace
 
 TORCHRUN = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 JOIN_TIMEOUT = 300.0  # seconds a process of allennlp's launch waits for the others to join
 WORKER_ERROR = "DistributedWorkerError: "
+PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "ECONNRESET", "EPIPE")
 
 
 class DistributedSetupError(ValueError):
@@ -168,24 +185,100 @@ def join(launch: Launch, global_rank: int, device: int) -> None:
         dist.init_process_group(backend, init_method="env://")
         return
     where = f"{launch.address}:{launch.port}"
-    try:
-        store = dist.TCPStore(
-            launch.address,
-            launch.port,
-            launch.world_size,
-            is_master=global_rank == 0,
-            timeout=datetime.timedelta(seconds=launch.join_timeout),
-            wait_for_workers=True,
-        )
-        dist.init_process_group(backend, store=store, rank=global_rank, world_size=launch.world_size)
-    except (RuntimeError, OSError) as e:
-        first = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
-        raise DistributedSetupError(
+    deadline = time.monotonic() + launch.join_timeout
+
+    def failed(reason: str) -> DistributedSetupError:
+        return DistributedSetupError(
             f"process {global_rank} (node {launch.node_rank}) could not join the process group at {where} within "
-            f"{launch.join_timeout:g} s (distributed.join_timeout): {first}. Is node 0 running, and {where} "
+            f"{launch.join_timeout:g} s (distributed.join_timeout): {reason}. Is node 0 running, and {where} "
             "reachable from this node?"
-        ) from e
+        )
+
+    if global_rank == 0:
+        check_port(launch)
+    elif not _answers(launch.address, launch.port, deadline):
+        raise failed("nothing answers there")
+    try:
+        with _native_output_to_log():  # (torch's C++ warnings and stack frames of a failed join)
+            store = dist.TCPStore(
+                launch.address,
+                launch.port,
+                launch.world_size,
+                is_master=global_rank == 0,
+                timeout=datetime.timedelta(seconds=max(deadline - time.monotonic(), 1.0)),
+                wait_for_workers=True,
+            )
+            dist.init_process_group(backend, store=store, rank=global_rank, world_size=launch.world_size)
+    except (RuntimeError, OSError) as e:
+        if global_rank == 0 and _address_in_use(e):
+            raise DistributedSetupError(_port_in_use(launch)) from e
+        first = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
+        raise failed(first) from e
     store.set_timeout(datetime.timedelta(minutes=30))  # collectives' own timeout from here on
+
+
+def _answers(address: str, port: int, deadline: float) -> bool:
+    """Whether something accepts connections at `address:port` before `deadline` (tried every half second)."""
+    while True:
+        try:
+            with socket.create_connection((address, port), timeout=max(min(deadline - time.monotonic(), 2.0), 0.1)):
+                return True
+        except OSError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(0.5, left))
+
+
+def _address_in_use(error: BaseException) -> bool:
+    return getattr(error, "errno", None) == errno.EADDRINUSE or any(
+        words in str(error) for words in ("EADDRINUSE", "address already in use", "Address already in use")
+    )
+
+
+def _port_in_use(launch: Launch) -> str:
+    return (
+        f"port {launch.port} (distributed.primary_port) is in use on this machine (another training, or another "
+        "program): choose another primary_port for every node, or stop what uses it"
+    )
+
+
+def check_port(launch: Launch) -> None:
+    """On node 0 of allennlp's launch: refuses, in one line, a `primary_port` that something on this machine already
+    listens at (the join waited, then said it "could not join")."""
+    if launch.torchrun or launch.node_rank != 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (a port in TIME_WAIT is free for the store)
+        try:
+            probe.bind(("", launch.port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise DistributedSetupError(_port_in_use(launch)) from None
+
+
+@contextlib.contextmanager
+def _native_output_to_log() -> Iterator[None]:
+    """What native code writes to the standard error (file descriptor 2) inside the block goes to the debug log
+    instead (torch's c10d prints its warnings, and the stack frames of its errors, there)."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            text = captured.read().decode("utf-8", "replace").strip()
+            if text:
+                logger.debug("torch's output while joining:\n%s", text)
 
 
 def broadcast(value: Any) -> Any:
@@ -222,7 +315,13 @@ def prepare_directory(params: Any, serialization_dir: str, recover: bool, force:
         vocabulary = Vocabulary.from_files(directory)
     else:
         vocabulary = training_util.make_vocab_from_params(without_distributed, serialization_dir, dry_run)
-    return {"files": vocabulary_files(directory), "padding": vocabulary._padding_token, "oov": vocabulary._oov_token}
+    return {
+        "files": vocabulary_files(directory),
+        "padding": vocabulary._padding_token,
+        "oov": vocabulary._oov_token,
+        "directory": os.path.abspath(serialization_dir),  # (where the results will be: the other nodes say so)
+        "host": socket.gethostname(),
+    }
 
 
 def repair_train(module: types.ModuleType) -> None:
@@ -241,6 +340,7 @@ def repair_train(module: types.ModuleType) -> None:
         file_friendly_logging=False,
         return_model=None,
     ):
+        started = time.time() - 1  # (file times may be rounded down to the second)
         environment = torchrun_environment()
         if environment is not None and int(environment["WORLD_SIZE"]) == 1:
             plan(params.params.get("distributed"), 0, environment)  # the section must agree all the same
@@ -262,6 +362,7 @@ def repair_train(module: types.ModuleType) -> None:
 
         common_logging.FILE_FRIENDLY_LOGGING = file_friendly_logging
         launch = plan(params.params.get("distributed"), node_rank, environment)
+        check_port(launch)  # (before node 0 reads the data for the vocabulary)
         if params.get("evaluate_on_test", False):
             raise DistributedSetupError(
                 "evaluate_on_test under distributed training would evaluate on rank 0 alone and wait for the others: "
@@ -279,7 +380,14 @@ def repair_train(module: types.ModuleType) -> None:
             return load_archive(os.path.join(serialization_dir, "model.tar.gz")).model
 
         if launch.torchrun:
-            _worker(int(environment["LOCAL_RANK"]), launch, params, *arguments, None)  # no spawn
+            try:
+                _worker(int(environment["LOCAL_RANK"]), launch, params, *arguments, None)  # no spawn
+            except RuntimeError as e:
+                if not _peer_lost(e):
+                    raise
+                raise DistributedWorkerError(
+                    f"{_lost(launch.rank, e)}: {_what_is_left(launch, serialization_dir, started)}"
+                ) from e
             return trained(launch.rank == 0)
         vocabulary = None
         if launch.node_rank == 0:
@@ -295,7 +403,7 @@ def repair_train(module: types.ModuleType) -> None:
             launch.port,
         )
         import torch.distributed
-        from torch.multiprocessing import ProcessRaisedException
+        from torch.multiprocessing import ProcessExitedException, ProcessRaisedException
 
         worker_arguments = (launch, params.duplicate(), *arguments, vocabulary)
         try:
@@ -307,16 +415,37 @@ def repair_train(module: types.ModuleType) -> None:
                         torch.distributed.destroy_process_group()
             else:
                 module.mp.spawn(_spawned_worker, args=worker_arguments, nprocs=launch.procs_per_node)
+        except ProcessExitedException as e:  # a worker killed (SIGKILL: out of memory?) or gone with an exit code
+            how = f"killed by {e.signal_name}" if e.signal_name else f"ended with exit code {e.exit_code}"
+            raise DistributedWorkerError(
+                f"process {launch.global_rank(e.error_index)} of the training (on this node, PID {e.error_pid}) {how}"
+                f"{' (out of memory? see the kernel log)' if e.signal_name == 'SIGKILL' else ''} while training; "
+                f"{_what_is_left(launch, serialization_dir, started)}"
+            ) from e
         except (ProcessRaisedException, RuntimeError) as e:
             message = [line for line in str(e).splitlines() if WORKER_ERROR in line]
             if message:
-                raise DistributedWorkerError(message[-1].split(WORKER_ERROR, 1)[1]) from e
+                told = message[-1].split(WORKER_ERROR, 1)[1]
+                if told.endswith(LOST_ADVICE):
+                    told = told[: -len(LOST_ADVICE)] + _what_is_left(launch, serialization_dir, started)
+                raise DistributedWorkerError(told) from e
             raise
         if launch.node_rank == 0 and not dry_run:
             module.archive_model(serialization_dir, include_in_archive=params.get("include_in_archive", None))
         return trained(launch.node_rank == 0)
 
     replace(module, "train_model", train_model)
+
+
+def done_line(launch: Launch, primary: Dict[str, Any], serialization_dir: str) -> str:
+    """The closing line of a node other than node 0: where the results are."""
+    ranks = [launch.global_rank(i) for i in range(launch.procs_per_node)] if not launch.torchrun else [launch.rank]
+    return (
+        f"allennlp train: node {launch.node_rank} done (processes {', '.join(map(str, ranks))} of "
+        f"{launch.world_size}). The trained model, its metrics and the checkpoints are on node 0 "
+        f"({primary.get('host', 'its host')}), in {primary.get('directory', 'its serialization directory')}; "
+        f"this node wrote only its logs (out_worker*.log) in {serialization_dir}"
+    )
 
 
 def _spawned_worker(process_rank: int, *args: Any) -> None:
@@ -329,10 +458,48 @@ def _spawned_worker(process_rank: int, *args: Any) -> None:
     try:
         _worker(process_rank, *args)
     except Exception as e:
+        if os.environ.get("ALLENNLP_DEBUG"):
+            raise
+        if _peer_lost(e):  # (the parent replaces the advice with what its node holds)
+            raise DistributedWorkerError(f"{_lost(args[0].global_rank(process_rank), e)}: {LOST_ADVICE}") from e
         shown = user_error(e)
-        if shown is None or os.environ.get("ALLENNLP_DEBUG"):
+        if shown is None:
             raise
         raise DistributedWorkerError(one_line(shown)) from e
+
+
+LOST_ADVICE = "see the other nodes' output for why"
+
+
+def _peer_lost(error: BaseException) -> bool:
+    """Whether `error` (or one in its chain) is gloo's or the store's word that another process of the run is gone."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, (RuntimeError, OSError)) and any(words in str(error) for words in PEER_LOST):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _lost(global_rank: int, error: BaseException) -> str:
+    first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+    return (
+        f"process {global_rank} of the training lost the others ({first[:200]}): another process of the run ended "
+        "(killed, out of memory, or failed on its node)"
+    )
+
+
+def _what_is_left(launch: Launch, serialization_dir: str, started: float) -> str:
+    """What a training stopped by a lost process leaves, and how to resume: node 0's checkpoints."""
+    if launch.node_rank == 0:
+        from luke_allennlp.cli.user_errors import training_state
+
+        return training_state(serialization_dir, started)
+    return (
+        "the checkpoints are on node 0: run the same `allennlp train --recover` on every node to resume from node 0's "
+        "last checkpoint"
+    )
 
 
 def _worker(
@@ -432,6 +599,8 @@ def _worker(
             train_loop.finish(metrics)
             if launch.torchrun:
                 archive_model(serialization_dir, include_in_archive=include_in_archive)
+        elif process_rank == 0:
+            sys.stderr.write(f"{done_line(launch, vocabulary, serialization_dir)}\n")  # (a node's first process)
     finally:
         if vocabulary_dir is not None:
             shutil.rmtree(vocabulary_dir, ignore_errors=True)

@@ -16,7 +16,7 @@ import logging
 import types
 from typing import Any, Callable, List, Optional, Tuple
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 
 class CommandLineError(ValueError):

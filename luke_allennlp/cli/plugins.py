@@ -12,7 +12,7 @@ import importlib.util
 import types
 from typing import Any
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 PLUGIN = "luke_allennlp_readers"
 

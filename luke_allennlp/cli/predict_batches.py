@@ -14,7 +14,7 @@ import json
 import types
 from typing import Any, Callable, Dict, List
 
-from luke_allennlp.cli._patch import repaired, replace
+from luke_allennlp_compat.patch import repaired, replace
 
 WINDOW_BATCHES = 16  # batches sorted together (a window holds at least MIN_WINDOW inputs)
 MIN_WINDOW = 256

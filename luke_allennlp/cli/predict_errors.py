@@ -4,7 +4,8 @@
 A repair of allennlp itself rather than of the stack it runs on. `allennlp predict` reads its JSON-lines input in
 `_PredictManager._get_json_data` and predicts batches in `_PredictManager._predict_json`; an error in either
 (malformed JSON, an input the predictor refuses, bytes that are not UTF-8) stopped the run without saying which line
-(allennlp reads each line with a bare `json.loads`, `Predictor.load_line`). Both are wrapped here: an input error
+(allennlp reads each line with a bare `json.loads`, `Predictor.load_line`: a line nested too deeply was a
+`RecursionError`'s traceback). Both are wrapped here: an input error
 (ValueError, KeyError, TypeError, IndexError, bytes that are not UTF-8) is raised again as a ValueError "FILE, line N:
 message" (lines numbered from 1, blank lines counted, as an editor shows them); for a batch (`--batch-size`), the
 first line whose input the predictor refuses is named. An input named `.gz`, `.bz2` or `.xz` is decompressed as it
@@ -14,7 +15,10 @@ cut short, is one line naming the file (it was "not UTF-8 text", or a decompress
 `luke_allennlp.resources.files`. A byte-order mark before the first line is ignored. Blank
 lines are skipped and counted (logged at the end). The output file is closed whatever happens, so that an error keeps
 every prediction written before it (allennlp closed it only after the last input: on an error the process exited
-with the predictions still in the file's buffer, and the output file was left empty). Nothing else changes.
+with the predictions still in the file's buffer, and the output file was left empty). An input that is a dataset
+(`luke_allennlp.resources.hf_datasets.is_dataset_path`: `hf://NAME[:CONFIG][@SPLIT]`, a `save_to_disk` directory, a
+Parquet, Arrow, CSV or TSV file) is read with the archive's dataset reader, as `--use-dataset-reader` reads it
+(allennlp read it as JSON lines: "not UTF-8", or a JSON error on its first line). Nothing else changes.
 """
 
 import importlib
@@ -22,9 +26,11 @@ import sys
 import types
 from typing import Any, BinaryIO, Iterator, List
 
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import logger
 from luke_allennlp.cli.overwrite_guard import guard_predict
-from luke_allennlp.resources.files import COMPRESSIONS  # those the readers decompress
+from luke_allennlp.resources.files import COMPRESSIONS, TOO_DEEP  # (the compressions the readers read)
+from luke_allennlp.resources.hf_datasets import is_dataset_path
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def input_lines(raw: BinaryIO, name: str, stdin: bool) -> Iterator[bytes]:
@@ -82,6 +88,8 @@ def repair_predict(module: types.ModuleType) -> None:
                     inputs = self._predictor.load_line(line)
                 except input_errors as error:  # json.JSONDecodeError is a ValueError
                     raise ValueError(f"{name}, line {number}: {error}") from None
+                except RecursionError:  # (any predictor's json.loads of a line nested too deeply)
+                    raise ValueError(f"{name}, line {number}: {TOO_DEEP}") from None
                 self._luke_lines[id(inputs)] = (name, number)
                 yield inputs
         finally:
@@ -114,6 +122,12 @@ def repair_predict(module: types.ModuleType) -> None:
 
     # (so named for `user_errors.PHASES`: an interruption anywhere in it is "while predicting")
     def predict(self: Any) -> None:
+        if self._dataset_reader is None and self._input_file != "-" and is_dataset_path(self._input_file):
+            logger.info(
+                "%s: a dataset, not JSON lines: read with the archive's dataset reader (as --use-dataset-reader)",
+                self._input_file,
+            )
+            self._dataset_reader = self._predictor._dataset_reader
         try:
             run_all(self)
         finally:  # the predictions written before an error are kept

@@ -12,7 +12,8 @@ version pushed and of what `luke_allennlp.archival` bundles. Without a network i
 import types
 from typing import Any, Optional
 
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import logger
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_push_to_hf(module: types.ModuleType) -> None:

@@ -10,21 +10,9 @@ name was registered with); any other `type` is still refused.
 """
 
 import types
-from typing import Any, Optional, Tuple
 
-from luke_allennlp.cli._patch import repaired, replace
-
-
-def own_registration(cls: type, name: Any) -> Optional[Tuple[type, Optional[str]]]:
-    """(cls, constructor name) if `name` is registered for `cls` itself under one of its registrable bases."""
-    from allennlp.common.registrable import Registrable
-
-    if not isinstance(name, str):
-        return None
-    for base, names in Registrable._registry.items():
-        if issubclass(cls, base) and name in names and names[name][0] is cls:
-            return names[name]
-    return None
+from luke_allennlp.resources.archive_slots import own_registration
+from luke_allennlp_compat.patch import repaired, replace
 
 
 def repair_from_params(module: types.ModuleType) -> None:

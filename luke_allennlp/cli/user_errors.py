@@ -7,7 +7,7 @@ that it prints "allennlp: error: MESSAGE" on stderr and exits with status 1 (the
 level, and ALLENNLP_DEBUG=1, allennlp's own debug variable, lets it through). User errors are, in an exception's chain:
 
 - an exception whose class sets `user_error = True` (`ArchiveError`, `WeightsError`, `CommandLineError`,
-  `luke_allennlp.modeling.loading.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
+  `luke_allennlp.modeling.checkpoint_files.HubUnavailableError`: a hub name without a network, `RecoveryError`, ...);
 - one that this project raises on purpose: a `raise` statement in `luke_allennlp` or the readers' package
   (the readers' "FILE:LINE: ..." errors, bad configuration values, wrong formats), not an error inside a call
   it makes (a bug keeps its traceback);
@@ -26,7 +26,8 @@ error: train interrupted by SIGTERM while training: ..." saying what is left: fo
 checkpoints and archives are written under a temporary name and renamed) and that `allennlp train --recover -s DIR`
 resumes from it; for `predict` and `evaluate`, the partial `--output-file` / `--predictions-output-file` renamed
 `FILE.partial` (not left as if complete, and holding every prediction written before: `repair_evaluator` closes
-the predictions file of `evaluate`); the builders remove what they had written. The exit status is 128 + the
+the predictions file of `evaluate`); the builders remove what they had written; `seeds` and `tune` keep what ended
+and resume when run again. The exit status is 128 + the
 signal's number (130 for Ctrl-C, 143 for SIGTERM), as a shell reports a process killed by it. allennlp's own
 handlers are restored when `main` returns. The data loader's worker processes ignore Ctrl-C and SIGHUP, which reach
 the whole process group (each printed a traceback of its own), and exit on SIGTERM. (The workers also read an
@@ -42,10 +43,10 @@ import sys
 import types
 from typing import Any, List, Optional, Tuple
 
-from luke_allennlp.cli import interruptions
-from luke_allennlp.cli._patch import logger, repaired, replace
+from luke_allennlp.cli import interruptions, logger
 from luke_allennlp.cli.plugins import PLUGIN
 from luke_allennlp.resources.output import DiskFullError, disk_full, worker_signals
+from luke_allennlp_compat.patch import repaired, replace
 
 PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 JSONNET_ERRORS = ("RUNTIME ERROR: ", "STATIC ERROR: ")  # a config that does not evaluate (RuntimeError of _jsonnet)
@@ -186,31 +187,36 @@ def _phase(error: BaseException, interrupted: BaseException) -> str:
     return phase
 
 
+def training_state(directory: Optional[str], started: float) -> str:
+    """What a stopped `train` leaves in its serialization directory: the last checkpoint (and that `--recover` resumes
+    from it), the archive of the best weights so far."""
+    if directory is None or not os.path.isdir(directory):
+        return "nothing was written"
+    files = set(os.listdir(directory))
+    points = [
+        (int(m.group(1)), int(m.group(2)))
+        for m in map(CHECKPOINT.match, files)
+        if m and m.group(0).replace("model_state", "training_state") in files
+    ]
+    archive = os.path.join(directory, "model.tar.gz")
+    archived = os.path.exists(archive) and os.path.getmtime(archive) >= started
+    kept = f"; {archive} holds the best weights so far, not those of a finished run" if archived else ""
+    if not points:
+        return f"no checkpoint was saved in {directory} yet{kept}: nothing to resume, start again"
+    epochs, batches = max(points)
+    at = f"{epochs} epoch(s)" + (f" and {batches} batch(es)" if batches else "")
+    return (
+        f"the last checkpoint in {directory} (after {at}) is intact{kept}: "
+        f"`allennlp train --recover -s {directory}` resumes from it"
+    )
+
+
 def interruption_state(command: str, argv: List[str], started: float) -> str:
     """What an interrupted (or failed) command leaves behind, and what to do: for `train`, its serialization
     directory's last checkpoint and `--recover`; for `predict` / `evaluate`, their partial outputs (renamed
     `FILE.partial`, so that nothing is left as if complete)."""
     if command == "train":
-        directory = _option(argv, "-s", "--serialization-dir")
-        if directory is None or not os.path.isdir(directory):
-            return "nothing was written"
-        files = set(os.listdir(directory))
-        points = [
-            (int(m.group(1)), int(m.group(2)))
-            for m in map(CHECKPOINT.match, files)
-            if m and m.group(0).replace("model_state", "training_state") in files
-        ]
-        archive = os.path.join(directory, "model.tar.gz")
-        archived = os.path.exists(archive) and os.path.getmtime(archive) >= started
-        kept = f"; {archive} holds the best weights so far, not those of a finished run" if archived else ""
-        if not points:
-            return f"no checkpoint was saved in {directory} yet{kept}: nothing to resume, start again"
-        epochs, batches = max(points)
-        at = f"{epochs} epoch(s)" + (f" and {batches} batch(es)" if batches else "")
-        return (
-            f"the last checkpoint in {directory} (after {at}) is intact{kept}: "
-            f"`allennlp train --recover -s {directory}` resumes from it"
-        )
+        return training_state(_option(argv, "-s", "--serialization-dir"), started)
     if command in ("predict", "evaluate"):
         moved = []
         for option in ("--output-file", "--predictions-output-file"):
@@ -221,6 +227,10 @@ def interruption_state(command: str, argv: List[str], started: float) -> str:
         if moved:
             return f"what was written so far is in {' and '.join(moved)} (incomplete): run the command again"
         return "no output was written: run the command again"
+    if command == "seeds":
+        return "the finished seeds are kept, the interrupted ones resume from their last checkpoint: run the same command again"
+    if command == "tune":
+        return "the study keeps its ended trials (those that were running are failed): run the command again to go on"
     return "no output is left as if complete (outputs are written whole, or removed): run the command again"
 
 

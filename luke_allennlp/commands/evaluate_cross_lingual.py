@@ -2,7 +2,7 @@
 `allennlp evaluate-cross-lingual ARCHIVE FILE... --output-dir DIR`: one trained model evaluated on many files (a
 language each, or a G-XLT pair), in one process, with one table: per file its language, its examples and its scores
 (EM/F1 for extractive QA, micro/macro F1 for relation classification, span F1 for NER) and their average over the
-files. Writes `DIR/results.json`, `DIR/results.md` and `DIR/predictions/<file name>.jsonl` (one line per question or
+files. Writes `DIR/results.json`, `DIR/results.md` (the scores in percent, saying what scored them) and `DIR/predictions/<file name>.jsonl` (one line per question or
 example, `id` first, as `allennlp evaluate --predictions-output-file` writes them with the `luke_per_instance`
 serializer).
 
@@ -28,9 +28,16 @@ from allennlp.evaluation import SimpleEvaluator
 from allennlp.models.archival import load_archive
 
 from luke_allennlp.commands.common import exit_on_bad_input
-from luke_allennlp.evaluation.cross_lingual import languages_from_name, markdown_table, parse_input, summarise
+from luke_allennlp.evaluation.cross_lingual import (
+    languages_from_name,
+    markdown_table,
+    parse_input,
+    scoring_of,
+    summarise,
+)
 from luke_allennlp.evaluation.per_instance_serializer import PerInstanceSerializer
 from luke_allennlp.models.luke_squad import LukeSquad
+from luke_allennlp.resources.hf_datasets import parse_hub_path, source_name
 from luke_allennlp.training.metrics.squad_em_and_f1 import SCORINGS, check_mlqa_language
 
 logger = logging.getLogger(__name__)
@@ -85,7 +92,8 @@ def _prediction_paths(paths: List[str], folder: str) -> List[str]:
     names: Dict[str, int] = {}
     out = []
     for path in paths:
-        stem = os.path.splitext(os.path.basename(path))[0]
+        # (a Hub dataset by its configuration: hf://xquad:xquad.de@validation -> xquad.de)
+        stem = source_name(path) if parse_hub_path(path) else os.path.splitext(os.path.basename(path))[0]
         names[stem] = names.get(stem, 0) + 1
         out.append(os.path.join(folder, f"{stem}{'' if names[stem] == 1 else '.' + str(names[stem])}.jsonl"))
     return out
@@ -160,7 +168,7 @@ def evaluate_cross_lingual(
         if isinstance(stats, dict):  # the reader's counts: skipped examples, truncations
             row["reader"] = dict(stats)
         rows.append(row)
-    summary = summarise(rows)
+    summary = summarise(rows, scoring_of(rows[0]["metrics"] if rows else {}, scoring if is_qa else None))
     with open(os.path.join(output_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, ensure_ascii=False, indent=2)
     with open(os.path.join(output_dir, "results.md"), "w", encoding="utf-8") as f:

@@ -25,16 +25,19 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 from luke_allennlp.data.entity_mentions import MentionLinker, Mentions
 from luke_allennlp.data.inputs import TokenizedText
 from luke_allennlp.resources.entity_vocab import EntityVocab
+from luke_allennlp.resources.hf_datasets import source_name
 from luke_allennlp.resources.mentions.name_matcher import NameMatcher
 from luke_allennlp.resources.titles import normalize_title
 
 logger = logging.getLogger(__name__)
 
 _CODE = r"[a-z]{2,3}(?:-[a-z]+)?"
-# XQuAD (`xquad.de.json`) and MLQA (`dev-context-de-question-en.json`): the passages' language.
+# XQuAD (`xquad.de.json`, the Hub's configuration `xquad.de`) and MLQA (`dev-context-de-question-en.json`, the
+# Hub's `mlqa.de.en`): the passages' language.
 FILE_NAME_LANGUAGE = (
-    re.compile(rf"^xquad\.({_CODE})\.json$"),
+    re.compile(rf"^xquad\.({_CODE})(?:\.json)?$"),
     re.compile(rf"^(?:dev|test)-context-({_CODE})-question-"),
+    re.compile(rf"^mlqa\.({_CODE})\.{_CODE}$"),
 )
 _DISAMBIGUATION = re.compile(r"\s+\([^()]*\)$")
 
@@ -43,8 +46,9 @@ OWN, TRANSLATED, NONE = "own", "translated", "none"
 
 
 def language_of_file(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
-    """The passages' language by XQuAD's or MLQA's file name convention (None if the name follows neither)."""
-    name = os.path.basename(os.fspath(path))
+    """The passages' language by XQuAD's or MLQA's file name convention, or their Hub configuration's (None if the name
+    follows neither)."""
+    name = source_name(os.fspath(path))
     for pattern in FILE_NAME_LANGUAGE:
         match = pattern.match(name)
         if match:

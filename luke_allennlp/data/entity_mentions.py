@@ -14,7 +14,7 @@ from allennlp.common.file_utils import cached_path
 from allennlp.data.fields import Field
 
 from luke_allennlp.data.inputs import TokenizedText, tensor_fields
-from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.modeling.checkpoint_files import read_config
 from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.resources.mentions.name_matcher import NameMatcher
 

@@ -1,22 +1,23 @@
 """The common part of the readers whose instances mark mentions in one text (relation classification, entity typing)."""
 
 from collections import Counter
-from typing import Iterator, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from allennlp.common.file_utils import cached_path
-from allennlp.data import DatasetReader, Instance
+from allennlp.data import Instance
 
 from luke_allennlp.data.inputs import MentionInputs, UnusableExample
-from luke_allennlp.modeling.loading import max_mention_length
-from luke_allennlp.resources.files import nonempty
+from luke_allennlp.data.sources import Columns, SourceReader
+from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length
+from luke_allennlp.resources.hf_datasets import Rows
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
 
-class MentionTaskReader(DatasetReader):
+class MentionTaskReader(SourceReader):
     """
     A reader whose examples are texts with marked mentions, built by `MentionInputs`. A subclass parses its files
-    (`read_examples(path, name)` yields tuples whose first item is the example id) and makes an instance of the
-    rest (`text_to_instance(*rest, example_id=...)`). Reading a file counts what is cut and skipped in `stats`
+    (`read_examples(path, name)` yields tuples whose first item is the example id) and the rows of datasets
+    (`dataset_examples(rows)`, the same tuples), and makes an instance of the rest
+    (`text_to_instance(*rest, example_id=...)`). Reading a file counts what is cut and skipped in `stats`
     (examples that `UnusableExample` refuses are skipped), logs it, and refuses a file without examples.
 
     # Parameters
@@ -25,10 +26,27 @@ class MentionTaskReader(DatasetReader):
         The checkpoint whose fast tokenizer to use.
     max_seq_length : `int`
         Subwords per input, special tokens included.
+    columns : `Dict[str, str]`, optional (default = `None`)
+        Datasets: the column of each of the reader's roles (`ROLES`) that is not under its default name.
+    label_names : `List[str]`, optional (default = `None`)
+        Datasets whose labels are integers without `ClassLabel` names: the label of each integer, in order.
     """
 
-    def __init__(self, model_name: str, max_seq_length: int, **kwargs) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+    NAME = ""  # the registered name, for messages
+    ROLES: Dict[str, Sequence[str]] = {}  # role -> its default column names
+
+    def __init__(
+        self,
+        model_name: str,
+        max_seq_length: int,
+        columns: Optional[Dict[str, str]] = None,
+        label_names: Optional[List[str]] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.columns = Columns(self.NAME, self.ROLES, columns)
+        self.label_names = label_names
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         # Counts the mentions whose entity the `luke` embedder gives only their first subwords' positions.
         self.inputs = MentionInputs(self.tokenizer, max_seq_length, max_mention_length(model_name))
@@ -46,9 +64,12 @@ class MentionTaskReader(DatasetReader):
     def read_examples(self, path: str, name: Optional[str] = None) -> Iterator[Tuple]:
         raise NotImplementedError
 
+    def dataset_examples(self, rows: Rows) -> Iterator[Tuple]:
+        raise NotImplementedError
+
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.inputs.reset_stats()
-        examples = nonempty(self.read_examples(cached_path(file_path), file_path), file_path)
+        examples = self.read_source(file_path, self.read_examples, self.dataset_examples)
         for example_id, *example in self.shard_iterable(examples):
             try:
                 instance = self.text_to_instance(*example, example_id=example_id)

@@ -9,18 +9,19 @@ RoBERTa/LUKE/mLUKE, `[CLS] a [SEP] b [SEP]` for BERT), cut to `max_seq_length` a
 import logging
 from collections import Counter
 from types import SimpleNamespace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
-from allennlp.common.file_utils import cached_path
-from allennlp.data import DatasetReader, Instance
+from allennlp.data import Instance
 from allennlp.data.fields import Field
 from transformers import PreTrainedTokenizerFast
 
 from luke_allennlp.data.entity_mentions import MentionLinker, check_entity_limits, entity_tensor_fields
 from luke_allennlp.data.inputs import tokenize
+from luke_allennlp.data.sources import SourceReader
 from luke_allennlp.data.windows import PairLayout, stack_window_entities
-from luke_allennlp.resources.files import SeenIds, nonempty, parse_json, read_text, require, split_lines
+from luke_allennlp.resources.files import SeenIds, parse_json, read_text, require, split_lines
+from luke_allennlp.resources.hf_datasets import Rows, builder_of
 from luke_allennlp.resources.tokenization import load_fast_tokenizer, special_tokens_template
 
 logger = logging.getLogger(__name__)
@@ -45,14 +46,15 @@ class ExampleIds:
         self.id_field = id_field
         self.seen = SeenIds()
 
-    def __call__(self, record: Dict[str, Any], where: str, number: int) -> str:
+    def __call__(self, record: Dict[str, Any], where: str, first_in: str) -> str:
+        """`first_in`: where the record is, for the error naming a repeated id ("line 7", "row 6")."""
         if self.id_field is None:
             return where
         value = require(record, self.id_field, None, where)
         if not isinstance(value, (str, int)) or isinstance(value, bool):
             raise ValueError(f"{where}: the id field {self.id_field!r} should be a string or an integer, not {value!r}")
         example_id = str(value)
-        self.seen.check(example_id, f"{where}: example {example_id}", f"line {number}")
+        self.seen.check(example_id, f"{where}: example {example_id}", first_in)
         return example_id
 
 
@@ -64,13 +66,15 @@ def require_text(record: Dict[str, Any], field: str, where: str) -> str:
     return text
 
 
-class JsonLinesTaskReader(DatasetReader):
+class JsonLinesTaskReader(SourceReader):
     """
     A reader of JSON-lines task files whose examples are sentences (`SentenceEncoder`): a subclass turns each record
     into an example (`example(record, where, has_label)`, the rest of `text_to_instance`'s arguments), and reading
     a file shards the examples, counts what is cut, logs it, and refuses a file without examples. A file whose lines
     have no label field at all (a test split) gives unlabelled instances; a label missing on some lines only is an
-    error naming the line.
+    error naming the line. Datasets (`luke_allennlp.data.sources`: the Hub, `save_to_disk`, Parquet, Arrow, CSV, TSV)
+    are read the same way, a row a record (their fields are columns); a `ClassLabel` label's -1 is no label, and a
+    subclass whose labels are class names reads a dataset's integer labels as names (`label_value`).
 
     # Parameters
 
@@ -110,7 +114,8 @@ class JsonLinesTaskReader(DatasetReader):
         max_mention_length: int = 30,
         **kwargs,
     ) -> None:
-        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        super().__init__(**kwargs)
+        self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tokenizer = load_fast_tokenizer(model_name)
         self.encoder = SentenceEncoder(self.tokenizer, max_seq_length)
         self.label_field = label_field
@@ -169,25 +174,59 @@ class JsonLinesTaskReader(DatasetReader):
     def example(self, record: Dict[str, Any], where: str, has_label: bool) -> Tuple:
         raise NotImplementedError
 
+    def native_file(self, path: str) -> bool:
+        """JSON lines are the readers' own files; CSV and TSV are datasets."""
+        builder = builder_of(path)
+        return builder is not None and builder[0] == "json"
+
     def read_examples(self, path: str, name: Optional[str] = None) -> Iterator[Tuple]:
         """(id, *example) for each line."""
         name = name or path
+        records = ((where, f"line {number}", record) for number, where, record in json_lines(path, name))
+        return self._examples(records, "lines")
+
+    def dataset_examples(self, rows: Rows) -> Iterator[Tuple]:
+        """(id, *example) for each row of a dataset (its columns as a record's fields)."""
+        value = None
+        if self.label_field in rows.columns:
+            value = self.label_value(rows)
+        else:
+            logger.info("%s: no %r column: unlabelled instances", rows.name, self.label_field)
+
+        def records() -> Iterator[Tuple[str, str, Dict[str, Any]]]:
+            for index, row in rows:
+                where = rows.where(index)
+                if value is not None:
+                    row = dict(row)
+                    row[self.label_field] = value(row[self.label_field], where)
+                    if row[self.label_field] is None:  # (a ClassLabel's -1: no label)
+                        del row[self.label_field]
+                yield where, f"row {index}", row
+
+        return self._examples(records(), "rows")
+
+    def label_value(self, rows: Rows) -> Callable[[Any, str], Any]:
+        """How a dataset's label values read: a `ClassLabel`'s -1 as no label (None), the rest as they are."""
+        names = rows.class_names(self.label_field)
+        return lambda value, where: None if (names is not None and value == -1) else value
+
+    def _examples(self, records: Iterator[Tuple[str, str, Dict[str, Any]]], what: str) -> Iterator[Tuple]:
         ids = ExampleIds(self.id_field)
         labelled: Optional[bool] = None
-        for number, where, record in json_lines(path, name):
+        for where, first_in, record in records:
             has_label = self.label_field in record
             if labelled is None:
                 labelled = has_label
             elif has_label != labelled:
                 state = "has no" if labelled else "has a"
-                raise ValueError(f"{where}: {state} {self.label_field!r} field, unlike the lines before it")
-            yield (ids(record, where, number), *self.example(record, where, has_label))
+                raise ValueError(f"{where}: {state} {self.label_field!r} field, unlike the {what} before it")
+            yield (ids(record, where, first_in), *self.example(record, where, has_label))
 
     def _read(self, file_path: str) -> Iterator[Instance]:
         self.encoder.reset_stats()
         if self.linker is not None:
             self.stats.update(dict.fromkeys(self.ENTITY_STATS, 0))
-        examples = nonempty(self.read_examples(cached_path(file_path), file_path), file_path)
+        examples = self.read_source(file_path, self.read_examples, self.dataset_examples)
         for example_id, *example in self.shard_iterable(examples):
             yield self.text_to_instance(*example, example_id=example_id)
         self.encoder.log_stats(file_path)

@@ -22,10 +22,12 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from luke_allennlp.resources.files import load_json
+from luke_allennlp.resources.hf_datasets import source_name
 
 _CONTEXT_QUESTION = re.compile(r"context-([A-Za-z]{2,3})-question-([A-Za-z]{2,3})(?![A-Za-z])")
+_MLQA_CONFIG = re.compile(r"^mlqa\.([A-Za-z]{2,3})\.([A-Za-z]{2,3})$")  # the Hub's MLQA: mlqa.CONTEXT.QUESTION
 _NAME_PATTERNS = (
-    re.compile(r"^xquad\.([A-Za-z]{2,3})\.json$"),  # XQuAD
+    re.compile(r"^xquad\.([A-Za-z]{2,3})(?:\.json)?$"),  # XQuAD (the Hub's configuration: xquad.de)
     re.compile(r"^RELX_([A-Za-z]{2,3})\.txt$"),  # RELX
 )
 _CONLL_PREFIXES = {"esp": "es", "ned": "nl", "deu": "de", "eng": "en"}  # CoNLL-2002 / 2003 file names
@@ -35,9 +37,10 @@ _CONLL_SPLITS = ("train", "testa", "testb")
 def languages_from_name(path: str) -> Tuple[Optional[str], Optional[str]]:
     """(language of the answers / context, language of the questions) as the file's name tells them; None where it
     does not. The question language is only known for G-XLT names (`...context-de-question-en...`); elsewhere the
-    question is in the file's language."""
-    name = os.path.basename(path)
-    pair = _CONTEXT_QUESTION.search(name)
+    question is in the file's language. A Hub dataset's configuration names them (`hf://xquad:xquad.de@validation`,
+    `hf://mlqa:mlqa.de.en@test`)."""
+    name = source_name(path)
+    pair = _CONTEXT_QUESTION.search(name) or _MLQA_CONFIG.match(name)
     if pair:
         return pair.group(1).lower(), pair.group(2).lower()
     for pattern in _NAME_PATTERNS:
@@ -75,11 +78,32 @@ def table_columns(metrics: Dict[str, Any]) -> Tuple[Tuple[str, str], ...]:
     return tuple((name, name) for name, value in metrics.items() if isinstance(value, float) and name != "loss")
 
 
-def summarise(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+# How each scoring of extractive QA scores an answer (what results.md says made its figures).
+SCORING_NAMES = {
+    "squad": "SQuAD v1.1's official script (exact match and token F1 after its English answer normalisation)",
+    "mlqa": "MLQA's official script (exact match and token F1 after the normalisation of each file's answer language)",
+    "jglue": "JGLUE's JSQuAD script (exact match and character F1)",
+}
+
+
+def scoring_of(metrics: Dict[str, Any], qa_scoring: Optional[str] = None) -> str:
+    """What made the table's figures for files with these metrics (`qa_scoring`: extractive QA's scoring)."""
+    if qa_scoring is not None:
+        return SCORING_NAMES[qa_scoring]
+    columns = table_columns(metrics)
+    if columns == _COLUMN_FAMILIES[1]:
+        return "TACRED's scorer (micro F1, the negative class left out) and SemEval-2010 Task 8's (macro F1)"
+    if columns == _COLUMN_FAMILIES[2]:
+        return "conlleval's span F1 (an entity counts if its start, end and type all match)"
+    return "the model's own metrics"
+
+
+def summarise(rows: Sequence[Dict[str, Any]], scoring: Optional[str] = None) -> Dict[str, Any]:
     """
     The results of every file (`rows`: `file`, `language`, `question_language`, `examples`, `metrics`) with the
     average over them of each table column: unweighted, one vote per file, as the papers average over languages
-    (with one file per language it is the average over languages; over a G-XLT grid, over its pairs).
+    (with one file per language it is the average over languages; over a G-XLT grid, over its pairs). `scoring`
+    says what made the figures (kept as the summary's `scoring`).
     """
     if not rows:
         raise ValueError("no files were evaluated")
@@ -88,7 +112,8 @@ def summarise(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
         if table_columns(row["metrics"]) != columns:
             raise ValueError(f"{row['file']}: its metrics differ from {rows[0]['file']}'s (another task?)")
     average = {name: sum(row["metrics"][name] for row in rows) / len(rows) for name, _ in columns}
-    return {"columns": [list(column) for column in columns], "files": list(rows), "average": average}
+    summary = {"columns": [list(column) for column in columns], "files": list(rows), "average": average}
+    return {**summary, "scoring": scoring} if scoring else summary
 
 
 def _percent(value: float) -> str:
@@ -96,14 +121,21 @@ def _percent(value: float) -> str:
 
 
 def markdown_table(summary: Dict[str, Any]) -> str:
-    """The summary as Markdown: one row per file (scores in percent) and the average; where there are G-XLT files
+    """The summary as Markdown: a line saying the scores are percent and what scored them, one row per file and the
+    average; where there are G-XLT files
     (with a question language), also the grid of the last column over them, question language x context language."""
     columns = [tuple(column) for column in summary["columns"]]
     rows = summary["files"]
     gxlt = [row for row in rows if row.get("question_language")]
     head = ["file", "language"] + (["question language"] if gxlt else []) + ["examples"]
-    head += [title for _, title in columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    head += [f"{title} (%)" for _, title in columns]
+    scored = f", scored by {summary['scoring']}" if summary.get("scoring") else ""
+    lines = [
+        f"Scores in percent (results.json holds them as fractions of 1){scored}; the average weighs every file alike.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for row in rows:
         cells = [f"`{os.path.basename(row['file'])}`", row["language"]]
         cells += [row.get("question_language") or ""] if gxlt else []
@@ -116,7 +148,7 @@ def markdown_table(summary: Dict[str, Any]) -> str:
         contexts = sorted({row["language"] for row in gxlt})
         questions = sorted({row["question_language"] for row in gxlt})
         cell = {(row["question_language"], row["language"]): row["metrics"][name] for row in gxlt}
-        lines += ["", f"G-XLT {title}, question language (rows) x context language (columns):", ""]
+        lines += ["", f"G-XLT {title} (%), question language (rows) x context language (columns):", ""]
         lines += ["| question \\ context | " + " | ".join(contexts) + " |", "|" + "---|" * (len(contexts) + 1)]
         for question in questions:
             scores = [_percent(cell[question, c]) if (question, c) in cell else "" for c in contexts]

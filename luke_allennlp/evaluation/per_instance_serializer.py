@@ -12,7 +12,7 @@ class PerInstanceSerializer(Serializer):
     """
     Writes one JSON line per instance for `allennlp evaluate --predictions-output-file`: the entries of the
     model's `make_output_human_readable` output that hold one value per instance, `id` first where there is one
-    (allennlp's default serializer writes one line per batch, inputs included).
+    (allennlp's default serializer writes one line per batch, inputs included), text as UTF-8 (not `\\u` escapes).
 
     Use it with `evaluation: {type: "simple", batch_serializer: {type: "luke_per_instance"}}` in a config.
     """
@@ -31,7 +31,9 @@ class PerInstanceSerializer(Serializer):
             for key, value in sorted(outputs.items(), key=lambda item: item[0] != "id")  # `id` first, the rest kept
             if isinstance(value, (list, torch.Tensor)) and len(value) == size
         }
-        return "\n".join(json.dumps(sanitize({k: v[i] for k, v in per_instance.items()})) for i in range(size))
+        return "\n".join(
+            json.dumps(sanitize({k: v[i] for k, v in per_instance.items()}), ensure_ascii=False) for i in range(size)
+        )
 
     def _to_params(self) -> Dict[str, Any]:
         return {"type": "luke_per_instance"}

@@ -1,10 +1,8 @@
 """The LUKE architecture's hyper-parameters, in the field names of `transformers.LukeConfig`."""
 
 import dataclasses
-import json
-import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Union
+from typing import Any, Dict
 
 
 @dataclass
@@ -73,11 +71,6 @@ class LukeConfig:
         extra = {k: v for k, v in merged.items() if k not in names}
         return cls(**known, extra=extra)
 
-    @classmethod
-    def from_json_file(cls, path: Union[str, os.PathLike], **overrides: Any) -> "LukeConfig":
-        with open(path, encoding="utf-8") as f:
-            return cls.from_dict(json.load(f), **overrides)
-
     def to_dict(self) -> Dict[str, Any]:
         """The `config.json` content, loadable by `transformers.LukeConfig`."""
         out = {k: v for k, v in self.extra.items() if k not in ("model_type", "architectures")}
@@ -85,8 +78,3 @@ class LukeConfig:
         out["model_type"] = "luke"
         out["architectures"] = ["LukeModel"]
         return out
-
-    def to_json_file(self, path: Union[str, os.PathLike]) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, indent=2, sort_keys=True)
-            f.write("\n")

@@ -75,6 +75,21 @@ class LukeEmbeddings(nn.Module):
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = Dropout(config.hidden_dropout_prob)
 
+    @property
+    def max_words(self) -> int:
+        """The longest input the position embeddings cover (RoBERTa's 514 positions: 512 words)."""
+        return self.position_embeddings.num_embeddings - self.padding_idx - 1
+
+    def check_length(self, input_ids: torch.Tensor) -> None:
+        """Refuses inputs longer than the position embeddings cover (torch's `IndexError` said nothing of the cause):
+        their shape, before any padding to static shapes (no sync)."""
+        if input_ids.shape[1] > self.max_words:
+            raise ValueError(
+                f"an input of {input_ids.shape[1]} words is longer than the model's position embeddings cover "
+                f"({self.max_words} words: max_position_embeddings {self.position_embeddings.num_embeddings}): "
+                f"give the dataset reader a max_seq_length of at most {self.max_words}"
+            )
+
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
         # Padding keeps position `padding_idx`; real tokens count up from `padding_idx + 1`.
         not_pad = input_ids.ne(self.padding_idx).long()
@@ -322,6 +337,7 @@ class LukeEncoder(nn.Module):
             (`attention.Shape`, packed), and the outputs at padding positions are 0 (unlike transformers', which
             computes them too); elsewhere (compiled, a GPU, autocast) it is ignored.
         """
+        self.embeddings.check_length(input_ids)
         inputs = self.complete_inputs(
             input_ids,
             attention_mask,
@@ -353,6 +369,7 @@ class LukeEncoder(nn.Module):
         see `forward` (a head given them must not read the outputs at padding positions).
         """
         complete = self.complete_inputs(**inputs)
+        self.embeddings.check_length(complete[0])
         if self._compiled is None:
             out = self._forward(*complete, lengths=lengths)
             entities = out.entity_last_hidden_state

@@ -1,5 +1,6 @@
 """
-Loading `LukeEncoder` from checkpoints and saving it for `transformers`.
+Building `LukeEncoder` from a checkpoint's config and weights, and saving it for `transformers` (the files themselves
+are read and written in `checkpoint_files`).
 
 Sources, from a local directory or a Hugging Face Hub name (hub names need a network):
 - a `transformers` LUKE checkpoint (`LukeModel`, `LukeForMaskedLM` or any `LukeFor*` task model);
@@ -9,17 +10,14 @@ Sources, from a local directory or a Hugging Face Hub name (hub names need a net
 """
 
 import contextlib
-import functools
-import json
 import logging
-import os
-from typing import Any, Callable, Dict, Optional, Tuple, Type
+from typing import Any, Callable, Dict, List, Optional, Type
 
 import torch
 from torch import nn
 
+from luke_allennlp.modeling.checkpoint_files import read_config, read_state_dict, write_checkpoint
 from luke_allennlp.modeling.configuration import LukeConfig
-from luke_allennlp.modeling.weights import load_weights
 
 # `LukeEncoder` is not imported here: `encoder.py` imports this module (`LukeEncoder.from_pretrained` passes its
 # class in), so the two modules form no import circle.
@@ -45,163 +43,6 @@ SHARED_CONFIG_KEYS = (
     "bos_token_id",
     "eos_token_id",
 )
-
-
-class HubUnavailableError(OSError):
-    """
-    A Hugging Face Hub name that cannot be resolved here: not a local directory, not in the local cache, and
-    the hub cannot be reached (offline mode, or no network). Its message is one line that says what to do;
-    the `allennlp` command prints it without a traceback.
-    """
-
-    user_error = True  # what the `allennlp` command prints as one line
-
-
-def checkpoint_file(name_or_path: str, filename: str) -> Optional[str]:
-    """The local path of `filename` in a checkpoint directory or hub repository, or None if it has none."""
-    if os.path.isdir(name_or_path):
-        path = os.path.join(name_or_path, filename)
-        return path if os.path.isfile(path) else None
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.utils import EntryNotFoundError, LocalEntryNotFoundError
-
-    try:  # the local cache first: no network needed for what was downloaded before
-        return hf_hub_download(name_or_path, filename, local_files_only=True)
-    except LocalEntryNotFoundError:  # not cached (a subclass of EntryNotFoundError)
-        pass
-    except EntryNotFoundError:  # cached as absent from the repository
-        return None
-    except Exception:  # noqa: BLE001  (e.g. a malformed name: the online call below names it)
-        pass
-    unreachable = _hub_unreachable()
-    if unreachable is not None:
-        raise HubUnavailableError(
-            f"{name_or_path!r} is not a local directory, is not in the Hugging Face cache, and the hub cannot be "
-            f"reached ({unreachable}): pass the path of a downloaded checkpoint directory instead, or go online"
-        )
-    try:
-        return hf_hub_download(name_or_path, filename)
-    except LocalEntryNotFoundError as e:  # the connection failed midway
-        error: Exception = e
-    except EntryNotFoundError:  # the repository exists but lacks this file
-        return None
-    except Exception as e:  # no such repository, no access, network failure, ...
-        error = e
-    raise OSError(
-        f"{name_or_path!r} is not a local directory and could not be fetched from the Hugging Face Hub "
-        f"({type(error).__name__}: {error}). Without a network, pass the path of a downloaded checkpoint."
-    ) from error
-
-
-@functools.lru_cache(maxsize=None)
-def _hub_unreachable() -> Optional[str]:
-    """
-    Why the hub cannot be reached (offline mode, or a failed connection), or None. One request without
-    retries, once per process: huggingface_hub retries a failed connection for about 30 s on every file.
-    """
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE:
-        return "HF_HUB_OFFLINE=1"
-    from huggingface_hub.utils import get_session
-
-    try:  # any answer, even an HTTP error, means the hub is reachable; only a failed connection raises
-        get_session().head(constants.ENDPOINT, timeout=HUB_PROBE_TIMEOUT)
-    except Exception as e:  # noqa: BLE001  (httpx or requests, by huggingface_hub version)
-        return f"no network: {type(e).__name__}: {e}"
-    return None
-
-
-HUB_PROBE_TIMEOUT = 10.0  # seconds
-
-
-def read_config(name_or_path: str) -> Dict[str, Any]:
-    path = checkpoint_file(name_or_path, "config.json")
-    if path is None:
-        raise OSError(f"{name_or_path}: no config.json")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def read_tokenizer_config(name_or_path: str) -> Dict[str, Any]:
-    """The checkpoint's `tokenizer_config.json` ({} if it has none)."""
-    path = checkpoint_file(name_or_path, "tokenizer_config.json")
-    if path is None:
-        return {}
-    with open(path, encoding="utf-8") as f:
-        config = json.load(f)
-    if not isinstance(config, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return config
-
-
-DEFAULT_MAX_MENTION_LENGTH = 30  # LukeTokenizer's and the original code's
-
-
-def max_mention_length(name_or_path: str) -> int:
-    """The positions an entity's embedding averages at most, its mention's first subwords: the checkpoint's
-    tokenizer_config.json `max_mention_length` (transformers' `LukeTokenizer` caps `entity_position_ids` at it), else
-    `DEFAULT_MAX_MENTION_LENGTH`."""
-    value = read_tokenizer_config(name_or_path).get("max_mention_length", DEFAULT_MAX_MENTION_LENGTH)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(
-            f"{name_or_path}: tokenizer_config.json's max_mention_length must be a positive integer, not {value!r}"
-        )
-    return value
-
-
-def checkpoint_entities(name_or_path: str) -> Optional[Tuple[Dict[str, int], str]]:
-    """
-    The entity vocabulary (`{title: id}`) the checkpoint's `LukeTokenizer` / `MLukeTokenizer` saved, and the file
-    holding it: `entity_vocab.json` (the released checkpoints, transformers 4), else the `entity_vocab` of
-    `tokenizer_config.json` (what transformers 5's `save_pretrained` writes instead). None if it has neither.
-    """
-    path = checkpoint_file(name_or_path, "entity_vocab.json")
-    if path is not None:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f), path
-    vocab = read_tokenizer_config(name_or_path).get("entity_vocab")
-    if isinstance(vocab, dict):
-        return vocab, str(checkpoint_file(name_or_path, "tokenizer_config.json"))
-    return None
-
-
-def special_entity_ids(name_or_path: str, defaults: Dict[str, int]) -> Dict[str, int]:
-    """`[PAD]`, `[UNK]`, `[MASK]`, ... ids from the checkpoint's entity vocabulary (LUKE's defaults if it has none)."""
-    found = checkpoint_entities(name_or_path)
-    if found is None:
-        return dict(defaults)
-    vocab = found[0]
-    return {name: vocab.get(name, default) for name, default in defaults.items()}
-
-
-def read_state_dict(name_or_path: str) -> Dict[str, torch.Tensor]:
-    """Reads `model.safetensors` or `pytorch_model.bin`, sharded or not, on the CPU."""
-    for name in ("model.safetensors", "pytorch_model.bin"):
-        path = checkpoint_file(name_or_path, name)
-        if path is not None:
-            return _read_weights(path)
-    for index_name in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
-        index_path = checkpoint_file(name_or_path, index_name)
-        if index_path is not None:
-            with open(index_path, encoding="utf-8") as f:
-                shards = sorted(set(json.load(f)["weight_map"].values()))
-            state: Dict[str, torch.Tensor] = {}
-            for shard in shards:
-                shard_path = checkpoint_file(name_or_path, shard)
-                if shard_path is None:
-                    raise OSError(f"{name_or_path}: {index_name} names {shard}, which is missing")
-                state.update(_read_weights(shard_path))
-            return state
-    raise OSError(f"{name_or_path}: no model.safetensors or pytorch_model.bin (sharded or not)")
-
-
-def _read_weights(path: str) -> Dict[str, torch.Tensor]:
-    if path.endswith(".safetensors"):
-        from safetensors.torch import load_file
-
-        return load_file(path)
-    return load_weights(path, map_location="cpu")
 
 
 def _strip_prefix(state: Dict[str, torch.Tensor], prefixes: tuple) -> Dict[str, torch.Tensor]:
@@ -367,17 +208,22 @@ def _load_word_encoder_state(
     _load_checked(model, state, source)
 
 
+def shape_mismatches(state: Dict[str, torch.Tensor], own: Dict[str, torch.Tensor]) -> List[str]:
+    """`"name: (checkpoint's shape) != (model's)"` for each weight of `state` whose shape the model's differs from."""
+    return [
+        f"{k}: {tuple(state[k].shape)} != {tuple(v.shape)}"
+        for k, v in own.items()
+        if k in state and state[k].shape != v.shape
+    ]
+
+
 def _load_checked(model: nn.Module, state: Dict[str, torch.Tensor], source: str) -> None:
     """Loads `state`; the pooler may be missing (re-initialised), nothing else may."""
     own = model.state_dict()
     unexpected = sorted(k for k in state if k not in own and not k.endswith("position_ids"))
     if unexpected:
         logger.info("%s: ignoring %d weights the encoder does not use: %s", source, len(unexpected), unexpected[:8])
-    mismatched = [
-        f"{k}: {tuple(state[k].shape)} != {tuple(v.shape)}"
-        for k, v in own.items()
-        if k in state and state[k].shape != v.shape
-    ]
+    mismatched = shape_mismatches(state, own)
     if mismatched:
         raise ValueError(f"{source}: weights do not fit the configured encoder: {mismatched}")
     missing = sorted(k for k in own if k not in state)
@@ -391,24 +237,4 @@ def _load_checked(model: nn.Module, state: Dict[str, torch.Tensor], source: str)
 
 def save_encoder(model: nn.Module, directory: str) -> None:
     """Writes `config.json` and `model.safetensors` in `transformers.LukeModel`'s layout."""
-    os.makedirs(directory, exist_ok=True)
-    model.config.to_json_file(os.path.join(directory, "config.json"))
-    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    save_safetensors(state, os.path.join(directory, "model.safetensors"))
-
-
-def save_safetensors(state: Dict[str, torch.Tensor], path: str) -> None:
-    """safetensors' `save_file` (metadata `format: pt`, as transformers writes), with the mode of any new file
-    (0666 less the umask, like the config beside it) instead of the 0600 safetensors gives it."""
-    from safetensors.torch import save_file
-
-    # Tensors that share a storage (the attention's fused projections: `fused_linears`) are written each on its own,
-    # as safetensors requires.
-    storages: Dict[int, int] = {}
-    for value in state.values():
-        storages[value.untyped_storage().data_ptr()] = storages.get(value.untyped_storage().data_ptr(), 0) + 1
-    state = {k: v.clone() if storages[v.untyped_storage().data_ptr()] > 1 else v for k, v in state.items()}
-    save_file(state, path, metadata={"format": "pt"})
-    umask = os.umask(0o022)  # (read by setting it: no other way)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+    write_checkpoint(directory, model.config.to_dict(), model.state_dict())

@@ -7,9 +7,7 @@ Unlike transformers, the heads run only at the masked positions: with 15% masked
 50k-word and 500k-entity logits, which are most of a pretraining step's arithmetic.
 """
 
-import json
 import logging
-import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -277,7 +275,7 @@ class LukeForPretraining(nn.Module):
         are randomly initialised, with a warning. `kwargs` are those of `LukeEncoder.from_pretrained`
         (`entity_vocab_size` is required for RoBERTa / BERT).
         """
-        from luke_allennlp.modeling.loading import read_config, read_state_dict
+        from luke_allennlp.modeling.checkpoint_files import read_config, read_state_dict
 
         luke = LukeEncoder.from_pretrained(name_or_path, load_weights=load_weights, **kwargs)
         model = cls(luke.config, luke)
@@ -293,19 +291,14 @@ class LukeForPretraining(nn.Module):
 
     def save_pretrained(self, directory: str) -> None:
         """Writes `config.json` and `model.safetensors`, loadable by `transformers.LukeForMaskedLM`."""
-        from luke_allennlp.modeling.loading import save_safetensors
+        from luke_allennlp.modeling.checkpoint_files import write_checkpoint
 
-        os.makedirs(directory, exist_ok=True)
-        config = {**self.config.to_dict(), "architectures": ["LukeForMaskedLM"]}
-        with open(os.path.join(directory, "config.json"), "w", encoding="utf-8") as f:
-            json.dump(config, f, indent=2, sort_keys=True)
-            f.write("\n")
-        state = {k: v.detach().contiguous().cpu() for k, v in self.state_dict().items()}
+        state = dict(self.state_dict())
         # transformers 5 unties LukeForMaskedLM's word decoder from the word embeddings and takes the decoder's
         # bias as the source of `lm_head.bias`, so the file holds copies of both (transformers 4 re-ties them).
         state["lm_head.decoder.weight"] = state["luke.embeddings.word_embeddings.weight"].clone()
         state["lm_head.decoder.bias"] = state["lm_head.bias"].clone()
-        save_safetensors(state, os.path.join(directory, "model.safetensors"))
+        write_checkpoint(directory, {**self.config.to_dict(), "architectures": ["LukeForMaskedLM"]}, state)
 
 
 # Where each checkpoint family keeps its masked-LM head, as (prefix in the checkpoint, our prefix).
@@ -322,7 +315,7 @@ HEAD_PREFIXES = {
 
 def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model_type: str, source: str) -> List[str]:
     """Loads the heads the checkpoint has; returns the names of the head parameters it lacks."""
-    from luke_allennlp.modeling.loading import rename_legacy_key
+    from luke_allennlp.modeling.loading import rename_legacy_key, shape_mismatches
 
     state = {rename_legacy_key(k): v for k, v in state.items()}
     heads: Dict[str, torch.Tensor] = {}
@@ -331,11 +324,7 @@ def _load_heads(model: LukeForPretraining, state: Dict[str, torch.Tensor], model
     if "lm_head.bias" not in heads and "lm_head.decoder.bias" in heads:  # some checkpoints keep only the tied copy
         heads["lm_head.bias"] = heads["lm_head.decoder.bias"]
     own = {k: v for k, v in model.state_dict().items() if not k.startswith("luke.")}
-    mismatched = [
-        f"{k}: {tuple(heads[k].shape)} != {tuple(v.shape)}"
-        for k, v in own.items()
-        if k in heads and heads[k].shape != v.shape
-    ]
+    mismatched = shape_mismatches(heads, own)
     if mismatched:
         raise ValueError(f"{source}: head weights do not fit the configured model: {mismatched}")
     missing = sorted(k for k in own if k not in heads)

@@ -7,10 +7,12 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 
-from luke_allennlp.modeling.loading import read_config, read_state_dict, special_entity_ids
+from luke_allennlp.modeling.checkpoint_files import read_config, read_state_dict
+from luke_allennlp.modeling.loading import shape_mismatches
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX, EntityPredictionHead, masked_cross_entropy
 from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
+from luke_allennlp.resources.checkpoint_tokenizer import special_entity_ids
 from luke_allennlp.resources.task_entities import LUKE_SPECIAL_ENTITY_IDS
 from luke_allennlp.training.metrics import EntityDisambiguationAccuracy, EntityLinkingF1
 
@@ -360,11 +362,7 @@ def _load_entity_head(head: EntityPredictionHead, model_name: str) -> None:
         )
         return
     own = head.state_dict()
-    mismatched = [
-        f"{k}: {tuple(weights[k].shape)} != {tuple(v.shape)}"
-        for k, v in own.items()
-        if k in weights and weights[k].shape != v.shape
-    ]
+    mismatched = shape_mismatches(weights, own)
     missing = [k for k in own if k not in weights]
     if mismatched or missing:
         raise ValueError(f"{model_name}: the entity prediction head does not fit: {mismatched or missing}")

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Type, TypeVar
 
-from luke_allennlp.modeling.loading import read_config
+from luke_allennlp.modeling.checkpoint_files import read_config
 
 T = TypeVar("T")
 
@@ -52,9 +52,9 @@ class EncoderLoading:
     def load(self, model_class: Type[T]) -> T:
         """`model_class.from_pretrained` (`LukeEncoder` or `LukeForPretraining`) with these options. Without weights,
         while an archive loads (whose weights replace every parameter), the encoder is not randomly initialised."""
-        from luke_allennlp.resources.archive_config import LOADING
+        from luke_allennlp.resources.archive_config import loading
 
-        skip = {} if self.load_weights or LOADING.get() is None else {"initialize": False}
+        skip = {} if self.load_weights or loading() is None else {"initialize": False}
         model = model_class.from_pretrained(  # type: ignore[attr-defined]
             self.model_name,
             use_entity_aware_attention=self.use_entity_aware_attention,

@@ -59,7 +59,7 @@ class EntityCloze:
         """A checkpoint directory or hub name with its tokenizer and entity vocabulary (or `entity_vocab`); a checkpoint
         without the masked entity head is refused."""
         from luke_allennlp.modeling import LukeForPretraining
-        from luke_allennlp.modeling.loading import read_config
+        from luke_allennlp.modeling.checkpoint_files import read_config
         from luke_allennlp.resources.checkpoint_vocab import checkpoint_entity_vocab
         from luke_allennlp.resources.tokenization import load_fast_tokenizer
 
@@ -141,7 +141,7 @@ class EntityCloze:
 
 def _has_entity_head(name_or_path: str) -> bool:
     """Whether the checkpoint's weights hold `entity_predictions.*` (read from the safetensors header if it has one)."""
-    from luke_allennlp.modeling.loading import checkpoint_file, read_state_dict
+    from luke_allennlp.modeling.checkpoint_files import checkpoint_file, read_state_dict
 
     path = checkpoint_file(name_or_path, "model.safetensors")
     if path is not None:

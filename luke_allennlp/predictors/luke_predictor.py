@@ -9,7 +9,7 @@ from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from luke_allennlp.resources.files import refuse_lone_surrogates
+from luke_allennlp.resources.files import TOO_DEEP, refuse_lone_surrogates
 
 
 class LukePredictor(Predictor):
@@ -29,6 +29,8 @@ class LukePredictor(Predictor):
             inputs = json.loads(line)
         except json.JSONDecodeError as error:
             raise ValueError(f"not valid JSON ({error.msg}, column {error.colno}): {line.strip()[:80]!r}") from None
+        except RecursionError:
+            raise ValueError(f"{TOO_DEEP}: {line.strip()[:80]!r}") from None
         if not isinstance(inputs, dict):
             raise ValueError(f"expected a JSON object ({{...}}), not {type(inputs).__name__}: {line.strip()[:80]!r}")
         if "\\u" in line:

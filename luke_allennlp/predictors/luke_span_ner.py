@@ -1,29 +1,19 @@
-import re
-from typing import Any, List
+from typing import Any, List, Optional
 
 import regex
 from allennlp.common.util import JsonDict
-from allennlp.data import Instance
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
 from allennlp.predictors.predictor import Predictor
 
 from luke_allennlp.predictors.luke_predictor import LukePredictor
 from luke_allennlp.resources.files import require, require_strings
 from luke_allennlp.resources.mentions.name_matcher import CJK_TOKEN
+from luke_allennlp.wikipedia.sentences import RuleSentenceSplitter
 
 # A word keeps its combining marks (`regex`'s `\w` holds them: decomposed accents, Devanagari vowel signs, Arabic and
 # Hebrew vowel points), as does a symbol (one grapheme).
 WORD = regex.compile(r"\w+(?:[-'.]+\w+)*|[^\w\s]\p{M}*")
-# A sentence ends at a line break, or at `.`, `!` or `?` (closing quotes or brackets may follow) before white space and
-# a capital, a digit or an opening quote or bracket, unless the word before the full stop is an abbreviation.
-SENTENCE_END = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*[^\S\n]+(?=["'\u201c\u2018(\[]?[A-Z0-9])|\s*\n\s*""")
-ABBREVIATION = re.compile(
-    r"(?:^|\s)(?:[A-Za-z]|(?:[A-Za-z]\.)+[A-Za-z]|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Corp|Co|Ltd|"
-    r"Gen|Sen|Rep|Gov|Lt|Col|Capt|Sgt|Mt|No|vs|etc)\.$"
-)
-
-
-# Text without spaces (Japanese, Chinese) ends a sentence after 。, ！ or ？ (closing brackets may follow) or at a line break.
-SENTENCE_END_WITHOUT_SPACES = re.compile(r"(?<=[。！？!?])[」』）)\]]*\s*|\s*\n\s*")
 
 
 def split_words(text: str, without_spaces: bool = False) -> List[str]:
@@ -34,23 +24,17 @@ def split_words(text: str, without_spaces: bool = False) -> List[str]:
     return CJK_TOKEN.findall(text) if without_spaces else WORD.findall(text)
 
 
-def split_sentences(text: str, without_spaces: bool = False) -> List[str]:
+def split_sentences(text: str, language: Optional[str] = None) -> List[str]:
     """
-    Sentences of running text, by a simple rule (see `SENTENCE_END`, and `SENTENCE_END_WITHOUT_SPACES` for text
-    without spaces): good for news text, not a trained splitter; a document given as a list of sentences is taken
-    as it is.
+    Sentences of running text: at line breaks, and within a line by the corpus builder's rules
+    (`luke_allennlp.wikipedia.sentences.RuleSentenceSplitter`): `.` `!` `?` `…` `؟` `।` before a capital of any script
+    (Latin, Cyrillic, Greek), a letter of a caseless script (Arabic, Devanagari, CJK) or a digit, not after an
+    abbreviation or an initial; `。` `！` `？` without a space (not inside quotes the sentence goes on after);
+    `language` (`de`, ...) reads `3.` as an ordinal where the language writes them so. A document given as a list of
+    sentences is taken as it is.
     """
-    if without_spaces:
-        ends = [end.end() for end in SENTENCE_END_WITHOUT_SPACES.finditer(text)]
-        return [s.strip() for s in (text[a:b] for a, b in zip([0, *ends], [*ends, len(text)])) if s.strip()]
-    sentences, start = [], 0
-    for end in SENTENCE_END.finditer(text):
-        if end.group().strip() and ABBREVIATION.search(text[start : end.start() + 1]):
-            continue  # "Mr. Smith", "U.S. officials", "J. Smith"
-        sentences.append(text[start : end.start() + len(end.group().rstrip())])
-        start = end.end()
-    sentences.append(text[start:])
-    return [s.strip() for s in sentences if s.strip()]
+    split = RuleSentenceSplitter(language)
+    return [line[start:end] for line in text.splitlines() for start, end in split(line)]
 
 
 @Predictor.register("luke_span_ner")
@@ -78,11 +62,29 @@ class LukeSpanNerPredictor(LukePredictor):
       its context, as `allennlp evaluate` reads a CoNLL file.
 
     With a reader of `words_without_spaces` (LUKE-Japanese), raw text is split into characters (`split_words`; pass
-    `"words"` for another segmentation, e.g. a morphological analyser's), a raw-text document into sentences after
-    。！？, and an entity's `text` joins its words without spaces.
+    `"words"` for another segmentation, e.g. a morphological analyser's), and an entity's `text` joins its words
+    without spaces.
+
+    # Parameters
+
+    model : `Model`
+        The span NER model.
+    dataset_reader : `DatasetReader`
+        Its reader (`luke_conll2003`).
+    frozen : `bool`, optional (default = `True`)
+        As allennlp's `Predictor`: the model in evaluation mode.
+    language : `str`, optional (default = `None`)
+        The documents' language code (`--predictor-args '{"language": "de"}'`): where it writes ordinals with a dot
+        (German, the Nordic and Central European languages), `am 3. Oktober` does not end a sentence.
     """
 
     output_keys = ("words", "tags", "truncated", "entities")
+
+    def __init__(
+        self, model: Model, dataset_reader: DatasetReader, frozen: bool = True, language: Optional[str] = None
+    ) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        self.language = language
 
     def predict_json(self, inputs: JsonDict) -> JsonDict:
         return self.predict_batch_json([inputs])[0]
@@ -110,7 +112,7 @@ class LukeSpanNerPredictor(LukePredictor):
                 raise ValueError(f'{where}: "document" is the whole text: it takes no {", ".join(others)}')
             document: Any = json_dict["document"]
             if isinstance(document, str):
-                split = split_sentences(document, self._without_spaces)
+                split = split_sentences(document, self.language)
                 sentences = [split_words(sentence, self._without_spaces) for sentence in split]
             else:
                 sentences = self._sentences(document, "document", where, "raw text or a list of sentences")

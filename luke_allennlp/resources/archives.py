@@ -35,30 +35,50 @@ ARCHIVE_MAX_BYTES = 32 << 30
 
 def _archive_limit(compressed: Optional[int]) -> Tuple[float, str]:
     """The most bytes an archive of `compressed` bytes may extract to, and what sets that limit."""
-    import os
-
-    def setting(variable: str, default: float) -> float:
-        value = os.environ.get(variable, "").strip()
-        if not value:
-            return default
-        scale = 1 << (10 * " KMGT".index(value[-1].upper())) if value[-1].upper() in "KMGT" else 1
-        try:
-            number = float(value[:-1] if scale > 1 else value) * scale
-        except ValueError:
-            raise ValueError(f"{variable}={value!r}: expected a number (bytes may end in K, M, G or T)") from None
-        return number if number > 0 else math.inf
-
-    ratio = setting("LUKE_ARCHIVE_MAX_RATIO", ARCHIVE_MAX_RATIO)
-    absolute = setting("LUKE_ARCHIVE_MAX_BYTES", ARCHIVE_MAX_BYTES)
+    ratio = limit_setting("LUKE_ARCHIVE_MAX_RATIO", ARCHIVE_MAX_RATIO)
+    absolute = limit_setting("LUKE_ARCHIVE_MAX_BYTES", ARCHIVE_MAX_BYTES)
     relative = max(ratio * compressed, ARCHIVE_RATIO_FLOOR) if compressed is not None else math.inf
     if relative < absolute:
         bomb = "a decompression bomb? LUKE_ARCHIVE_MAX_RATIO raises the limit"
+        if ratio * compressed < ARCHIVE_RATIO_FLOOR:
+            return relative, f"{{limit}}, the least limit for any archive ({bomb})"
         return relative, f"{ratio:g} times the archive's {_size(compressed)} ({bomb})"
-    return absolute, f"the limit of {_size(absolute)} (LUKE_ARCHIVE_MAX_BYTES raises it)"
+    return absolute, "the limit of {limit} (LUKE_ARCHIVE_MAX_BYTES raises it)"
+
+
+def limit_setting(variable: str, default: float) -> float:
+    """A limit from the environment: a number (bytes may end in K, M, G or T), 0 for none (`math.inf`); a negative
+    or not finite one is refused in one line (it used to lift both limits silently)."""
+    import os
+
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return default
+    scale = 1 << (10 * " KMGT".index(value[-1].upper())) if value[-1].upper() in "KMGT" else 1
+    try:
+        number = float(value[:-1] if scale > 1 else value) * scale
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number < 0:
+        raise ArchiveError(
+            f"{variable}={value!r}: expected a number of at least 0 (bytes may end in K, M, G or T; 0 lifts the limit)"
+        )
+    return number if number > 0 else math.inf
 
 
 def _size(n: float) -> str:
-    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+    """`n` bytes for a person, in GiB, MiB or KiB to a tenth (bytes below 1 KiB)."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} bytes"
+
+
+def _sizes(n: float, limit: float) -> Tuple[str, str]:
+    """`_size` of both, or their exact bytes where those would read the same ("1.0 MiB more than 1.0 MiB")."""
+    if _size(n) == _size(limit):
+        return f"{n:,.0f} bytes", f"{limit:,.0f} bytes"
+    return _size(n), _size(limit)
 
 
 def extract_archive(archive_file: Any, directory: Any) -> None:
@@ -160,9 +180,11 @@ class _MemberCheck:
             raise ArchiveError(f"{self.name} is unsafe to extract: member {member.name!r} is {reason}")
         self.total += member.size if member.isreg() else 0
         if self.total > self.limit:
+            total, limit = _sizes(self.total, self.limit)
+            reason = self.limit_reason.format(limit=limit)
             raise ArchiveError(
-                f"{self.name} is refused: its members up to {member.name!r} would extract to {_size(self.total)}, "
-                f"more than {self.limit_reason}"
+                f"{self.name} is refused: its members up to {member.name!r} would extract to {total}, more than "
+                f"{reason}"
             )
         path = _archive_path(member.name)
         parts = path.split("/")

@@ -28,7 +28,8 @@ def checkpoint_entity_vocab(
     checkpoint's `language:title` keys are read as titles with their languages, so that `"Tokyo"` finds the entity of
     `"en:Tokyo"`.
     """
-    from luke_allennlp.modeling.loading import checkpoint_entities, checkpoint_file
+    from luke_allennlp.modeling.checkpoint_files import checkpoint_file
+    from luke_allennlp.resources.checkpoint_tokenizer import checkpoint_entities
 
     if entity_vocab is not None:
         path = cached_path(entity_vocab)

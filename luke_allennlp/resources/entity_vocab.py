@@ -29,6 +29,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 # A Wikipedia language code as mLUKE prefixes titles with it: "en", "ja", "als", "zh-yue", "be-tarask", "simple".
 # Lower case only, so that a title's own colon ("Star Wars: Episode IV") is never read as a prefix.
 LANGUAGE_PREFIX = re.compile(r"^([a-z]{2,3}(?:-[a-z0-9]+)*|simple):(.+)$", re.DOTALL)
+LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*|simple")
 
 
 class EntityVocab:
@@ -198,9 +199,12 @@ class EntityVocab:
         The entity vocabulary of a LUKE checkpoint or tokenizer (a directory or a hub name) as its `LukeTokenizer` or
         `MLukeTokenizer` saved it: `entity_vocab.json` (the released layout), else the `entity_vocab` inside
         `tokenizer_config.json` (transformers 5's `save_pretrained`). Where `tokenizer_config.json` names
-        `MLukeTokenizer`, keys are `language:title` (see `from_language_prefixed_json`).
+        `MLukeTokenizer`, keys are `language:title` (see `from_language_prefixed_json`); else they are titles of the
+        language its `entity_vocab_language` names (what `export-luke` writes of a vocabulary of one language), English
+        where it names none (the released LUKE checkpoints).
         """
-        from luke_allennlp.modeling.loading import checkpoint_entities, read_tokenizer_config
+        from luke_allennlp.resources.checkpoint_tokenizer import checkpoint_entities, read_tokenizer_config
+        from luke_allennlp.resources.tokenization import ENTITY_VOCAB_LANGUAGE
 
         found = checkpoint_entities(name_or_path)
         if found is None:
@@ -209,8 +213,14 @@ class EntityVocab:
                 "entity_vocab in tokenizer_config.json (transformers 5's save_pretrained of a LukeTokenizer)"
             )
         mapping, path = found
-        prefixed = read_tokenizer_config(name_or_path).get("tokenizer_class") == "MLukeTokenizer"
-        return cls.from_transformers_mapping(mapping, path, prefixed)
+        config = read_tokenizer_config(name_or_path)
+        language = config.get(ENTITY_VOCAB_LANGUAGE) or "en"
+        if not isinstance(language, str) or not LANGUAGE_CODE.fullmatch(language):
+            raise ValueError(
+                f"{name_or_path}: tokenizer_config.json's {ENTITY_VOCAB_LANGUAGE} {language!r} is no language code"
+            )
+        prefixed = config.get("tokenizer_class") == "MLukeTokenizer"
+        return cls.from_transformers_mapping(mapping, path, prefixed, language=language)
 
     @classmethod
     def from_transformers_mapping(

@@ -9,7 +9,7 @@ Files named `.gz`, `.bz2` or `.xz` are decompressed as they are read; compressed
 import codecs
 import json
 import re
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 T = TypeVar("T")
 
@@ -86,6 +86,9 @@ def load_json(path: str, name: Optional[str] = None) -> Any:
     return parse_json(read_text(path, name), name or path)
 
 
+TOO_DEEP = "JSON nested too deeply (Python's JSON reader stops at about 1,000 levels of arrays and objects)"
+
+
 def parse_json(text: str, where: str) -> Any:
     """`text` as JSON; malformed JSON raises an error naming `where` and, for a multi-line text, the line."""
     try:
@@ -93,6 +96,8 @@ def parse_json(text: str, where: str) -> Any:
     except json.JSONDecodeError as error:
         at = f"{where}:{error.lineno}" if "\n" in text.rstrip() else where
         raise ValueError(f"{at}: not valid JSON ({error.msg}, column {error.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{where}: {TOO_DEEP}") from None
     if "\\u" in text:
         refuse_lone_surrogates(value, text, where)
     return value
@@ -136,15 +141,17 @@ def _surrogate_field(value: Any, path: str) -> Optional[Tuple[str, str]]:
     return None
 
 
-def require(record: Any, key: str, kind: Optional[type] = None, where: str = "input") -> Any:
-    """`record[key]`, which must exist and, if `kind` is given, be of that type (an int is not a bool)."""
+def require(record: Any, key: str, kind: Union[None, type, Tuple[type, ...]] = None, where: str = "input") -> Any:
+    """`record[key]`, which must exist and, if `kind` is given, be of that type or types (an int is not a bool)."""
     if not isinstance(record, dict):
         raise ValueError(f"{where}: expected a JSON object with {key!r}, not {type(record).__name__}")
     if key not in record:
         raise ValueError(f"{where}: missing field {key!r}")
     value = record[key]
-    if kind is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
-        raise ValueError(f"{where}: field {key!r} should be {kind.__name__}, not {type(value).__name__} ({value!r})")
+    kinds = kind if isinstance(kind, tuple) else (kind,) if kind is not None else ()
+    if kinds and (not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise ValueError(f"{where}: field {key!r} should be {names}, not {type(value).__name__} ({value!r})")
     return value
 
 

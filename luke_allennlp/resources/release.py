@@ -16,7 +16,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from luke_allennlp.modeling import LukeConfig, LukeForPretraining
-from luke_allennlp.modeling.loading import EXTRA_QUERIES, checkpoint_entities
+from luke_allennlp.modeling.loading import EXTRA_QUERIES
+from luke_allennlp.resources.checkpoint_tokenizer import checkpoint_entities
 from luke_allennlp.resources.entity_vocab import EntityVocab
 from luke_allennlp.resources.task_checkpoints import CHECKPOINT_SPECIAL_ENTITIES
 from luke_allennlp.resources.tokenization import ENTITY_MARKERS

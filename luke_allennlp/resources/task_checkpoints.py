@@ -13,12 +13,9 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from luke_allennlp.modeling.loading import (
-    checkpoint_entities,
-    read_state_dict,
-    read_tokenizer_config,
-    rename_legacy_key,
-)
+from luke_allennlp.modeling.checkpoint_files import read_state_dict
+from luke_allennlp.modeling.loading import rename_legacy_key, shape_mismatches
+from luke_allennlp.resources.checkpoint_tokenizer import checkpoint_entities, read_tokenizer_config
 from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 
 # The special entities of LukeTokenizer / MLukeTokenizer (their `entity_*_token` defaults), in the order an
@@ -257,9 +254,7 @@ def model_state(checkpoint: str, spec: TaskCheckpoint, own: Dict[str, torch.Tens
     missing = sorted(k for k in own if k not in state)
     if any(".pooler." not in k for k in missing):
         raise ValueError(f"{checkpoint}: the checkpoint lacks {missing[:8]}")
-    mismatched = [
-        f"{k}: {tuple(v.shape)} != {tuple(own[k].shape)}" for k, v in state.items() if v.shape != own[k].shape
-    ]
+    mismatched = shape_mismatches(state, own)
     if mismatched:
         raise ValueError(f"{checkpoint}: weights do not fit the {spec.model_type} model: {mismatched}")
     return {**{k: own[k] for k in missing}, **state}

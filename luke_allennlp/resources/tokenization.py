@@ -27,6 +27,9 @@ ENTITY_SPECIAL_TOKEN_KEYS = ("entity_unk_token", "entity_pad_token", "entity_mas
 NON_WORD_TOKENS = ("[UNK]", "[PAD]", "[MASK]", "[MASK2]", "\u2581<ent>", "\u2581<ent2>")
 # RoBERTa's special tokens: a folder of only `vocab.json` and `merges.txt` that has them is RoBERTa's BPE.
 ROBERTA_SPECIAL_TOKENS = ("<s>", "</s>", "<pad>", "<unk>", "<mask>")
+# The tokenizer_config.json key naming the language of a LukeTokenizer's entity titles (they have no prefix; English
+# when absent, as the released checkpoints' are).
+ENTITY_VOCAB_LANGUAGE = "entity_vocab_language"
 # Word tokens LukeTokenizer adds, and the token each is initialised from (transformers' LUKE conversion).
 ENTITY_MARKERS = {"<ent>": "@", "<ent2>": "#"}
 
@@ -146,7 +149,7 @@ def _with_sentencepiece_normaliser(tokenizer: PreTrainedTokenizerFast, model_nam
     (nmt_nfkc, what `XLMRobertaTokenizer`'s conversion writes), its whitespace splitting and `<unk>` come back, so
     that the ids are the released files'. None elsewhere (the released layout, transformers 4's saves).
     """
-    from luke_allennlp.modeling.loading import read_tokenizer_config
+    from luke_allennlp.resources.checkpoint_tokenizer import read_tokenizer_config
 
     if type(tokenizer.backend_tokenizer.model).__name__ != "Unigram":
         return None
@@ -161,7 +164,7 @@ def _with_sentencepiece_normaliser(tokenizer: PreTrainedTokenizerFast, model_nam
         "SentencePiece's default (nmt_nfkc) restored",
         model_name,
     )
-    state["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": _nmt_nfkc_charsmap()}
+    state["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": nmt_nfkc_charsmap()}
     pre_tokenizers = [{"type": "WhitespaceSplit"}] + ([state["pre_tokenizer"]] if state.get("pre_tokenizer") else [])
     state["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": pre_tokenizers}
     unk = config.get("unk_token") or "<unk>"
@@ -173,7 +176,7 @@ def _with_sentencepiece_normaliser(tokenizer: PreTrainedTokenizerFast, model_nam
 
 
 @functools.lru_cache(maxsize=1)
-def _nmt_nfkc_charsmap() -> str:
+def nmt_nfkc_charsmap() -> str:
     """SentencePiece's default normalisation rule (nmt_nfkc) as tokenizers' `Precompiled` normaliser stores it
     (base64), taken from a model SentencePiece trains in memory on one line (milliseconds)."""
     import base64
@@ -198,12 +201,9 @@ def _nmt_nfkc_charsmap() -> str:
 
 def tokenizer_class(model_name: str) -> Optional[str]:
     """The `tokenizer_class` named by the checkpoint's tokenizer_config.json, if any."""
-    from luke_allennlp.modeling.loading import checkpoint_file
+    from luke_allennlp.resources.checkpoint_tokenizer import read_tokenizer_config
 
-    path = checkpoint_file(model_name, "tokenizer_config.json")
-    if path is None:
-        return None
-    return load_json(path).get("tokenizer_class")
+    return read_tokenizer_config(model_name).get("tokenizer_class")
 
 
 def special_tokens_template(tokenizer: Any, pair: bool = False) -> Tuple[List[int], List[int]]:
@@ -268,11 +268,15 @@ def write_luke_tokenizer(
     output_dir: str,
     task: Optional[str] = None,
     source_dir: Optional[str] = None,
+    language: Optional[str] = None,
 ) -> Any:
     """
     Writes the LUKE tokenizer of a word tokenizer and an entity vocabulary (`{title: id}`, the four special entities
     included) to `output_dir` and returns it, loaded from there: `LukeTokenizer` over a byte-level BPE,
-    `MLukeTokenizer` over a sentencepiece (Unigram) tokenizer. `task` is LukeTokenizer's `task=` mode.
+    `MLukeTokenizer` over a sentencepiece (Unigram) tokenizer. `task` is LukeTokenizer's `task=` mode. `language`:
+    the language of a `LukeTokenizer`'s bare titles (`ENTITY_VOCAB_LANGUAGE` in its tokenizer_config.json), so that
+    the checkpoint's entities are read as titles of that language, not English (`EntityVocab.from_checkpoint`);
+    `MLukeTokenizer`'s titles carry theirs (`"bg:Сопот"`).
     """
     special = {
         name: str(getattr(word_tokenizer, name))
@@ -292,8 +296,19 @@ def write_luke_tokenizer(
             # transformers 5 saves tokenizer.json alone; LukeTokenizer of transformers 4 reads these files.
             for name in ("vocab.json", "merges.txt"):
                 shutil.copyfile(os.path.join(work, name), os.path.join(output_dir, name))
+        if language is not None:
+            record_entity_vocab_language(output_dir, language)
         return LukeTokenizer.from_pretrained(output_dir)
     return _write_mluke_tokenizer(word_tokenizer, output_dir, task, source_dir)
+
+
+def record_entity_vocab_language(directory: str, language: str) -> None:
+    """Writes `ENTITY_VOCAB_LANGUAGE` into the tokenizer_config.json of `directory` (transformers keeps the key)."""
+    path = os.path.join(directory, "tokenizer_config.json")
+    config = load_json(path) if os.path.isfile(path) else {}
+    config[ENTITY_VOCAB_LANGUAGE] = language
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2, ensure_ascii=False)
 
 
 def _write_mluke_tokenizer(

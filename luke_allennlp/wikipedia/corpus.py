@@ -222,7 +222,7 @@ _EXTRA_TOKENIZER_FILES = ("sentencepiece.bpe.model",)
 
 
 def _save_tokenizer(tokenizer, name: str, directory: Path) -> None:
-    from luke_allennlp.modeling.loading import checkpoint_file
+    from luke_allennlp.modeling.checkpoint_files import checkpoint_file
 
     tokenizer.save_pretrained(str(directory))
     for filename in _EXTRA_TOKENIZER_FILES:

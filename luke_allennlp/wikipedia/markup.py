@@ -99,13 +99,6 @@ class CleanText:
         """Every `[[...]]` of the page."""
         return sum(self.link_counts.values()) + sum(self.outside_counts.values())
 
-    def links_by_place(self) -> Counter:
-        """Place ("text" for the running text) -> how many links."""
-        places: Counter = Counter({"text": sum(self.link_counts.values())})
-        for (place, _), count in self.outside_counts.items():
-            places[place] += count
-        return +places
-
     def scoped_links(self, scope: str) -> Tuple[List[Tuple[str, str]], Counter, Counter]:
         """
         The page's links for a builder counting those of `scope` (`LINK_SCOPES`): "text", the running text;

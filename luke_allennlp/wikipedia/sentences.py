@@ -6,8 +6,9 @@ Two splitters give the character spans of the sentences of one paragraph:
 - `RuleSentenceSplitter` (the default): a sentence ends at `.`, `!`, `?`, `…`, Arabic `؟` or the Devanagari
   danda `।` (with closing quotes or brackets) followed by whitespace and, after any opening quotes or brackets
   (Spanish `¿` `¡` included), a digit or a letter that is not lower-case (letters of caseless scripts count); not
-  after an initial (`J. R. R. Tolkien`), a dotted abbreviation (`U.S.`, `e.g.`, `z.B.`) or a common abbreviation
-  of English, German, Dutch, Spanish, French or Italian (`Dr.`, `St.`, `Jan.`, `Nr.`, `bzw.`, `Sra.`). In languages
+  after an initial (`J. R. R. Tolkien`, `1850 г.`), a dotted abbreviation (`U.S.`, `e.g.`, `z.B.`, `т.е.`) or a
+  common abbreviation of English, German, Dutch, Spanish, French, Italian, Bulgarian or Russian (`Dr.`, `St.`,
+  `Jan.`, `Nr.`, `bzw.`, `Sra.`, `т.нар.`, `напр.`, `проф.`). In languages
   that write ordinals with a dot (German, the Nordic and most Central European languages: `language`), a number of
   one or two digits before the dot is an ordinal (`am 3. Oktober`, `im 19. Jahrhundert`), not a sentence end.
   Japanese and Chinese full stops (`。` `！` `？` `．`, with closing `」` `』` `）`) end a sentence without a
@@ -37,7 +38,10 @@ _ABBREVIATIONS = frozenset(
     "ltd co corp bros dept univ assn est fig figs eq ch sec art mgr supt messrs mme mlle "
     # German, Dutch, Spanish, French, Italian
     "bzw usw vgl nr str jh jhd geb gest hrsg evtl ggf sog inkl mio mrd bd bde abs bspw dt engl frz lat ehem "
-    "dhr mevr mw blz bijv resp ong sra srta dra ud uds pág págs núm avda mm mmes ste env sig sigg dott ecc".split()
+    "dhr mevr mw blz bijv resp ong sra srta dra ud uds pág págs núm avda mm mmes ste env sig sigg dott ecc "
+    # Bulgarian and Russian (not "им", "те": words; nor "гг.", "др.", which often end a sentence)
+    "тнар напр вж гр ул бул пл проф доц акад д-р г-н г-жа ок млн млрд хил стр изд св см ср тыс руб англ "
+    "лат нем франц".split()
 )
 # Languages whose ordinal numbers are written with a dot ("3." = third).
 ORDINAL_DOT_LANGUAGES = frozenset("de da no nb nn fi is fo et lv lt cs sk pl hu sl hr sr bs tr".split())

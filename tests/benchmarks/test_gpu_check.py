@@ -56,7 +56,7 @@ def test_quick_cpu_check(tmp_path):
         assert 0 < profile["busy_ms_per_step"] and len(profile["top"]) == 12
         assert profile["top"][0]["ms_per_step"] >= profile["top"][-1]["ms_per_step"] > 0
         assert f"| {task} | {profile['wall_ms_per_step']} | {profile['busy_ms_per_step']} |" in markdown
-        if audited:  # luke_allennlp.training.sync_audit and the trainer's audit_host_syncs
+        if audited:  # luke_allennlp.training.trainers.sync_audit and the trainer's audit_host_syncs
             assert row["host_syncs_per_step"] == 0
             assert row["pass_start_stall_steps"] <= 1
         else:

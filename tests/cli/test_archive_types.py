@@ -2,59 +2,20 @@
 whose `type` is an importable callable (`subprocess.Popen` with a `touch` command) runs nothing through any path that
 loads an archive, and the refusal is one line naming the archive and the type."""
 
-import io
-import json
 import os
 import subprocess
 import sys
-import tarfile
 import time
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from luke_allennlp.resources.archive_config import TRUSTED_TYPES_VARIABLE, ArchiveConfigError
+from luke_allennlp.resources.archive_config import TRUSTED_TYPES_VARIABLE, ArchiveConfigError, check_archive_config
 from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
+from tests.crafted_archives import crafted
 
 DATA = FIXTURES / "data" / "sentiment.jsonl"
-
-
-@pytest.fixture(scope="module")
-def trained_archive(tiny_luke_dir, tmp_path_factory):
-    """A tiny LUKE text classifier trained for one epoch: its model.tar.gz."""
-    from allennlp.commands.train import train_model_from_file
-
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
-        monkeypatch.setenv("DATA", str(DATA))
-        out = tmp_path_factory.mktemp("classifier") / "run"
-        train_model_from_file(
-            str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
-            str(out),
-            overrides=json.dumps({"trainer.num_epochs": 1}),
-        )
-    return out / "model.tar.gz"
-
-
-def crafted(trained: Path, path: Path, where: str, value) -> Path:
-    """A copy of the trained archive whose config has `value` at `where`, the bundled paths under `where` dropped
-    from its manifest (so that none points into a replaced section)."""
-    with tarfile.open(trained) as source, tarfile.open(path, "w:gz", compresslevel=1) as tar:
-        for info in source:
-            data = source.extractfile(info).read() if info.isreg() else None
-            if info.name == "config.json":
-                config = json.loads(data)
-                set_at(config, where, value)
-                data = json.dumps(config).encode()
-            elif info.name == "bundled/manifest.json":
-                manifest = json.loads(data)
-                manifest["paths"] = {k: v for k, v in manifest["paths"].items() if not k.startswith(where)}
-                data = json.dumps(manifest).encode()
-            if data is not None:
-                info.size = len(data)
-            tar.addfile(info, None if data is None else io.BytesIO(data))
-    return path
 
 
 def popen(marker: Path) -> dict:
@@ -75,14 +36,6 @@ def attempt(load) -> None:
         load()
     except Exception:  # noqa: BLE001
         pass
-
-
-def set_at(config: dict, where: str, value) -> None:
-    *parents, last = where.split(".")
-    node = config
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
-    node[last] = value
 
 
 # Where a crafted entry goes (any depth, in a list, the vocabulary, the data loader, the trainer) and what is named.
@@ -219,9 +172,19 @@ def test_allennlp_predict_and_evaluate_refuse_the_crafted_archive(trained_archiv
     )
 
     archive = crafted(trained_archive, tmp_path / "reader.tar.gz", "dataset_reader", popen(marker))
+    assert predict_errors(archive) == [
+        f"allennlp: error: {archive}: its config names the type 'subprocess.Popen' (at dataset_reader.type), not a "
+        "registered component of allennlp or of the packages loaded: loading an archive imports and runs nothing "
+        f"else (if you trust this archive: --include-package subprocess, or {TRUSTED_TYPES_VARIABLE}=subprocess)"
+    ]
+    assert not ran(marker, wait=1)
+
+
+def predict_errors(archive, *args):
+    """The lines but logging that the real `allennlp predict` of `archive` writes to stderr, which exits with 1."""
     env = {k: v for k, v in os.environ.items() if k != TRUSTED_TYPES_VARIABLE}
     result = subprocess.run(
-        [str(ALLENNLP), "predict", str(archive), str(DATA), "--silent"],
+        [str(ALLENNLP), "predict", str(archive), str(DATA), "--silent", *args],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
@@ -229,10 +192,125 @@ def test_allennlp_predict_and_evaluate_refuse_the_crafted_archive(trained_archiv
         timeout=600,
     )
     assert result.returncode == 1, result.stderr[-3000:]
-    errors = [line for line in result.stderr.splitlines() if " - INFO - " not in line]
-    assert errors == [
-        f"allennlp: error: {archive}: its config names the type 'subprocess.Popen' (at dataset_reader.type), not a "
-        "registered component of allennlp or of the packages loaded: loading an archive imports and runs nothing "
-        f"else (if you trust this archive: --include-package subprocess, or {TRUSTED_TYPES_VARIABLE}=subprocess)"
-    ], result.stderr[-3000:]
-    assert not ran(marker, wait=1)
+    return [line for line in result.stderr.splitlines() if " - INFO - " not in line]
+
+
+# The registered `tensorboard` callback (this project's, which replaced allennlp's registration: allennlp's class, the
+# issue's, is no longer registered at all, and refused as such).
+TENSORBOARD = "luke_allennlp.training.callbacks.tensorboard.TensorBoardCallback"
+ALLENNLP_TENSORBOARD = "allennlp.training.callbacks.tensorboard.TensorBoardCallback"
+SEQUENCE_TAGGING = "allennlp.data.dataset_readers.sequence_tagging.SequenceTaggingDatasetReader"
+EMBEDDING = "allennlp.modules.token_embedders.embedding.Embedding"
+EMBEDDER = "model.text_field_embedder.token_embedders.tokens"
+
+
+# A registered class in another component's place (at any depth: a list, a dict of components, `Lazy`, a value
+# passed on as it is), by module path or by registered name: (where, value, what the refusal says).
+def out_of_place(events):
+    return {
+        "callback_as_reader": (
+            "validation_dataset_reader",
+            {"type": TENSORBOARD, "serialization_dir": str(events)},
+            f"'{TENSORBOARD}' (at validation_dataset_reader.type), registered as a TrainerCallback, not a DatasetReader",
+        ),
+        "reader_as_embedder": (
+            EMBEDDER,
+            {"type": SEQUENCE_TAGGING},
+            "registered as a DatasetReader, not a TokenEmbedder",
+        ),
+        "embedder_as_encoder": (
+            "model.seq2vec_encoder",
+            {"type": EMBEDDING, "embedding_dim": 32, "num_embeddings": 4},
+            "(at model.seq2vec_encoder.type), registered as a TokenEmbedder, not a Seq2VecEncoder",
+        ),
+        "callback_as_indexer": (
+            "dataset_reader.token_indexers.tokens",
+            {"type": TENSORBOARD, "serialization_dir": str(events)},
+            "(at dataset_reader.token_indexers.tokens.type), registered as a TrainerCallback, not a TokenIndexer",
+        ),
+        "reader_in_callbacks": (
+            "trainer.callbacks",
+            [{"type": "tensorboard"}, {"type": SEQUENCE_TAGGING}],
+            "(at trainer.callbacks.1.type), registered as a DatasetReader, not a TrainerCallback",
+        ),
+        "indexer_as_vocabulary": (
+            "vocabulary",
+            {"type": "allennlp.data.token_indexers.single_id_token_indexer.SingleIdTokenIndexer"},
+            "(at vocabulary.type), registered as a TokenIndexer, not a Vocabulary",
+        ),
+        "callback_name_as_loader_sampler": (
+            "data_loader.batch_sampler",
+            {"type": "tensorboard"},
+            "'tensorboard' (at data_loader.batch_sampler.type), not a BatchSampler (it is registered as a TrainerCallback)",
+        ),
+        "callback_in_a_plain_dict": (
+            f"{EMBEDDER}.config_overrides",
+            {"x": {"type": TENSORBOARD, "serialization_dir": str(events)}},
+            f"(at {EMBEDDER}.config_overrides.x.type), registered as a TrainerCallback, not a value passed on as it is",
+        ),
+    }
+
+
+def test_a_registered_class_is_built_only_in_its_place(trained_archive, tmp_path, monkeypatch):
+    """Issue 38: an archive whose `validation_dataset_reader` is allennlp's TensorBoardCallback with a
+    `serialization_dir` of its choosing created that directory under `predict`. Each registered class out of its
+    place is refused in one line before anything is built; a class in its place by module path still loads."""
+    from allennlp.models.archival import load_archive
+
+    monkeypatch.delenv(TRUSTED_TYPES_VARIABLE, raising=False)
+    events = tmp_path / "events"
+    for name, (where, value, named) in out_of_place(events).items():
+        archive = crafted(trained_archive, tmp_path / f"{name}.tar.gz", where, value, weights=False)
+        with pytest.raises(ArchiveConfigError) as refused:
+            load_archive(str(archive))
+        message = str(refused.value)
+        assert message.startswith(f"{archive}: its config names the type ") and named in message, (name, message)
+        assert "\n" not in message
+    unregistered = crafted(
+        trained_archive,
+        tmp_path / "allennlp_callback_as_reader.tar.gz",
+        "validation_dataset_reader",
+        {"type": ALLENNLP_TENSORBOARD, "serialization_dir": str(events)},
+        weights=False,
+    )
+    with pytest.raises(ArchiveConfigError, match=f"'{ALLENNLP_TENSORBOARD}' .*not a registered component"):
+        load_archive(str(unregistered))
+    assert not events.exists()
+    in_place = crafted(trained_archive, tmp_path / "in-place.tar.gz", "trainer.callbacks", [{"type": TENSORBOARD}])
+    assert type(load_archive(str(in_place)).model).__name__ == "BasicClassifier"  # (the trainer is not built)
+    config = {"validation_dataset_reader": {"type": TENSORBOARD}}
+    with pytest.raises(ArchiveConfigError):
+        check_archive_config(config, "a.tar.gz")
+    monkeypatch.setenv(TRUSTED_TYPES_VARIABLE, TENSORBOARD)  # the opt-in, for a class the user trusts there
+    check_archive_config(config, "a.tar.gz")
+
+
+def test_resolve_class_name_builds_a_class_only_as_what_it_is_registered():
+    """The second line, while an archive loads: a registered class is built only as its own base class."""
+    from allennlp.data import DatasetReader
+    from allennlp.training.callbacks import TrainerCallback
+
+    from luke_allennlp.resources.archive_config import loading_archive
+
+    with loading_archive("some.tar.gz"):
+        with pytest.raises(ArchiveConfigError, match=f"^some.tar.gz: .*'{TENSORBOARD}'.* not a DatasetReader"):
+            DatasetReader.resolve_class_name(TENSORBOARD)
+        assert TrainerCallback.resolve_class_name(TENSORBOARD)[0].__name__ == "TensorBoardCallback"
+
+
+def test_allennlp_predict_builds_no_callback_as_a_reader(trained_archive, tmp_path):
+    """The issue's case through the real `allennlp predict`: one line, exit status 1, no event files written."""
+    events = tmp_path / "events"
+    archive = crafted(
+        trained_archive,
+        tmp_path / "tensorboard.tar.gz",
+        "validation_dataset_reader",
+        {"type": TENSORBOARD, "serialization_dir": str(events)},
+    )
+    assert predict_errors(archive, "--use-dataset-reader") == [
+        f"allennlp: error: {archive}: its config names the type '{TENSORBOARD}' (at validation_dataset_reader.type), "
+        "registered as a TrainerCallback, not a DatasetReader: a component is built only from the classes registered "
+        f"for its place: loading an archive imports and runs nothing else (if you trust this archive: "
+        f"--include-package {TENSORBOARD.rpartition('.')[0]}, or {TRUSTED_TYPES_VARIABLE}={TENSORBOARD})"
+    ]
+    assert not events.exists()

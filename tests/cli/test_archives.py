@@ -3,7 +3,6 @@ extraction directory, and corrupted ones, refused with an error naming the archi
 `cached_path` and the real `allennlp predict` / `evaluate` commands."""
 
 import io
-import json
 import os
 import re
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 
 from luke_allennlp.resources.archives import ArchiveError, extract_archive
 from tests.conftest import ALLENNLP, FIXTURES, REPO_ROOT
+from tests.crafted_archives import Payload
 
 
 def member(name, data=None, kind=tarfile.REGTYPE, link=""):
@@ -301,23 +301,6 @@ def test_legitimate_archives_pass_the_limits(shared_data, tmp_path, monkeypatch)
 # --- the real commands ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def trained_archive(tiny_luke_dir, tmp_path_factory):
-    """A tiny LUKE text classifier trained for one epoch: its model.tar.gz."""
-    from allennlp.commands.train import train_model_from_file
-
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("MODEL_DIR", str(tiny_luke_dir))
-        monkeypatch.setenv("DATA", str(FIXTURES / "data" / "sentiment.jsonl"))
-        out = tmp_path_factory.mktemp("classifier") / "run"
-        train_model_from_file(
-            str(FIXTURES / "configs" / "luke_classifier.jsonnet"),
-            str(out),
-            overrides=json.dumps({"trainer.num_epochs": 1}),
-        )
-    return out / "model.tar.gz"
-
-
 def silently_corrupted(archive: Path, work: Path) -> bytes:
     """The archive with one byte flipped near its middle (in the weights) at a place where allennlp's own
     extraction succeeds, with different weights."""
@@ -410,16 +393,6 @@ def test_the_allennlp_command_exits_with_the_error(trained_archive, outside, com
 # --- weights loaded with weights_only=True (repair 11) ----------------------------------------------------------
 
 
-class Payload:
-    """Unpickling it creates a file: what a crafted weights.th could do instead."""
-
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
-
-
 def with_weights(archive: Path, weights: bytes, path: Path) -> Path:
     """A copy of `archive` whose weights.th is `weights`."""
     with tarfile.open(archive) as source, tarfile.open(path, "w:gz") as tar:
@@ -444,7 +417,7 @@ def test_a_malicious_weights_file_runs_nothing_on_any_path(trained_archive, tmp_
     from allennlp.training.checkpointer import Checkpointer
     from allennlp.training.gradient_descent_trainer import GradientDescentTrainer
 
-    from luke_allennlp.modeling.loading import read_state_dict
+    from luke_allennlp.modeling.checkpoint_files import read_state_dict
     from luke_allennlp.modeling.weights import WeightsError
 
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
@@ -495,3 +468,35 @@ def test_a_damaged_weights_file_is_named_with_its_archive(trained_archive, tmp_p
         f"{archive} (its member weights.th): cannot be read as PyTorch weights, it is truncated or damaged "
         "(RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory)"
     )
+
+
+@pytest.mark.parametrize("variable", ["LUKE_ARCHIVE_MAX_BYTES", "LUKE_ARCHIVE_MAX_RATIO"])
+@pytest.mark.parametrize("value", ["-1", "nan", "-5M", "inf"])
+def test_a_limit_that_is_no_limit_is_refused(tmp_path, monkeypatch, variable, value):
+    """Issue 38: a negative or `nan` limit silently lifted both limits; it is refused in one line (0 lifts one)."""
+    archive = write_tar(tmp_path / "a.tar.gz", [member("weights.th", b"x" * 100)])
+    monkeypatch.setenv(variable, value)
+    expected = (
+        f"{variable}={value!r}: expected a number of at least 0 (bytes may end in K, M, G or T; 0 lifts the limit)"
+    )
+    with pytest.raises(ArchiveError, match=f"^{re.escape(expected)}$"):
+        extract_archive(archive, tmp_path / "out")
+    monkeypatch.setenv(variable, "0")
+    extract_archive(archive, tmp_path / "out")
+
+
+def test_the_sizes_of_a_refusal_show_the_difference(tmp_path, monkeypatch):
+    """Issue 38: "0.0 MiB more than 0.0 MiB": small sizes in bytes or KiB, and exact bytes where the rounded ones
+    read the same."""
+    archive = write_tar(tmp_path / "a.tar.gz", [member("a.txt", b"x" * 100), member("b.txt", b"y" * 1900)])
+    monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "10")
+    with pytest.raises(
+        ArchiveError, match=r"up to 'a.txt' would extract to 100 bytes, more than the limit of 10 bytes"
+    ):
+        extract_archive(archive, tmp_path / "out-bytes")
+    monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "1999")  # 2,000 bytes and 1,999 both read 2.0 KiB
+    with pytest.raises(ArchiveError, match=r"would extract to 2,000 bytes, more than the limit of 1,999 bytes \("):
+        extract_archive(archive, tmp_path / "out-close")
+    monkeypatch.setenv("LUKE_ARCHIVE_MAX_BYTES", "1K")
+    with pytest.raises(ArchiveError, match=r"would extract to 2.0 KiB, more than the limit of 1.0 KiB \("):
+        extract_archive(archive, tmp_path / "out-kib")

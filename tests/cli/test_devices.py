@@ -48,3 +48,21 @@ def test_num_gpus_and_gpu_memory_are_the_machines_unless_set(tmp_path, monkeypat
     monkeypatch.setenv("NUM_GPUS", "8")
     monkeypatch.setenv("GPU_MEMORY_GIB", "79")
     assert Params.from_file(str(config)).as_dict() == {"gpus": 8, "memory": "79"}
+
+
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_cuda_device_the_machine_lacks_stops_predict_and_evaluate_before_loading(
+    tmp_path, monkeypatch, capsys, command
+):
+    """`allennlp predict --cuda-device 0` (and `evaluate`) without a GPU: torch's 20-line "Cannot access accelerator
+    device" after loading the archive; now one line before the (here missing) archive is opened."""
+    from allennlp.commands import main
+
+    assert not torch.cuda.is_available()
+    argv = ["allennlp", command, str(tmp_path / "missing.tar.gz"), str(tmp_path / "in.jsonl"), "--cuda-device", "0"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exited:
+        main(prog="allennlp")
+    assert exited.value.code == 1 and capsys.readouterr().err == (
+        "allennlp: error: --cuda-device is 0, but this machine has no GPU: pass --cuda-device -1 (the CPU)\n"
+    )

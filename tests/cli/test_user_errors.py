@@ -46,7 +46,7 @@ def test_hub_name_offline_fails_fast_with_one_line(tmp_path):
 
 
 def test_user_error_is_found_in_the_exception_chain():
-    from luke_allennlp.modeling.loading import HubUnavailableError
+    from luke_allennlp.modeling.checkpoint_files import HubUnavailableError
 
     try:
         try:
@@ -436,3 +436,21 @@ def test_data_loader_workers_leave_signals_to_the_main_process(tmp_path):
     [instance] = list(loader.iter_instances())
     pid, handlers = instance["handlers"].metadata
     assert pid != os.getpid() and handlers == [signal.SIG_IGN, signal.SIG_IGN, signal.SIG_DFL]
+
+
+def test_predict_names_a_line_nested_too_deeply(tiny_classifier_archive, tmp_path, monkeypatch, capsys):
+    """A predict input line of 100,000 nested arrays was a `RecursionError` traceback: one line naming the line (any
+    predictor's, here allennlp's own text classifier), the lines before it predicted and kept."""
+    from allennlp.commands import main
+
+    inputs, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    inputs.write_text('{"sentence": "a fine film"}\n{"sentence": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    argv = ["allennlp", "predict", str(tiny_classifier_archive), str(inputs), "--output-file", str(output), "--silent"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exited:
+        main(prog="allennlp")
+    assert exited.value.code == 1 and capsys.readouterr().err.splitlines()[-1] == (
+        f"allennlp: error: {inputs}, line 2: JSON nested too deeply (Python's JSON reader stops at about 1,000 levels "
+        "of arrays and objects)"
+    )
+    assert len(output.read_text().splitlines()) == 1

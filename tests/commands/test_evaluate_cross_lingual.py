@@ -160,6 +160,11 @@ def test_every_xquad_question_predicted_and_scored_as_squad_v1_1(xquad_squad_sco
     assert json.loads((out / "results.json").read_text()) == json.loads(json.dumps(summary))
     table = (out / "results.md").read_text()
     assert "| `xquad.zh.json` | zh | 177 |" in table and f"| **average** (12 files) |  | {12 * 177} |" in table
+    assert table.splitlines()[0] == (  # (it said neither that its figures are percent nor what scored them)
+        "Scores in percent (results.json holds them as fractions of 1), scored by SQuAD v1.1's official script (exact "
+        "match and token F1 after its English answer normalisation); the average weighs every file alike."
+    )
+    assert "| file | language | examples | EM (%) | F1 (%) |" in table
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +205,7 @@ def test_mlqa_scoring_per_answer_language_and_g_xlt(mlqa_scoring, xquad):
     assert qa["answers"] == de["data"][0]["paragraphs"][0]["qas"][0]["answers"]
     table = (root / "results" / "results.md").read_text()
     assert "question language (rows) x context language (columns)" in table and "| zh |" in table
+    assert "scored by MLQA's official script (exact match and token F1 after the normalisation of each file's " in table
 
 
 def test_allennlp_evaluate_rescores_an_archive_with_mlqa_overrides(squad_archive, mlqa_scoring, tmp_path):
@@ -297,4 +303,8 @@ def test_relx_zero_shot_micro_f1_equals_a_count(tmp_path_factory, tiny_mluke_dir
         p, r = (correct / n_predicted if n_predicted else 1.0), correct / n_gold
         assert row["metrics"]["f1"] == pytest.approx(2 * p * r / (p + r) if p + r else 0.0, abs=1e-12)
     assert [c[1] for c in summary["columns"]] == ["micro F1", "macro F1"]
-    assert "| `RELX_tr.txt` | tr |" in (root / "results" / "results.md").read_text()
+    table = (root / "results" / "results.md").read_text()
+    assert "| `RELX_tr.txt` | tr |" in table and table.startswith(
+        "Scores in percent (results.json holds them as fractions of 1), scored by TACRED's scorer (micro F1, the "
+        "negative class left out) and SemEval-2010 Task 8's (macro F1); the average weighs every file alike.\n"
+    )

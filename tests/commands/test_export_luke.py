@@ -193,3 +193,27 @@ def test_crafted_and_corrupted_archives_are_refused(archive, outside, monkeypatc
         result.stderr[-3000:]
     )
     assert written_outside(outside) == before and not list((outside / "tmp").rglob("*.json"))
+
+
+def test_a_non_empty_output_directory_is_refused_unless_forced(tmp_path, monkeypatch, capsys):
+    """`export-luke RUN/model.tar.gz RUN` overwrote the run's training config.json (then `--recover` refused): a
+    non-empty directory, or a file, is refused before the archive is read, as `build-tiny-checkpoint` does; `--force`
+    writes into it (here it goes on to read the missing archive)."""
+    from allennlp.commands import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text('{"the": "training config"}')
+    (tmp_path / "file").write_text("a file")
+    cases = [
+        ([run], f"{run} is not empty (config.json): export into a new directory, or pass --force to write into it"),
+        ([tmp_path / "file"], f"{tmp_path / 'file'} is a file, not a directory: choose another output directory"),
+        ([run, "--force"], f"[Errno 2] No such file or directory: '{tmp_path / 'missing.tar.gz'}'"),
+    ]
+    for args, message in cases:
+        monkeypatch.setattr(sys, "argv", ["allennlp", "export-luke", str(tmp_path / "missing.tar.gz"), *map(str, args)])
+        with pytest.raises(SystemExit) as exited:
+            main(prog="allennlp")
+        err = capsys.readouterr().err
+        assert exited.value.code == 1 and err.startswith(f"allennlp: error: {message}") and err.count("\n") == 1, err
+    assert (run / "config.json").read_text() == '{"the": "training config"}'

@@ -10,11 +10,12 @@ from tests.conftest import REPO_ROOT, set_config_env
 from tests.training.host_syncs import audit
 
 # Pretraining, entity disambiguation and JGLUE configs have their own smoke tests (tests/configs/test_pretraining_configs.py,
-# tests/configs/test_entity_disambiguation_configs.py, tests/configs/test_jglue_configs.py).
+# tests/configs/test_entity_disambiguation_configs.py, tests/configs/test_jglue_configs.py); search spaces (`*_search`,
+# for `allennlp tune`) theirs (tests/experiments/test_search_space.py).
 CONFIGS = sorted(
     p
     for p in (REPO_ROOT / "configs").rglob("*.jsonnet")
-    if p.parent.name not in ("pretraining", "entity_disambiguation", "jglue")
+    if p.parent.name not in ("pretraining", "entity_disambiguation", "jglue") and not p.stem.endswith("_search")
 )
 # Paper Tables 11/12: (learning rate, batch size, epochs) per task folder, or per config name prefix.
 HYPER_PARAMETERS = {

@@ -102,6 +102,7 @@ def train_configs(rank: int, runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     for run in runs:
         params = Params(json.loads(json.dumps(run["params"])))
         params.pop("evaluation", None)  # as allennlp's train_model: for `allennlp evaluate`
+        params.pop("paper", None)  # as prepare_environment (luke_allennlp.cli.paper_figures): for `allennlp seeds`
         params["trainer"].update({"local_rank": rank, "cuda_device": -1, "world_size": 2, "distributed": True})
         train_loop = TrainModel.from_params(params=params, serialization_dir=run["dir"], local_rank=rank)
         counts = {"with": 0, "without": 0}

@@ -28,8 +28,14 @@ def test_tags_to_spans_iob1_and_iob2():
         (4, 5): "MISC",
     }
     assert spans_to_iob2({(0, 2): "PER", (3, 4): "LOC"}, 5) == ["B-PER", "I-PER", "O", "B-LOC", "O"]
-    with pytest.raises(ValueError, match="encoding"):
-        tags_to_spans(["O"], "bioes")
+    assert tags_to_spans(["S-PER", "B-LOC", "E-LOC", "O", "U-ORG", "B-X", "L-X"], "bioes") == {
+        (0, 1): "PER",
+        (1, 3): "LOC",
+        (4, 5): "ORG",
+        (5, 7): "X",
+    }
+    with pytest.raises(ValueError, match="encoding must be one of auto, iob1, iob2, bioes, bilou"):
+        tags_to_spans(["O"], "bio")
 
 
 def test_reads_real_dev_set_without_losing_an_entity(reader, shared_data):

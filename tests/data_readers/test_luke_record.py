@@ -207,7 +207,10 @@ def test_bad_input_is_named(reader, tmp_path, caplog):
     wrong = {"id": "q1", "query": "@placeholder met Bob.", "answers": [{"start": 0, "end": 1, "text": "Ann"}]}
     with caplog.at_level(logging.WARNING):
         (instance,) = list(reader.read(str(write(tmp_path, [passage(text, [(0, 2)], [wrong])], "bad.json"))))
-    assert reader.stats["answers_not_matching_offsets"] == 1 and "q1 answer 0: text 'Ann' differs" in caplog.text
+    assert reader.stats["answers_not_matching_offsets"] == 1 and (
+        "bad.json: 1 answers whose text differs from the passage at their offsets (the text is used) (of 1 queries), "
+        "e.g. query q1 answer 0: text 'Ann' differs from 'An' at [0, 1]" in caplog.text
+    )
     assert instance["metadata"]["answers"] == ["Ann"] and instance["labels"].tensor.tolist() == [1]
 
 

@@ -192,14 +192,22 @@ def test_bad_input_names_file_and_question(tiny_roberta_dir, tmp_path):
 
 
 def test_answer_longer_than_a_window_is_counted_and_labelled_cls(tiny_roberta_dir, tmp_path, caplog):
+    """Answers in no window are labelled CLS, counted, and said in one warning line for the file (with the first
+    questions), not one line per question."""
     answer = " ".join(f"w{i}" for i in range(60))
     context = "Start. " + answer + " end."
-    path = write_squad(tmp_path / "squad.json", [{"context": context, "qas": [qa("long", "What?", [(7, answer)])]}])
+    questions = [qa(f"long{i}", f"What {i}?", [(7, answer)]) for i in range(5)] + [qa("fits", "Start?", [(0, "Start")])]
+    path = write_squad(tmp_path / "squad.json", [{"context": context, "qas": questions}])
     reader = LukeSquadReader(str(tiny_roberta_dir), max_seq_length=48, doc_stride=16)
     with caplog.at_level(logging.WARNING):
-        (instance,) = reader.read(path)
-    assert reader.stats["answers_outside_windows"] == 1 and "long: the answer" in caplog.text
-    assert (instance["start_positions"].tensor == 0).all() and (instance["end_positions"].tensor == 0).all()
+        instances = list(reader.read(path))
+    assert reader.stats["answers_outside_windows"] == 5
+    said = [r.getMessage() for r in caplog.records if "no window" in r.getMessage()]
+    assert said == [
+        f"{path}: 5 answers that fit in no window (their questions are labelled CLS in every window) (of 6 "
+        f"questions), e.g. long0 {answer!r}; long1 {answer!r}; long2 {answer!r}; ..."
+    ]
+    assert (instances[0]["start_positions"].tensor == 0).all() and (instances[0]["end_positions"].tensor == 0).all()
 
 
 def entities(instance, row, reader, vocab):

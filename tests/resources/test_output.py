@@ -112,3 +112,32 @@ def test_only_the_global_primary_locks(monkeypatch):
     assert not is_global_primary(0)
     monkeypatch.setenv("RANK", "0")
     assert is_global_primary(0)
+
+
+def test_a_directory_owner_lets_only_the_children_it_delegated_to_write_inside(tmp_path):
+    """`allennlp seeds` owns DIR and trains each seed in DIR/seed-N by a child `allennlp train`: a child given the
+    owner's `delegation` writes inside; without it, or with another owner's PID, it is refused as inside DIR."""
+    from luke_allennlp.resources.output import DELEGATED_VARIABLE, DIRECTORY_LOCK, OutputLock, delegation
+
+    owned = tmp_path / "seeds"
+    output = owned / "seed-1" / "out"
+
+    def child_tries(extra_env):
+        env = {name: value for name, value in os.environ.items() if name != DELEGATED_VARIABLE}
+        env.update(PYTHONPATH=str(REPO_ROOT), **extra_env)
+        result = subprocess.run(
+            [sys.executable, "-c", TRY, str(output) + ".lock", str(output)],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        return result.stdout.strip()
+
+    with OutputLock(owned / DIRECTORY_LOCK, owned):
+        assert child_tries({}).startswith(f"{output} is inside {owned}, which another process owns (PID {os.getpid()} ")
+        assert child_tries(delegation(owned)) == "acquired"
+        assert child_tries(delegation(tmp_path / "elsewhere")).startswith(f"{output} is inside {owned}")
+        other_owner = {DELEGATED_VARIABLE: f'[[{os.getpid() + 1}, "{os.path.realpath(owned)}"]]'}
+        assert child_tries(other_owner).startswith(f"{output} is inside {owned}")

@@ -1,5 +1,5 @@
 """The host-sync audit folded into the config smoke tests: their overrides with `audit()`, and a training run fails
-when a step without a report would make the host wait for a GPU (see luke_allennlp/training/sync_audit.py)."""
+when a step without a report would make the host wait for a GPU (see luke_allennlp/training/trainers/sync_audit.py)."""
 
 from typing import Any, Dict, Sequence
 

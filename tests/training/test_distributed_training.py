@@ -164,8 +164,9 @@ def train(setup, workers, out: Path, recover: bool = False, callbacks: List[Dict
 
 @pytest.fixture(scope="module")
 def reference(setup, workers) -> Path:
+    """The uninterrupted run, tracked by TensorBoard and MLflow (its default store)."""
     out = setup["root"] / "reference"
-    train(setup, workers, out)
+    train(setup, workers, out, callbacks=[{"type": "tensorboard"}, {"type": "mlflow"}])
     return out
 
 
@@ -192,6 +193,29 @@ def test_validation_is_over_the_whole_file(reference, setup):
     single = evaluate(archive.model, loader, cuda_device=-1)
     distributed = json.loads((reference / "metrics_epoch_1.json").read_text())
     assert distributed["validation_accuracy"] == single["accuracy"] and len(instances) == 9
+
+
+def test_only_global_rank_0_tracks_and_once(reference):
+    """3 steps an epoch, 2 epochs: one TensorBoard file set and one MLflow run, each step's loss once (rank 1 opens
+    nothing: allennlp's callback opened event files in every process)."""
+    from mlflow.tracking import MlflowClient
+
+    from tests.training.callbacks.two_layers import read_scalars
+
+    assert [len(os.listdir(reference / "log" / part)) for part in ("train", "validation")] == [1, 1]
+    train = read_scalars(reference / "log" / "train")
+    assert [step for step, _ in train["train/batch_loss"]] == [1, 2, 3, 4, 5, 6]
+    assert [tag for tag in train if tag.startswith("learning_rate/")] == ["learning_rate/group_0"]
+    assert [step for step, _ in read_scalars(reference / "log" / "validation")["validation/accuracy"]] == [3, 6]
+
+    record = json.loads((reference / "mlflow.json").read_text())
+    client = MlflowClient(record["tracking_uri"])
+    (run,) = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert run.info.run_id == record["run_id"] and run.info.status == "FINISHED"
+    assert [m.step for m in client.get_metric_history(run.info.run_id, "train/batch_loss")] == [1, 2, 3, 4, 5, 6]
+    assert [a.path for a in client.list_artifacts(run.info.run_id)] == ["model.tar.gz"]  # (archived by the launcher)
+    assert "Logging to MLflow run" in (reference / "out_worker0.log").read_text()
+    assert "MLflow" not in (reference / "out_worker1.log").read_text()
 
 
 def test_kill_9_and_recover_give_the_uninterrupted_weights(reference, setup, workers):

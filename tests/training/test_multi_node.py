@@ -8,6 +8,7 @@ metrics and the checkpoints.
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -133,12 +134,19 @@ def nodes(setup, reference, directories: List[Path], *extra: str, port: int = 0)
             "ddp_accelerator": {"type": "torch", "find_unused_parameters": True},
         },
     }
-    finish(
+    outputs = finish(
         [
             allennlp_train(setup, directory, overrides, "--node-rank", str(rank), *extra)
             for rank, directory in enumerate(directories)
         ]
     )
+    # Node 1 ended silently: it says where the results are.
+    assert outputs[1].rstrip().splitlines()[-1] == (
+        f"allennlp train: node 1 done (processes 1 of 2). The trained model, its metrics and the checkpoints are on "
+        f"node 0 ({socket.gethostname()}), in {directories[0]}; this node wrote only its logs (out_worker*.log) in "
+        f"{directories[1]}"
+    )
+    assert "node 1 done" not in outputs[0]
     assert_same_weights(reference, directories[0])
     for name in WRITTEN_BY_THE_PRIMARY:
         assert (directories[0] / name).exists(), name

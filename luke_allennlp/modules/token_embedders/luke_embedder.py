@@ -6,9 +6,9 @@ from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
 from luke_allennlp.modeling.encoder import Lengths
-from luke_allennlp.modeling.loading import max_mention_length as checkpoint_max_mention_length
-from luke_allennlp.modeling.loading import special_entity_ids
 from luke_allennlp.modules.encoder_loading import EncoderLoading
+from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
+from luke_allennlp.resources.checkpoint_tokenizer import special_entity_ids
 from luke_allennlp.resources.task_entities import LUKE_SPECIAL_ENTITY_IDS, TASK_ENTITY_SOURCES, TASK_ENTITY_VOCAB
 
 OUTPUTS = ("words", "entities", "pooled")

@@ -13,7 +13,6 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.modeling.weights import WeightsError, load_weights
 from luke_allennlp.resources.output import DiskFullError, disk_full
-from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +53,8 @@ class LukeCheckpointer(Checkpointer):
     decision is rank 0's and all follow. Counting batches, every process counts the same; for
     `save_every_num_seconds` (which allennlp's refuses under distributed training) rank 0's clock decides, and the
     `luke_gradient_descent` trainer passes its decision along with the one small all-reduce it may make per step
-    (`agreed_time_is_up`); any other trainer costs a broadcast per step.
+    (`agreed_time_is_up`); any other trainer costs a broadcast per step. The trainer is read through allennlp's
+    public interfaces only: its `get_checkpoint_state()` and the position it gives `maybe_save_checkpoint`.
 
     Registered as a `Checkpointer` with name "luke_checkpointer"; the `luke_gradient_descent` trainer's default.
     The parameters are those of allennlp's `Checkpointer`.
@@ -118,27 +118,30 @@ class LukeCheckpointer(Checkpointer):
             else 0
         )
         every = self._save_every_num_batches
-        if (
+        if not (
             (end_of_epoch and self._save_completed_epochs)
             or time_is_up
             or (every is not None and num_batches_in_epoch_completed - last >= every)
         ):
-            self.save_checkpoint(trainer)
-            return True
-        return False
+            return False
+        self.save_checkpoint(trainer)
+        # Every process counts the save, at the position the trainer gave, also one whose trainer gave no state to
+        # save (allennlp's returned early on ranks >= 1, which then saved at every batch).
+        self._last_save_num_epochs_completed = num_epochs_completed
+        self._last_save_num_batches_in_epoch_completed = num_batches_in_epoch_completed
+        return True
 
     def save_checkpoint(self, trainer: Trainer) -> None:
+        """The trainer's `get_checkpoint_state()` (allennlp's `Trainer` interface), its two files written atomically,
+        the model state first; old checkpoints pruned."""
         if self._serialization_dir is None:
             return
         state = trainer.get_checkpoint_state()  # a collective call under distributed training
-        # Every process counts the save (allennlp's returned early on ranks >= 1: they then saved at every batch).
-        self._last_save_time = time.time()
-        position = AllenNlpTrainerState(trainer)
-        self._last_save_num_epochs_completed = position.epochs_completed
-        self._last_save_num_batches_in_epoch_completed = position.batches_in_epoch_completed
+        self._last_save_time = time.time()  # (every process: rank 0's clock decides only where it is asked)
         if state is None:  # a non-primary process of distributed training with an unsharded model
             return
         point = (state.trainer_state["epochs_completed"], state.trainer_state["batches_in_epoch_completed"])
+        self._last_save_num_epochs_completed, self._last_save_num_batches_in_epoch_completed = point
         # The training state last: a checkpoint counts once both files exist (see `_find_all_checkpoints`).
         save_atomically(state.model_state, self._model_state_path(*point))
         save_atomically(state.trainer_state, self._training_state_path(*point))

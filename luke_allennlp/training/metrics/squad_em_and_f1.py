@@ -82,10 +82,6 @@ def mlqa_tokens(text: str, language: str) -> List[str]:
     return text.split()
 
 
-def normalize_answer_mlqa(text: str, language: str) -> str:
-    return " ".join(mlqa_tokens(text, language))
-
-
 SCORINGS = ("squad", "jglue", "mlqa")
 
 

@@ -1,13 +1,11 @@
-import contextlib
 import gc
 import logging
 import math
-import time
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
-from allennlp.common import Lazy, Tqdm
+from allennlp.common import Lazy
 from allennlp.common import util as common_util
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.data_loaders.data_loader import DataLoader, TensorDict
@@ -24,20 +22,17 @@ from allennlp.training.optimizers import Optimizer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from luke_allennlp.modeling.static_shapes import runs_compiled
+from luke_allennlp.training.callbacks.console_logger import default_callbacks
 from luke_allennlp.training.checkpointers.luke_checkpointer import LukeCheckpointer
-from luke_allennlp.training.device_prefetch import prefetched
 from luke_allennlp.training.devices import describe_device, resolve_cuda_device
-from luke_allennlp.training.even_batches import (
-    evened,
-    group_sizes,
+from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
+from luke_allennlp.training.trainers.epoch_loop import EpochLoop
+from luke_allennlp.training.trainers.even_batches import (
     loader_batch_counts,
-    planned_lengths,
     refuse_too_little_data_for,
     scheduled_by_every_process,
-    step_signal,
     validation_lengths,
 )
-from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
 from luke_allennlp.training.trainers.loader_workers import quiet_worker_sigterm, stop_data_loader_workers
 from luke_allennlp.training.trainers.precision import allow_tf32 as set_tf32
 from luke_allennlp.training.trainers.precision import (
@@ -50,8 +45,8 @@ from luke_allennlp.training.trainers.precision import (
 from luke_allennlp.training.trainers.recovery import Recovery, last_epoch_metrics, load_metric_states
 from luke_allennlp.training.trainers.step_metrics import EpochTotals, local_progress_metrics, read_report
 from luke_allennlp.training.trainers.throughput import HostSyncRecord, StepTimes, epoch_throughput
+from luke_allennlp.training.trainers.unused_parameters import keep_every_parameter_in_graph
 from luke_allennlp.training.trainers.validation import validation_loss
-from luke_allennlp.training.unused_parameters import keep_every_parameter_in_graph
 
 logger = logging.getLogger(__name__)
 
@@ -60,36 +55,45 @@ logger = logging.getLogger(__name__)
 class LukeGradientDescentTrainer(GradientDescentTrainer):
     """
     allennlp's `gradient_descent` trainer (every option of it works the same), for GPU training on today's
-    hardware and for exact recovery. Each concern is a module of its own, which says the details:
+    hardware and for exact recovery. The class keeps the loop: an epoch (`_train_epoch`) runs its steps, and a step
+    (`_train_step`) reads as nanoGPT's does: batch, forward, backward, optimizer step, log. Each concern is a module of
+    its own beside it, a collaborator named in the loop, whose docstring says the details:
 
+    - `epoch_loop.EpochLoop`: one epoch's state, which its steps share: the batches grouped into steps, copied to the
+      device a step ahead (`device_prefetch`), the micro-batches of every process in a step, the last reported
+      metrics. Gradient accumulation under DDP all-reduces the gradients once per optimizer step (`no_sync` on all
+      but the last micro-batch); each micro-batch's loss is divided by the number accumulated, also under fp16.
+    - `even_batches`: every process takes the same number of steps, one with fewer batches splitting its last ones,
+      so that every batch is trained on and validated; each micro-batch's loss weighs 1 / the micro-batches of all
+      processes in its step, and the learning-rate schedule counts the steps every process takes. Validation
+      metrics are those of one process over the same data, also where a process gets no validation batch
+      (`validation`); training data too small for the processes is refused before training, with the counts.
     - `precision`: bf16 autocast without a gradient scaler, fp16 with allennlp's scaler (`use_amp`), or fp32;
       `"auto"` is bf16 on a GPU that computes in bf16 natively (compute capability 8.0 or more), else fp32. TF32
       matmuls on CUDA (`allow_tf32`) for what stays in fp32.
-    - Gradient accumulation under DDP all-reduces the gradients once per optimizer step (`no_sync` on all but the
-      last micro-batch); each micro-batch's loss is divided by the number accumulated, also under fp16.
-    - `luke_allennlp.training.even_batches`: every process takes the same number of steps, one with fewer batches
-      splitting its last ones, so that every batch is trained on and validated; each micro-batch's loss weighs 1 /
-      the micro-batches of all processes in its step, and the learning-rate schedule counts the steps every process
-      takes. Validation metrics are those of one process over the same data, also where a process gets no
-      validation batch; training data too small for the processes is refused before training, with the counts.
-    - `step_metrics` and `device_prefetch`: a step the host never waits on. Each batch is copied to the GPU on a side
-      stream while the step before it runs; loss, token counts, gradient norm and metrics stay on the device and
-      are read every `metrics_every_num_batches` steps. Distributed, no collective call but the gradient
+    - `step_metrics`: a step the host never waits on. Loss, token counts, gradient norm and metrics stay on the device
+      and are read every `metrics_every_num_batches` steps. Distributed, no collective call but the gradient
       all-reduce, except one small all-reduce per step where the data loader has no length or checkpoints are saved
       every N seconds (rank 0's clock decides). `audit_host_syncs` counts what would block anyway (`sync_audit`).
-    - `recovery`: checkpoints (`luke_checkpointer`, the default here, writes them atomically) also hold fp16's
-      gradient-scaler state and, for every process, the random states and the epoch's running sums and metric
-      states, so that `allennlp train --recover` after a kill ends bit-identical to an uninterrupted run.
+    - `recovery` (with `random_state`): checkpoints (`luke_checkpointer`, the default here, writes them atomically)
+      also hold fp16's gradient-scaler state and, for every process, the random states and the epoch's running sums
+      and metric states, so that `allennlp train --recover` after a kill ends bit-identical to an uninterrupted run.
     - `throughput`: training metrics also report `tokens_per_second` (real word + entity tokens) and
-      `padding_fraction`; each step's time and data wait are kept (`step_times`, `data_waits`).
+      `padding_fraction`; each step's time and data wait are kept (`step_times`, `data_waits`), and the host-sync
+      audit's counts.
+    - `unused_parameters`: distributed, every trainable parameter takes part in every step's graph (DDP without
+      `find_unused_parameters`).
     - `cuda_device: "auto"` (the default) trains on the first GPU where there is one, else on the CPU, and says which
-      in the log; -1 is the CPU; a GPU index on a machine without that GPU is a one-line error.
+      in the log; -1 is the CPU; a GPU index on a machine without that GPU is a one-line error (`training.devices`).
     - `loader_workers`: data-loader workers end quietly with training; objects loaded before training are frozen
       (`gc.freeze()`), so forked workers do not copy the pages the collector would touch.
+    - Callbacks: `step_loss` is the last optimizer step's loss, a tensor on the device (the trackers of
+      `luke_allennlp.training.callbacks` read it with the trainer's own reads); allennlp's default console logger
+      does not print the first batches' raw tensors (`callbacks.console_logger`).
 
-    allennlp's private trainer state is read and written only through `allennlp_state.AllenNlpTrainerState`.
-    Registered as a `Trainer` with name "luke_gradient_descent". The parameters below are added to those of
-    allennlp's `gradient_descent` trainer.
+    allennlp's private trainer state is read and written only through `allennlp_state.AllenNlpTrainerState`; the
+    checkpointer sees only allennlp's public `Trainer` and `Checkpointer` interfaces. Registered as a `Trainer` with
+    name "luke_gradient_descent". The parameters below are added to those of allennlp's `gradient_descent` trainer.
 
     # Parameters
 
@@ -124,7 +128,19 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         if metrics_every_num_batches < 1:
             raise ConfigurationError(f"metrics_every_num_batches must be at least 1, not {metrics_every_num_batches}")
         check_precision(precision, use_amp)
-        super().__init__(model, optimizer, data_loader, use_amp=use_amp or precision == "fp16", **kwargs)
+        callbacks = list(kwargs.pop("callbacks", None) or [])
+        if kwargs.pop("enable_default_callbacks", True):  # added here: the console logger without batch inputs
+            callbacks += default_callbacks(kwargs.get("serialization_dir"), callbacks)
+        super().__init__(
+            model,
+            optimizer,
+            data_loader,
+            use_amp=use_amp or precision == "fp16",
+            callbacks=callbacks,
+            enable_default_callbacks=False,
+            **kwargs,
+        )
+        self.step_loss: Optional[torch.Tensor] = None  # the last step's loss, on the device (for callbacks)
         self._allennlp = state = AllenNlpTrainerState(self)
         self.metrics_every_num_batches = metrics_every_num_batches
         logger.info("Training on %s", describe_device(self.cuda_device))
@@ -139,7 +155,7 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         self.timings = StepTimes()
         self.data_waits, self.step_times = self.timings.data_waits, self.timings.step_times
         self.pass_start_waits = self.timings.pass_start_waits
-        if state.distributed:  # DDP without find_unused_parameters: see training/unused_parameters.py
+        if state.distributed:  # DDP without find_unused_parameters (see `unused_parameters`)
             keep_every_parameter_in_graph(self.model)
         self.precision = resolve_precision(precision, use_amp, self.cuda_device)
         tf32 = set_tf32(self.cuda_device, allow_tf32)
@@ -184,98 +200,91 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
 
     # --- training -----------------------------------------------------------------------------------------------
 
-    def _replaying(self) -> bool:
-        """Whether this step was done before the checkpoint being recovered (its data is read, not trained on)."""
-        state = self._allennlp
-        return (state.epochs_completed, state.batches_in_epoch_completed) < (
-            state.start_after_epochs_completed,
-            state.start_after_batches_in_epoch_completed,
-        )
-
-    def _maybe_resume(self) -> None:
-        """Once the replay of the data reaches the checkpoint: its random states, running sums and metric states."""
-        if self.recovery.pending is None or self._replaying():
-            return
-        resume = self.recovery.take()
-        self.totals.load(resume)  # type: ignore[arg-type]
-        load_metric_states(self.model, resume["metrics"])  # type: ignore[index]
-
     def _train_epoch(self, epoch: int) -> Dict[str, float]:
         state = self._allennlp
         logger.info("Epoch %d/%d", epoch, state.num_epochs - 1)
         memory = {f"worker_{w}_memory_MB": m / 2**20 for w, m in common_util.peak_cpu_memory().items()}
         memory.update({f"gpu_{g}_memory_MB": m / 2**20 for g, m in common_util.peak_gpu_memory().items()})
-        self.recovery.replay_epoch_order(epoch)
-        self.totals.reset()
-        self._maybe_resume()  # when the checkpoint lies at this epoch's start
-        self.recovery.keep_epoch_start(epoch)
-        state.pytorch_model.train()
-        ddp = (
-            state.pytorch_model if isinstance(state.pytorch_model, torch.nn.parallel.DistributedDataParallel) else None
-        )
-        accumulation = state.num_gradient_accumulation_steps
-        world = dist.get_world_size() if state.distributed else 1
-        # Every process takes the same number of optimizer steps (its last batches split if it has fewer), so no
-        # batch is left out and no step needs to ask whether another process ran out of data.
-        counts = loader_batch_counts(self.data_loader, self.cuda_device)
-        lengths = planned_lengths(counts, accumulation) if counts is not None else None
-        rank = dist.get_rank() if state.distributed else 0
-        fetched = time.perf_counter()  # when the loop last had its batches (the data wait runs from there)
-        batches: Iterable[TensorDict] = iter(self.data_loader)
-        steps: Union[int, float] = float("inf")
-        if lengths is not None:
-            batches = evened(batches, len(self.data_loader), lengths[rank])
-            steps = math.ceil(lengths[rank] / accumulation)
-        batches = prefetched(batches, self.cuda_device)
-        groups: Iterator[List[TensorDict]] = common_util.lazy_groups_of(batches, accumulation)
-        progress = Tqdm.tqdm(groups, total=steps) if state.primary else groups
-        # One all-reduce a step only where the batch counts are unknown, or for a checkpoint every N seconds.
-        signalled = state.distributed and (
-            lengths is None or (isinstance(state.checkpointer, LukeCheckpointer) and state.checkpointer.saves_by_time)
-        )
-
-        metrics: Dict[str, Any] = {}
-        timed_tokens: Optional[torch.Tensor] = None  # real tokens of the steps this process trained (and timed)
-        done_early = False
-        audit = self.host_syncs.epoch_audit(self.cuda_device)
-        audited = audit is not None
-        first = True
-        clock = time.perf_counter()  # the loop's time, waiting for data included; replayed steps excluded
-        with contextlib.ExitStack() as auditing:
-            if audit is not None:
-                auditing.enter_context(audit)
-            for step, group in enumerate(progress):
-                if self._replaying():
-                    state.batches_in_epoch_completed += 1
-                    state.total_batches_completed += 1
-                    self._maybe_resume()
-                    clock = fetched = time.perf_counter()
-                    if audit is not None:
-                        audit.reset()
+        self._start_epoch(epoch)
+        loop = EpochLoop(epoch, state, self.data_loader, self.cuda_device, self.timings)
+        with self.host_syncs.epoch_audit(self.cuda_device, epoch) as audit:
+            for group in loop:
+                if self._replaying():  # a step before the checkpoint being recovered: its data read, not trained on
+                    self._replay_step()
+                    loop.clock.restart()
+                    audit.skip()
                     continue
-                started = time.perf_counter()
-                wait = started - fetched
-                timed_tokens, reported, metrics, done_early = self._train_step(
-                    epoch, step, group, lengths, accumulation, world, signalled, ddp, progress, metrics, timed_tokens
-                )
-                fetched = time.perf_counter()
-                self.timings.record(wait, fetched - started, first)
-                first = False
-                if audit is not None and not self.host_syncs.record(audit, state.total_batches_completed, reported):
-                    auditing.close()  # the audited steps are done: the next run at full speed
-                    audit = None
-                if done_early:
+                with loop.clock.step():
+                    reported = self._train_step(loop, group)
+                audit.step_done(state.total_batches_completed, reported)
+                if loop.stopped_early:
                     break
-        if audited:
-            self.host_syncs.log(epoch)
-
-        train_time = time.perf_counter() - clock
-        if signalled and not done_early:
-            step_signal(0, False, self.cuda_device)  # tell processes that still have data to stop
-        if state.distributed:
-            dist.barrier()
+        loop.end()
         if self._replaying():
             return {}  # an epoch finished before the checkpoint: nothing was trained in it
+        return {**self._epoch_metrics(loop), **memory}
+
+    def _train_step(self, loop: EpochLoop, group: List[TensorDict]) -> bool:
+        """One optimizer step over `group` (its micro-batches): forward, backward, optimizer step, log. Nothing here
+        reads the device but on report steps (every `metrics_every_num_batches`) and checkpoints; returns whether
+        this one did."""
+        total = loop.micro_batches_in_step(len(group))  # of all processes: each one's loss weighs 1 / total
+        if total is None:  # (another process has no more data: the epoch stops)
+            return False
+        self.optimizer.zero_grad()
+        step_loss = torch.zeros((), device=self.cuda_device)
+        outputs = []
+        for batch, gradient_sync in loop.micro_batches(group):
+            with gradient_sync:
+                output = self.batch_outputs(batch, for_training=True)
+                loss = output["loss"] / (total / loop.world)  # (DDP averages the gradients over the processes)
+                self._backward(output, loss)
+            outputs.append(output)
+            step_loss += loss.detach().float()
+            loop.count_timed(self.totals.add_tokens(batch))
+        self.totals.loss += step_loss  # on the device: read when reported
+        grad_norm = self.rescale_gradients()
+        self.clip_gradient()
+        self._allennlp.optimizer_step(self.optimizer)
+        return self._log_step(loop, group, outputs, step_loss, grad_norm)
+
+    def _log_step(
+        self,
+        loop: EpochLoop,
+        group: List[TensorDict],
+        outputs: List[Dict[str, Any]],
+        step_loss: torch.Tensor,
+        grad_norm: Optional[torch.Tensor],
+    ) -> bool:
+        """The step's metrics (read from the device on report steps only), the callbacks, the checkpoint; whether
+        the device was read (a report, or a checkpoint, which reads the running loss and metrics)."""
+        state = self._allennlp
+        batches = state.batches_in_epoch_completed
+        reported = batches % self.metrics_every_num_batches == 0
+        norm: Optional[float] = None
+        if reported:  # one read from the device; this process's metrics so far (gathered at the epoch's end)
+            epoch_loss, loss_value, norm = read_report(self.totals.loss, step_loss, grad_norm)
+            loop.report(local_progress_metrics(self.model, epoch_loss, loss_value, batches))
+        self.step_loss = step_loss
+        for callback in state.callbacks:
+            callback.on_batch(
+                self,
+                group,
+                outputs,
+                loop.metrics,
+                loop.epoch,
+                batches,
+                is_training=True,
+                is_primary=state.primary,
+                batch_grad_norm=norm,
+            )
+        if state.checkpointer is not None:
+            reported |= bool(state.checkpointer.maybe_save_checkpoint(self, state.epochs_completed, batches))
+        return reported
+
+    def _epoch_metrics(self, loop: EpochLoop) -> Dict[str, float]:
+        """allennlp's training metrics of the epoch, over every process, and its throughput."""
+        state = self._allennlp
         epoch_loss = float(self.totals.loss)
         if math.isnan(epoch_loss):
             raise ValueError("nan loss encountered")
@@ -290,85 +299,39 @@ class LukeGradientDescentTrainer(GradientDescentTrainer):
         )
         tokens, positions = self.totals.tokens, self.totals.positions
         self.totals.reset()  # (what an end-of-epoch checkpoint holds)
-        metrics.update(epoch_throughput(tokens, positions, timed_tokens, train_time))
-        metrics.update(memory)
+        metrics.update(epoch_throughput(tokens, positions, loop.timed_tokens, loop.seconds))
         return metrics
 
-    def _train_step(
-        self,
-        epoch: int,
-        step: int,
-        group: List[TensorDict],
-        lengths: Optional[List[int]],
-        accumulation: int,
-        world: int,
-        signalled: bool,
-        ddp: Optional[torch.nn.parallel.DistributedDataParallel],
-        progress: Any,
-        metrics: Dict[str, Any],
-        timed_tokens: Optional[torch.Tensor],
-    ) -> Tuple[Optional[torch.Tensor], bool, Dict[str, Any], bool]:
-        """One optimizer step over `group` (its micro-batches). Nothing here reads the device but on report steps
-        (every `metrics_every_num_batches`) and checkpoints. Returns (real tokens of the steps timed so far, whether
-        it reported or saved, the last metrics, whether the epoch stops early)."""
+    def _start_epoch(self, epoch: int) -> None:
+        """Where recovering, the random state that drew this epoch's data order again (and, when the checkpoint
+        lies at the epoch's start, what it restores); the running sums from zero; the model in training mode."""
+        self.recovery.replay_epoch_order(epoch)
+        self.totals.reset()
+        self._maybe_resume()
+        self.recovery.keep_epoch_start(epoch)
+        self._allennlp.pytorch_model.train()
+
+    def _replaying(self) -> bool:
+        """Whether this step was done before the checkpoint being recovered (its data is read, not trained on)."""
         state = self._allennlp
-        checkpointer = state.checkpointer
-        # The micro-batches of all processes in this step: each one's loss weighs 1 / their number.
-        total = group_sizes(lengths, accumulation, step) if lengths is not None else len(group) * world
-        if signalled:
-            time_is_up = state.primary and isinstance(checkpointer, LukeCheckpointer) and checkpointer.time_is_up()
-            total, with_data, time_is_up = step_signal(len(group), time_is_up, self.cuda_device)
-            if isinstance(checkpointer, LukeCheckpointer):
-                checkpointer.agreed_time_is_up = time_is_up
-            if with_data < world:  # batches read lazily: all stop when one has no more
-                logger.warning("Process %d stops its epoch early: another one has no more data", dist.get_rank())
-                return timed_tokens, False, metrics, True
-        self.optimizer.zero_grad()
-        group_loss = torch.zeros((), device=self.cuda_device)
-        group_outputs = []
-        for i, batch in enumerate(group):
-            # Distributed: gradients are all-reduced once per step, by the last micro-batch's backward.
-            sync = contextlib.nullcontext() if ddp is None or i == len(group) - 1 else ddp.no_sync()
-            with sync:
-                outputs = self.batch_outputs(batch, for_training=True)
-                # (DDP averages the gradients over the processes: hence `world`.)
-                loss = outputs["loss"] / (total / world)
-                self._backward(outputs, loss)
-            group_outputs.append(outputs)
-            group_loss += loss.detach().float()
-            real = self.totals.add_tokens(batch)
-            if real is not None:
-                timed_tokens = real if timed_tokens is None else timed_tokens + real
-        self.totals.loss += group_loss  # on the device: read when reported
+        return (state.epochs_completed, state.batches_in_epoch_completed) < (
+            state.start_after_epochs_completed,
+            state.start_after_batches_in_epoch_completed,
+        )
 
-        grad_norm = self.rescale_gradients()
-        self.clip_gradient()
-        state.optimizer_step(self.optimizer)
+    def _replay_step(self) -> None:
+        state = self._allennlp
+        state.batches_in_epoch_completed += 1
+        state.total_batches_completed += 1
+        self._maybe_resume()
 
-        batches = state.batches_in_epoch_completed
-        reported = batches % self.metrics_every_num_batches == 0
-        norm: Optional[float] = None
-        if reported:  # one read from the device; this process's metrics so far (gathered at the epoch's end)
-            epoch_loss, loss_value, norm = read_report(self.totals.loss, group_loss, grad_norm)
-            metrics = local_progress_metrics(self.model, epoch_loss, loss_value, batches)
-            if state.primary:
-                progress.set_description(training_util.description_from_metrics(metrics), refresh=False)
-        for callback in state.callbacks:
-            callback.on_batch(
-                self,
-                group,
-                group_outputs,
-                metrics,
-                epoch,
-                batches,
-                is_training=True,
-                is_primary=state.primary,
-                batch_grad_norm=norm,
-            )
-        if checkpointer is not None:
-            saved = checkpointer.maybe_save_checkpoint(self, state.epochs_completed, batches)
-            reported = reported or bool(saved)  # a checkpoint reads the running loss and metrics
-        return timed_tokens, reported, metrics, False
+    def _maybe_resume(self) -> None:
+        """Once the replay of the data reaches the checkpoint: its random states, running sums and metric states."""
+        if self.recovery.pending is None or self._replaying():
+            return
+        resume = self.recovery.take()
+        self.totals.load(resume)  # type: ignore[arg-type]
+        load_metric_states(self.model, resume["metrics"])  # type: ignore[index]
 
     def _validation_loss(self, epoch: int) -> Tuple[float, Optional[float], int]:
         """allennlp's validation loop, over every process's every batch (the evened batches, as in training; none

@@ -14,7 +14,7 @@ import torch
 import torch.distributed as dist
 from allennlp.training.metrics import Metric
 
-from luke_allennlp.training.random_state import get_random_state, set_random_state
+from luke_allennlp.training.trainers.random_state import get_random_state, set_random_state
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from allennlp.common import Tqdm
 from allennlp.data.data_loaders.data_loader import TensorDict
 from allennlp.training import util as training_util
 
-from luke_allennlp.training.device_prefetch import prefetched
-from luke_allennlp.training.even_batches import evened, sync_buffers_before_uneven_validation
 from luke_allennlp.training.trainers.allennlp_state import AllenNlpTrainerState
+from luke_allennlp.training.trainers.device_prefetch import prefetched
+from luke_allennlp.training.trainers.even_batches import evened, sync_buffers_before_uneven_validation
 from luke_allennlp.training.trainers.step_metrics import local_progress_metrics
 
 logger = logging.getLogger(__name__)

@@ -31,6 +31,32 @@ def test_a_checkpoint_counts_once_both_files_exist(tmp_path):
     assert training_state == {"epochs_completed": 1} and model_state["w"].item() == 1.0
 
 
+class NoStateToSave:
+    """A trainer as the checkpointer sees one (allennlp's `Trainer` interface) on a non-primary process of distributed
+    training with an unsharded model: no state to save."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def get_checkpoint_state(self):
+        self.asked += 1
+        return None
+
+
+def test_every_process_counts_a_save_at_the_position_its_trainer_gives(tmp_path):
+    """Every 2 batches: a process whose trainer gives no state still saves (asks for the state, a collective call)
+    at the same steps as rank 0, counting from its last save, without reading the trainer's private position."""
+    checkpointer = LukeCheckpointer(tmp_path, save_every_num_batches=2, save_completed_epochs=False)
+    trainer = NoStateToSave()
+    saved = [checkpointer.maybe_save_checkpoint(trainer, 0, batches) for batches in range(1, 6)]
+    assert saved == [False, True, False, True, False] and trainer.asked == 2
+    assert (checkpointer._last_save_num_epochs_completed, checkpointer._last_save_num_batches_in_epoch_completed) == (
+        0,
+        4,
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- --recover with damaged checkpoints -------------------------------------------------------------------------------
 
 

@@ -269,7 +269,7 @@ def test_the_host_sync_audit_counts_each_step(tmp_path):
 def test_audited_steps_audit_the_first_steps_of_the_run_only(tmp_path):
     """With `audited_steps`, the audit (its modes) is active in the run's first steps only, across epochs: the steps
     after run without it, as a timed run must."""
-    from luke_allennlp.training import sync_audit
+    from luke_allennlp.training.trainers import sync_audit
 
     active = []
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from luke_allennlp.models.luke_task_model import LukeTaskModel
-from luke_allennlp.training.sync_audit import SyncAudit
+from luke_allennlp.training.trainers.sync_audit import SyncAudit
 
 x = torch.arange(6.0).reshape(2, 3)
 host = torch.ones(3)

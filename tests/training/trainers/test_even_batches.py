@@ -1,7 +1,13 @@
 import pytest
 import torch
 
-from luke_allennlp.training.even_batches import evened, group_sizes, planned_lengths, split_to, validation_lengths
+from luke_allennlp.training.trainers.even_batches import (
+    evened,
+    group_sizes,
+    planned_lengths,
+    split_to,
+    validation_lengths,
+)
 
 
 def batch(start: int, size: int) -> dict:

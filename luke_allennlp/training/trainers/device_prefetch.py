@@ -5,7 +5,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Tuple
 
 import torch
 
-from luke_allennlp.training import sync_audit
+from luke_allennlp.training.trainers import sync_audit
 
 
 def map_tensors(value: Any, function: Callable[[torch.Tensor], torch.Tensor]) -> Any:
