@@ -114,7 +114,9 @@ def test_a_cached_archive_s_config_is_checked_at_every_load(cache, tmp_path, mon
 
     archive = make_archive(tmp_path / "model.tar.gz", {"config.json": b'{"model": {"type": "x"}}'})
     checked, loaded = [], []
-    monkeypatch.setattr(archive_config, "check_archive_config", lambda config, name: checked.append(config))
+    monkeypatch.setattr(archive_config, "check_archive_config", lambda config, *args, **kwargs: checked.append(config))
+    monkeypatch.setattr(archival, "_build", lambda config, directory, *args: loaded.append(directory))
     for _ in range(2):
-        archival.load_archive(lambda directory, **kwargs: loaded.append(directory), str(archive))
-    assert len(checked) == 2 and loaded[0] == loaded[1] and loaded[0].startswith(str(cache))
+        archival.load_archive(str(archive))
+    assert checked == [{"model": {"type": "x"}}] * 2
+    assert loaded[0] == loaded[1] and loaded[0].startswith(str(cache))
