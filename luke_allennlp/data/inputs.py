@@ -25,14 +25,14 @@ import torch
 from allennlp.data.fields import Field, TensorField
 from transformers import PreTrainedTokenizerFast
 
+from luke_allennlp.modeling.inputs import FIELD_PADDING, padding_value
 from luke_allennlp.resources.tokenization import special_token_layout
 
 logger = logging.getLogger(__name__)
 
-# The padding of each field the task models read (allennlp pads a batch with it); other fields pad with 0.
-PADDING = {
-    "word_attention_mask": False,
-    "entity_attention_mask": False,
+# The padding of the task heads' fields (allennlp pads a batch with it); the encoder's fields pad as
+# `luke_allennlp.modeling.inputs.FIELD_PADDING` declares, other fields with 0.
+HEAD_PADDING = {
     "passage_subwords": -1,
     "max_context": False,
     "entity_candidates": -1,
@@ -40,7 +40,7 @@ PADDING = {
     "end_positions": -1,
     "labels": -1,
 }
-WORD_IDS = "word_ids"  # padded with the tokenizer's pad id
+PADDING = {**FIELD_PADDING._asdict(), **HEAD_PADDING}
 
 
 @dataclass
@@ -142,7 +142,7 @@ def tensor_fields(pad_id: int, **arrays: Union[np.ndarray, torch.Tensor]) -> Dic
     fields: Dict[str, Field] = {}
     for name, array in arrays.items():
         tensor = torch.from_numpy(np.ascontiguousarray(array)) if isinstance(array, np.ndarray) else array
-        fields[name] = TensorField(tensor, padding_value=pad_id if name == WORD_IDS else PADDING.get(name, 0))
+        fields[name] = TensorField(tensor, padding_value=padding_value(PADDING.get(name, 0), pad_id))
     return fields
 
 

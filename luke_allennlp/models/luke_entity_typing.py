@@ -7,6 +7,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
 from luke_allennlp.training.metrics import MultiLabelF1
 
@@ -69,9 +70,14 @@ class LukeEntityTyping(MentionClassifier):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 1): the mention's `[MASK]` entity
         labels : (batch, types), multi-hot
         """
-        logits, loss = self.classify(
-            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions, labels
-        )  # (batch, types)
+        fields = LukeFields(
+            word_ids,
+            word_attention_mask,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+        )
+        logits, loss = self.classify(fields, labels)  # (batch, types)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if labels is not None:
             output["loss"] = loss

@@ -7,6 +7,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SquadEmAndF1
 
@@ -86,17 +87,18 @@ class LukeRecord(LukeTaskModel):
         query = passes[0]  # (passes,)
         candidates = self.select(entity_candidates, passes)[:, 1:]  # (passes, mentions)
         if len(query):  # (a host value where the reader counted the windows)
-            states = self.encode(
+            fields = LukeFields(
                 word_ids,
                 word_attention_mask,
                 word_type_ids,
-                entity_ids=entity_ids,
-                entity_start_positions=entity_start_positions,
-                entity_end_positions=entity_end_positions,
-                entity_attention_mask=entity_attention_mask,
-                entity_type_ids=entity_type_ids,
-                passes=passes,
-                longest_mention=None if None in longest else max(longest),
+                entity_ids,
+                entity_start_positions,
+                entity_end_positions,
+                entity_attention_mask,
+                entity_type_ids,
+            )
+            states = self.encode(
+                fields, passes, longest_mention=None if None in longest else max(longest)
             ).entities  # (passes, entities, hidden)
             placeholder, mentions = states[:, :1], states[:, 1:]
             features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)

@@ -7,6 +7,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
 from luke_allennlp.training.metrics import RelationF1
 
@@ -75,9 +76,14 @@ class LukeRelationClassifier(MentionClassifier):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 2): `[HEAD]`, `[TAIL]`
         label : (batch,)
         """
-        logits, loss = self.classify(
-            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions, label
-        )  # (batch, relations)
+        fields = LukeFields(
+            word_ids,
+            word_attention_mask,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+        )
+        logits, loss = self.classify(fields, label)  # (batch, relations)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
             output["loss"] = loss

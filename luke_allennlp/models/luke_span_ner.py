@@ -9,6 +9,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
 from luke_allennlp.data.tags import entity_output, spans_to_iob2
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.modeling.static_shapes import ENTITIES
 from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
 from luke_allennlp.training.metrics import SpanF1
@@ -146,14 +147,17 @@ class LukeSpanNer(MentionClassifier):
         # cut here). (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         gold = None if labels is None else self.select(labels[..., :used], passes)
-        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
-            [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
+        fields = LukeFields(
             word_ids,
             word_attention_mask,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+            entity_attention_mask=entity_attention_mask,
+        )
+        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
+            [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
+            fields,
             passes=passes,
             longest_mention=longest if "longest_mention" in metadata[0] else None,
             lengths=self.pass_lengths(metadata, spans_per_sentence, per_chunk),

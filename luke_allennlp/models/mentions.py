@@ -3,12 +3,12 @@ A mention's feature vector, from the word states of its first and last subword a
 `MentionClassifier`, the task models whose head classifies such features.
 """
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 
-from luke_allennlp.modeling.encoder import Lengths
-from luke_allennlp.modeling.static_shapes import ROWS
+from luke_allennlp.modeling.inputs import Lengths, LukeFields
+from luke_allennlp.modeling.static_shapes import ROWS, HeadInput
 from luke_allennlp.models.luke_task_model import LukeTaskModel, Passes
 
 # Mention features: the first and last subword's states ("words"), the entity's state ("entity"), or all three.
@@ -77,13 +77,8 @@ class MentionClassifier(LukeTaskModel):
 
     def encode_mentions_with_head(
         self,
-        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        entity_ids: torch.Tensor,
-        entity_start_positions: torch.Tensor,
-        entity_end_positions: torch.Tensor,
-        entity_attention_mask: Optional[torch.Tensor] = None,
+        head_inputs: Sequence[HeadInput],
+        fields: LukeFields,
         passes: Optional[Passes] = None,
         longest_mention: Optional[int] = None,
         lengths: Optional[Lengths] = None,
@@ -92,43 +87,19 @@ class MentionClassifier(LukeTaskModel):
         embedder encodes them with the words, a word-only embedder the words alone (its head reads the mentions'
         subwords). `score` reads no padding position (the loss ignores padded mentions), so `lengths` may be given
         (see `encode_with_head`)."""
-        entities = {}
-        if self.has_entity_states:
-            entities = dict(
-                entity_ids=entity_ids,
-                entity_start_positions=entity_start_positions,
-                entity_end_positions=entity_end_positions,
-                entity_attention_mask=entity_attention_mask,
-            )
-        return self.encode_with_head(
-            self.score,
-            head_inputs,
-            word_ids,
-            word_attention_mask,
-            passes=passes,
-            longest_mention=longest_mention,
-            lengths=lengths,
-            **entities,
-        )
+        if not self.has_entity_states:
+            fields = fields.words_only()
+        return self.encode_with_head(self.score, head_inputs, fields, passes, longest_mention, lengths)
 
     def classify(
         self,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        entity_ids: torch.Tensor,
-        entity_start_positions: torch.Tensor,
-        entity_end_positions: torch.Tensor,
+        fields: LukeFields,
         gold: Optional[torch.Tensor],
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Logits (batch, ...) and loss (with `gold`, batch first) of (batch, words) inputs with (batch, mentions)
         entities (the same number in every example)."""
-        starts, ends = entity_start_positions, entity_end_positions
+        starts, ends = fields.entity_start_positions, fields.entity_end_positions
         (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
-            [(starts, ROWS, 0), (ends, ROWS, 0), (gold, ROWS, 0)],
-            word_ids,
-            word_attention_mask,
-            entity_ids,
-            starts,
-            ends,
+            [(starts, ROWS, 0), (ends, ROWS, 0), (gold, ROWS, 0)], fields
         )
         return logits[:rows], loss  # (a compiled step's padding cut)

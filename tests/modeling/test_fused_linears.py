@@ -5,8 +5,8 @@ import copy
 import torch
 from torch import nn
 
+from luke_allennlp.modeling.checkpoint_files import save_safetensors
 from luke_allennlp.modeling.fused_linears import by_type, fuse, fused, is_fused
-from luke_allennlp.modeling.loading import save_safetensors
 
 
 def six_linears(seed=0):
