@@ -8,7 +8,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
 from luke_allennlp.modeling.inputs import LukeFields
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
+from luke_allennlp.models.mentions import MentionClassifier
 from luke_allennlp.training.metrics import MultiLabelF1
 
 
@@ -44,13 +44,7 @@ class LukeEntityTyping(MentionClassifier):
         **kwargs,
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
-        self.metric = MultiLabelF1()
-        check_feature(feature, self)
-        self.feature = feature
-        self.label_namespace = label_namespace
-        self.dropout = torch.nn.Dropout(dropout)
-        num_labels = vocab.get_vocab_size(label_namespace)
-        self.classifier = torch.nn.Linear(embedder.get_output_dim() * FEATURE_WIDTHS[feature], num_labels)
+        self.build_head(feature, dropout, label_namespace, MultiLabelF1())
         initializer(self)
 
     def forward(  # type: ignore[override]

@@ -11,7 +11,7 @@ from allennlp.nn import InitializerApplicator
 from luke_allennlp.data.tags import entity_output, spans_to_iob2
 from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.modeling.static_shapes import ENTITIES
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
+from luke_allennlp.models.mentions import MentionClassifier
 from luke_allennlp.training.metrics import SpanF1
 
 Spans = Dict[Tuple[int, int], str]
@@ -97,19 +97,13 @@ class LukeSpanNer(MentionClassifier):
         **kwargs,
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
-        self.metric = SpanF1()
-        check_feature(feature, self)
-        self.feature = feature
-        self.label_namespace = label_namespace
         self.labels = [
             vocab.get_token_from_index(i, label_namespace) for i in range(vocab.get_vocab_size(label_namespace))
         ]
         if "O" not in self.labels:
             raise ValueError(f'the "{label_namespace}" vocabulary has no "O" label')
         self.outside = self.labels.index("O")
-        hidden = embedder.get_output_dim()
-        self.dropout = torch.nn.Dropout(dropout)
-        self.classifier = torch.nn.Linear(hidden * FEATURE_WIDTHS[feature], len(self.labels))
+        self.build_head(feature, dropout, label_namespace, SpanF1())
         initializer(self)
 
     def forward(  # type: ignore[override]

@@ -6,6 +6,7 @@ A mention's feature vector, from the word states of its first and last subword a
 from typing import Optional, Sequence, Tuple
 
 import torch
+from allennlp.training.metrics import Metric
 
 from luke_allennlp.modeling.inputs import Lengths, LukeFields
 from luke_allennlp.modeling.static_shapes import ROWS, HeadInput
@@ -47,12 +48,32 @@ class MentionClassifier(LukeTaskModel):
     A `LukeTaskModel` whose head is `classifier(dropout(...))` over the `mention_features` of mentions marked by
     entities (as `classifier_input` lays them out) and whose loss is `loss`: `score` is that head (the function
     `encode_with_head` runs, compiled with the encoder where the embedder is), `classify` runs it on examples of a
-    fixed number of mentions each. A subclass sets `feature`, `dropout` and `classifier`, and defines `loss`.
+    fixed number of mentions each. A subclass builds the head with `build_head` (then calls its `initializer`) and
+    defines `loss`. (The head is not an `__init__` argument: allennlp would read it from the subclass's config.)
     """
 
     feature: str
     dropout: torch.nn.Module
     classifier: torch.nn.Linear
+
+    def build_head(
+        self,
+        feature: str,
+        dropout: float,
+        label_namespace: str,
+        metric: Metric,
+        mentions: int = 1,
+        bias: bool = True,
+    ) -> None:
+        """The `metric`, and `classifier` over the `feature` of `mentions` mentions concatenated (1: each mention
+        apart) to the labels of `label_namespace`, after `dropout`."""
+        self.metric = metric
+        check_feature(feature, self)
+        self.feature = feature
+        self.label_namespace = label_namespace
+        self.dropout = torch.nn.Dropout(dropout)
+        width = mentions * FEATURE_WIDTHS[feature] * self.embedder.get_output_dim()
+        self.classifier = torch.nn.Linear(width, self.vocab.get_vocab_size(label_namespace), bias=bias)
 
     def classifier_input(self, features: torch.Tensor) -> torch.Tensor:
         """What the classifier reads of the features (rows, mentions, width): all of them, each mention apart."""
