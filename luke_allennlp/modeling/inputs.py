@@ -114,17 +114,15 @@ class LukeFields(NamedTuple):
             return self
         return LukeFields(*(None if t is None else t[rows[: t.dim() - 1]] for t in self))
 
-    def luke_inputs(
-        self, longest_mention: Optional[int] = None, max_mention_length: Optional[int] = None
-    ) -> LukeInputs:
-        """The encoder's inputs of (rows, words) fields: each entity's positions the first `max_mention_length` of
+    def luke_inputs(self, longest_mention: Optional[int] = None, position_cap: Optional[int] = None) -> LukeInputs:
+        """The encoder's inputs of (rows, words) fields: each entity's positions the first `position_cap` (subwords) of
         its mention's; `longest_mention`: see `span_position_ids`."""
         positions = None
         if self.entity_ids is not None:
             if self.entity_start_positions is None or self.entity_end_positions is None:
                 raise ValueError("entity_start_positions and entity_end_positions are required with entity_ids")
             positions = span_position_ids(
-                self.entity_start_positions, self.entity_end_positions, longest_mention, max_mention_length
+                self.entity_start_positions, self.entity_end_positions, longest_mention, position_cap
             )
         return LukeInputs(
             input_ids=self.word_ids,

@@ -155,7 +155,7 @@ class LukeTaskModel(ReportsMetrics, Model):
     ) -> Tuple[LukeInputs, Optional[Passes]]:
         """The encoder's inputs of the rows to encode, and where the words are encoded once per sentence for passes
         that would repeat them (chunks over one sentence, without entities), each pass's sentence. An entity's
-        positions are the first `max_mention_length` of its mention's (the embedder's). `longest_mention` (see
+        positions are the first `position_cap` of its mention's (the embedder's, in subwords). `longest_mention` (see
         `span_position_ids`) where the caller knows it; else, for rows of at most `FEW_ENTITIES` entities, the number
         of words bounds it (entities x words position ids cost little, and the padding positions add exact zeros);
         else it is read from the device."""
@@ -168,8 +168,9 @@ class LukeTaskModel(ReportsMetrics, Model):
         if fields.entity_ids is None and passes is not None and fields.word_ids.dim() - 1 < len(passes):
             repeat = passes[: fields.word_ids.dim() - 1]
         rows = fields.select(None if repeat is not None else passes)
-        max_mention_length = getattr(self.embedder, "max_mention_length", None)
-        return rows.luke_inputs(longest_mention, max_mention_length), repeat
+        # (entity inputs need the `luke` embedder: its cap on an entity's positions, in subwords)
+        cap = self.embedder.position_cap if isinstance(self.embedder, LukeEmbedder) else None
+        return rows.luke_inputs(longest_mention, cap), repeat
 
     def _encode_words(self, inputs: LukeInputs) -> torch.Tensor:
         """A word-only embedder's states (an allennlp `TokenEmbedder`'s arguments) of the word inputs."""

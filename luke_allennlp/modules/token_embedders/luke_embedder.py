@@ -45,9 +45,10 @@ class LukeEmbedder(TokenEmbedder):
         If false, the encoder's weights are frozen. The pooler trains only with `output="pooled"` (otherwise
         nothing uses it: it is frozen at the checkpoint's weights).
     max_mention_length : `int`, optional (default = the checkpoint's)
-        An entity of a task model's inputs averages the position embeddings of its mention's first
-        `max_mention_length` subwords at most, as transformers' `LukeTokenizer` and the original code: the
-        checkpoint's tokenizer_config.json `max_mention_length`, else 30. The readers count the mentions it cuts.
+        The position cap, in subwords (`position_cap`): an entity of a task model's inputs averages the position
+        embeddings of its mention's first `max_mention_length` subwords at most, as transformers' `LukeTokenizer` and
+        the original code: the checkpoint's tokenizer_config.json `max_mention_length`, else 30. The readers count
+        the mentions it cuts.
     compile : `Union[bool, str]`, optional (default = `False`)
         Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged): `true` in
         torch.compile's default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
@@ -82,7 +83,9 @@ class LukeEmbedder(TokenEmbedder):
         if entity_vocab not in ENTITY_VOCABS:
             raise ValueError(f"entity_vocab must be one of {ENTITY_VOCABS}, not {entity_vocab!r}")
         self.output = output
-        self.max_mention_length = max_mention_length or checkpoint_max_mention_length(model_name)
+        # The most subwords whose positions an entity averages (`max_mention_length` in the config, as the
+        # checkpoint's tokenizer names it): task models cap their entities' position ids at it.
+        self.position_cap = max_mention_length or checkpoint_max_mention_length(model_name)
         loading = EncoderLoading(
             model_name,
             use_entity_aware_attention,
