@@ -252,7 +252,7 @@ def transformers_ner(model) -> Tuple[torch.nn.Module, torch.optim.Optimizer]:
 def transformers_passes(batch: Dict[str, Any]) -> Dict[str, torch.Tensor]:
     """What the span model encodes of a batch, as `LukeForEntitySpanClassification`'s inputs: a row per (sentence,
     chunk of spans) with spans, the span slots no chunk uses cut (as the model does), padding labels ignored."""
-    from luke_allennlp.modeling.encoder import span_position_ids
+    from luke_allennlp.modeling.inputs import span_position_ids
 
     used = max(1, int(batch["entity_attention_mask"].sum(-1).max()))
     rows = batch["entity_attention_mask"].any(-1).nonzero()

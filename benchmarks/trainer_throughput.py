@@ -40,7 +40,7 @@ from allennlp.nn.util import move_to_device  # noqa: E402
 from allennlp.training.optimizers import Optimizer  # noqa: E402
 
 import data_readers  # noqa: E402,F401  (registers the readers and, through luke_allennlp.plugin, every component)
-from luke_allennlp.modeling.encoder import span_position_ids  # noqa: E402
+from luke_allennlp.modeling.inputs import span_position_ids  # noqa: E402
 from luke_allennlp.testing import ROBERTA_VOCAB_SIZE, save_roberta_tokenizer, shared_data_dir  # noqa: E402
 from luke_allennlp.training.trainers.precision import resolve_precision  # noqa: E402
 from luke_allennlp.training.trainers.step_metrics import count_tokens  # noqa: E402

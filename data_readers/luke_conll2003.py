@@ -12,6 +12,8 @@ from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.fields import LabelArrayField
 from luke_allennlp.data.inputs import (
+    COUNTS,
+    InputCounts,
     MentionInputs,
     centred_window,
     tensor_fields,
@@ -551,10 +553,14 @@ class LukeConll2003Reader(SourceReader):
             {
                 "id": instance_id,
                 "words": sentence.words,
-                "subwords": len(word_ids),  # (the encoder's input length: the model skips padding without reading it)
                 "spans": layout.spans,
-                # (the longest span in subwords: the model's entity position ids without reading the device)
-                "longest_mention": int((ends[layout.ends - 1] - starts[layout.starts]).max()) if layout.count else 1,
+                # (the encoder's input length: the model skips padding without reading it; the longest span in
+                # subwords: the model's entity position ids without reading the device)
+                COUNTS: InputCounts(
+                    passes=-(-len(layout.spans) // self.max_entities),
+                    longest_mention=int((ends[layout.ends - 1] - starts[layout.starts]).max()) if layout.count else 1,
+                    subwords=len(word_ids),
+                ),
                 "gold_spans": gold,
                 "word_separator": "" if self.words_without_spaces else " ",
             }

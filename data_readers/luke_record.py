@@ -8,7 +8,7 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField
 
 from luke_allennlp.data.example_warnings import ExampleWarnings
-from luke_allennlp.data.inputs import TokenizedText, centred_window, tensor_fields, tokenize
+from luke_allennlp.data.inputs import COUNTS, InputCounts, TokenizedText, centred_window, tensor_fields, tokenize
 from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import QuestionPassageEncoder, stack_window_entities, stack_windows
 from luke_allennlp.resources.files import SeenIds, load_json, require
@@ -402,8 +402,10 @@ class LukeRecordReader(SourceReader):
             "candidate_spans": candidate_spans,
             "answers": list(answers) if answers is not None else None,
             # (the model's passes and entity position ids, without reading the device)
-            "windows_with_mentions": sum(len(row) > 1 for row in rows),
-            "longest_mention": max(last - first + 1 for row in rows for _, first, last, _ in row),
+            COUNTS: InputCounts(
+                passes=sum(len(row) > 1 for row in rows),  # the windows holding a mention
+                longest_mention=max(last - first + 1 for row in rows for _, first, last, _ in row),
+            ),
         }
         if answers is not None:
             gold = set(answers)

@@ -9,7 +9,7 @@ from allennlp.data.fields import Field, MetadataField
 from luke_allennlp.data.crosslingual_mentions import NONE, TRANSLATED, CrossLingualLinker, language_of_file
 from luke_allennlp.data.entity_mentions import Mentions, check_entity_limits, entity_tensor_fields
 from luke_allennlp.data.example_warnings import ExampleWarnings
-from luke_allennlp.data.inputs import TokenizedText, tensor_fields, tokenize
+from luke_allennlp.data.inputs import COUNTS, InputCounts, TokenizedText, tensor_fields, tokenize
 from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import (
     EncodedPair,
@@ -372,8 +372,7 @@ class LukeSquadReader(SourceReader):
                 "answer_spans": list(answers) if answers else None,
                 "offsets": pair.passage.offsets,
                 # (the model's passes and entity position ids, without reading the device)
-                "windows": len(windows),
-                "longest_mention": longest,
+                COUNTS: InputCounts(passes=len(windows), longest_mention=longest),
             }
         )
         return Instance(fields)

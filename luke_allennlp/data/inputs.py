@@ -10,7 +10,8 @@ task model reads.
 - `MentionInputs`: one sequence with the tokenizer's special tokens and entities over its mentions, cut to
   `max_seq_length` with every cut counted (`stats`);
 - `stack`: windows or chunks of different lengths as one padded array;
-- `tensor_fields`: the arrays as the fields the task models read, each padded with its own value.
+- `tensor_fields`: the arrays as the fields the task models read, each padded with its own value;
+- `InputCounts`: what a reader counted of an instance's encoder inputs, for the model to size its passes by.
 
 Reading comprehension builds its question/passage pairs from these (`luke_allennlp.data.windows`).
 """
@@ -18,21 +19,21 @@ Reading comprehension builds its question/passage pairs from these (`luke_allenn
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 from allennlp.data.fields import Field, TensorField
 from transformers import PreTrainedTokenizerFast
 
+from luke_allennlp.modeling.inputs import FIELD_PADDING, padding_value
 from luke_allennlp.resources.tokenization import special_token_layout
 
 logger = logging.getLogger(__name__)
 
-# The padding of each field the task models read (allennlp pads a batch with it); other fields pad with 0.
-PADDING = {
-    "word_attention_mask": False,
-    "entity_attention_mask": False,
+# The padding of the task heads' fields (allennlp pads a batch with it); the encoder's fields pad as
+# `luke_allennlp.modeling.inputs.FIELD_PADDING` declares, other fields with 0.
+HEAD_PADDING = {
     "passage_subwords": -1,
     "max_context": False,
     "entity_candidates": -1,
@@ -40,7 +41,29 @@ PADDING = {
     "end_positions": -1,
     "labels": -1,
 }
-WORD_IDS = "word_ids"  # padded with the tokenizer's pad id
+PADDING = {**FIELD_PADDING._asdict(), **HEAD_PADDING}
+
+
+COUNTS = "input_counts"  # the metadata key of an instance's `InputCounts`
+
+
+class InputCounts(NamedTuple):
+    """
+    What a task reader counted of an instance's encoder inputs on the host, in its metadata under `COUNTS`: the task
+    model sizes its encoder passes and its entities' position ids by them without reading the device. (A NamedTuple:
+    allennlp's trainer copies metadata to the device through tuples.)
+    """
+
+    passes: (
+        int  # the rows the model encodes: windows (SQuAD), windows holding a mention (ReCoRD), chunks of spans (NER)
+    )
+    longest_mention: int  # subwords of the longest entity mention (1 without entities)
+    subwords: Optional[int] = None  # each row's real subwords, where every row is the same sentence (NER)
+
+    @staticmethod
+    def of(metadata: Sequence[Dict[str, Any]]) -> List["InputCounts"]:
+        """The counts of a batch's instances."""
+        return [meta[COUNTS] for meta in metadata]
 
 
 @dataclass
@@ -142,7 +165,7 @@ def tensor_fields(pad_id: int, **arrays: Union[np.ndarray, torch.Tensor]) -> Dic
     fields: Dict[str, Field] = {}
     for name, array in arrays.items():
         tensor = torch.from_numpy(np.ascontiguousarray(array)) if isinstance(array, np.ndarray) else array
-        fields[name] = TensorField(tensor, padding_value=pad_id if name == WORD_IDS else PADDING.get(name, 0))
+        fields[name] = TensorField(tensor, padding_value=padding_value(PADDING.get(name, 0), pad_id))
     return fields
 
 
@@ -191,7 +214,7 @@ class MentionInputs:
     A text longer than `max_seq_length` keeps the window that holds all its mentions, centred on them; a
     mention longer than that window keeps its first subwords. Both are counted in `stats`
     (`truncated_inputs`, `truncated_mentions`), with `inputs` and the mention boundaries that fall inside a subword
-    (`mention_boundaries_inside_subwords`, see `mention_subwords`), and the mentions longer than `max_mention_length`
+    (`mention_boundaries_inside_subwords`, see `mention_subwords`), and the mentions longer than `position_cap`
     subwords, whose entity the model gives the positions of their first ones (`mention_positions_capped`).
 
     # Parameters
@@ -199,8 +222,9 @@ class MentionInputs:
     tokenizer : `PreTrainedTokenizerFast`
     max_seq_length : `int`
         Subwords per input, special tokens included.
-    max_mention_length : `int`, optional (default = `None`)
-        The `luke` embedder's (the checkpoint's): mentions longer than that are counted.
+    position_cap : `int`, optional (default = `None`)
+        The most subwords whose positions an entity averages: the `luke` embedder's `max_mention_length` (the
+        checkpoint's); mentions longer than that are counted.
     """
 
     STATS = (
@@ -214,10 +238,10 @@ class MentionInputs:
     )
 
     def __init__(
-        self, tokenizer: PreTrainedTokenizerFast, max_seq_length: int, max_mention_length: Optional[int] = None
+        self, tokenizer: PreTrainedTokenizerFast, max_seq_length: int, position_cap: Optional[int] = None
     ) -> None:
         self.tokenizer = tokenizer
-        self.max_mention_length = max_mention_length
+        self.position_cap = position_cap
         prefix, suffix = special_token_layout(tokenizer)
         self.prefix, self.suffix = np.array(prefix, dtype=np.int64), np.array(suffix, dtype=np.int64)
         self.room = max_seq_length - len(prefix) - len(suffix)  # subwords for text
@@ -322,8 +346,8 @@ class MentionInputs:
                 f"{example_id}: {' and '.join(names)} are {high - low + 1} subwords apart, more than max_seq_length allows",
                 "mentions_too_far_apart",
             )
-        if self.max_mention_length is not None:
-            self.stats["mention_positions_capped"] += sum(e - s + 1 > self.max_mention_length for s, e in subwords)
+        if self.position_cap is not None:
+            self.stats["mention_positions_capped"] += sum(e - s + 1 > self.position_cap for s, e in subwords)
         self.stats["inputs"] += 1
         begin, end = self.window(len(tokens.ids), low, high)
         shift = len(self.prefix) - begin  # subword position -> input position

@@ -11,7 +11,7 @@ conversion (RoBERTa/BERT initialisation, hub names, `save_pretrained`) lives in 
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -20,8 +20,9 @@ from torch import nn
 from luke_allennlp.modeling.attention import AttentionMask, LukeSelfAttention, Shape, blocks_apply
 from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.dropout import Dropout, dropout_add
+from luke_allennlp.modeling.inputs import Lengths, LukeInputs
 from luke_allennlp.modeling.packed_linear import drop_packed, linear
-from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS, WORDS, StaticShapes
+from luke_allennlp.modeling.static_shapes import HeadInput, StaticShapes
 
 logger = logging.getLogger(__name__)
 
@@ -35,30 +36,19 @@ ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
-# Each row's real words and, with entity inputs, real entities (prefixes of the padded rows), known on the host.
-Lengths = Tuple[Sequence[int], Optional[Sequence[int]]]
-
-
-def span_position_ids(
-    starts: torch.Tensor, ends: torch.Tensor, longest: Optional[int] = None, max_length: Optional[int] = None
-) -> torch.Tensor:
-    """`entity_position_ids` of contiguous mentions from their first and last positions (inclusive):
-    (...) -> (..., longest mention), padded with -1. `longest`: the longest mention's length where the caller knows
-    it on the host (at least that; else it is read from the device, which makes the host wait for it). A mention
-    longer than `max_length` keeps its first `max_length` positions (as `LukeTokenizer`'s `max_mention_length`)."""
-    if longest is None:
-        longest = int((ends - starts).max()) + 1 if starts.numel() else 1
-    if max_length is not None:
-        longest = min(longest, max_length)
-    positions = starts[..., None] + torch.arange(longest, device=starts.device)
-    return positions.masked_fill(positions > ends[..., None], -1)
-
-
 @dataclass
 class LukeEncoderOutput:
     last_hidden_state: torch.Tensor  # (batch, words, hidden)
     entity_last_hidden_state: Optional[torch.Tensor]  # (batch, entities, hidden), None without entities
     pooler_output: Optional[torch.Tensor]  # (batch, hidden), None without a pooler
+
+    def cut(self, batch: int, words: int, entities: Optional[int]) -> "LukeEncoderOutput":
+        """The outputs of the first `batch` rows, `words` words and `entities` entities (a padded batch's cut back)."""
+        entity_states = self.entity_last_hidden_state
+        if entity_states is not None:
+            entity_states = entity_states[:batch, :entities]
+        pooled = None if self.pooler_output is None else self.pooler_output[:batch]
+        return LukeEncoderOutput(self.last_hidden_state[:batch, :words], entity_states, pooled)
 
 
 class LukeEmbeddings(nn.Module):
@@ -305,12 +295,14 @@ class LukeEncoder(nn.Module):
         """Runs the encoder under `torch.compile` on inputs padded to static shapes (`static_shapes`: words to
         multiples of `word_multiple`, entities of `entity_multiple`), its outputs cut back to the inputs' sizes.
         Parameter names and checkpoints are unchanged."""
-        self._compiled = StaticShapes(self._forward, "the encoder", word_multiple, entity_multiple, **compile_kwargs)
+        self._compiled = StaticShapes(
+            self._forward, "the encoder", word_multiple, entity_multiple, self.config.pad_token_id, **compile_kwargs
+        )
         self._compiled_heads = {}
 
     def forward(
         self,
-        input_ids: torch.Tensor,
+        input_ids: Union[torch.Tensor, LukeInputs],
         attention_mask: Optional[torch.Tensor] = None,
         token_type_ids: Optional[torch.Tensor] = None,
         entity_ids: Optional[torch.Tensor] = None,
@@ -320,9 +312,12 @@ class LukeEncoder(nn.Module):
         lengths: Optional[Lengths] = None,
     ) -> LukeEncoderOutput:
         """
+        The project's code passes its inputs whole, as `LukeInputs` (`encoder(inputs, lengths=...)`); the keyword
+        names of transformers' `LukeModel` work too:
+
         # Parameters
 
-        input_ids : `torch.LongTensor`, (batch, words)
+        input_ids : `torch.LongTensor` (batch, words), or `LukeInputs` (then no other input)
         attention_mask : `torch.Tensor`, optional, (batch, words); 1 for real tokens, 0 for padding
         token_type_ids : `torch.LongTensor`, optional, (batch, words)
         entity_ids : `torch.LongTensor`, optional, (batch, entities)
@@ -337,135 +332,83 @@ class LukeEncoder(nn.Module):
             (`attention.Shape`, packed), and the outputs at padding positions are 0 (unlike transformers', which
             computes them too); elsewhere (compiled, a GPU, autocast) it is ignored.
         """
-        self.embeddings.check_length(input_ids)
-        inputs = self.complete_inputs(
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            entity_ids,
-            entity_position_ids,
-            entity_attention_mask,
-            entity_token_type_ids,
-        )
+        if isinstance(input_ids, LukeInputs):
+            named = (attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask)
+            if any(t is not None for t in named) or entity_token_type_ids is not None:
+                raise ValueError("LukeEncoder: given LukeInputs, no other input is given by name")
+            inputs = input_ids.complete()
+        else:
+            inputs = LukeInputs(
+                input_ids,
+                attention_mask,
+                token_type_ids,
+                entity_ids,
+                entity_position_ids,
+                entity_attention_mask,
+                entity_token_type_ids,
+            ).complete()
+        self.embeddings.check_length(inputs.input_ids)
         if self._compiled is None:
-            return self._forward(*inputs, lengths=lengths)
-        return self._forward_padded(inputs)
+            return self._forward(inputs, lengths=lengths)
+        out, sizes = self._compiled(inputs, [], self.training)
+        return out.cut(*sizes)
 
     def forward_with_head(
         self,
         head: Callable[..., Any],
-        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
+        head_inputs: Sequence[HeadInput],
+        inputs: LukeInputs,
         lengths: Optional[Lengths] = None,
-        **inputs: Optional[torch.Tensor],
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
         """
-        `head(word_states, entity_states, *head tensors)` on the encoder's outputs for `inputs` (`forward`'s, by
-        name), and the sizes `(rows, words, entities or None)` of the inputs. Compiled (`compile`), the encoder and
-        the head run as one graph per bucket (a task model's step whole: CUDA graphs can capture it): the inputs and
-        the head's `(tensor or None, kind, padding value)` triples (as `StaticShapes` takes them; padding that the
-        head's loss ignores) are padded, so the head's outputs hold the padding, which the caller cuts to the sizes.
-        Under CUDA graphs (`mode="reduce-overhead"`) those outputs are the graph's: the next call overwrites them, so a
-        caller that keeps one past it keeps a copy. Uncompiled, the head runs on the outputs as they are. `lengths`:
-        see `forward` (a head given them must not read the outputs at padding positions).
+        `head(word_states, entity_states, *head tensors)` on the encoder's outputs for `inputs`, and the sizes
+        `(rows, words, entities or None)` of the inputs. Compiled (`compile`), the encoder and the head run as one
+        graph per bucket (a task model's step whole: CUDA graphs can capture it): the inputs and the head's
+        `(tensor or None, kind, padding value)` triples (`static_shapes.HeadInput`; padding that the head's loss
+        ignores) are padded, so the head's outputs hold the padding, which the caller cuts to the sizes. Under CUDA
+        graphs (`mode="reduce-overhead"`) those outputs are the graph's: the next call overwrites them, so a caller
+        that keeps one past it keeps a copy. Uncompiled, the head runs on the outputs as they are. `lengths`: see
+        `forward` (a head given them must not read the outputs at padding positions).
         """
-        complete = self.complete_inputs(**inputs)
-        self.embeddings.check_length(complete[0])
+        inputs = inputs.complete()
+        self.embeddings.check_length(inputs.input_ids)
         if self._compiled is None:
-            out = self._forward(*complete, lengths=lengths)
-            entities = out.entity_last_hidden_state
-            sizes = (*out.last_hidden_state.shape[:2], None if entities is None else entities.size(1))
-            return head(out.last_hidden_state, entities, *(t for t, _, _ in head_inputs)), sizes
+            out = self._forward(inputs, lengths=lengths)
+            head_tensors = (t for t, _, _ in head_inputs)
+            return head(out.last_hidden_state, out.entity_last_hidden_state, *head_tensors), inputs.sizes()
         compiled = self._compiled_heads.get(head)
         if compiled is None:
 
-            def encoder_and_head(*tensors: Optional[torch.Tensor]) -> Any:
-                out = self._forward(*tensors[: len(complete)])
-                return head(out.last_hidden_state, out.entity_last_hidden_state, *tensors[len(complete) :])
+            def encoder_and_head(padded: LukeInputs, *head_tensors: Optional[torch.Tensor]) -> Any:
+                out = self._forward(padded)
+                return head(out.last_hidden_state, out.entity_last_hidden_state, *head_tensors)
 
             owner = getattr(head, "__self__", None)  # a bound method: named by its object's class
             name = f"{type(owner).__name__}.{head.__name__}" if owner is not None else head.__qualname__
-            what = f"the encoder and {name}"
-            shapes = self._compiled
-            compiled = StaticShapes(
-                encoder_and_head, what, shapes.word_multiple, shapes.entity_multiple, **shapes.compile_kwargs
-            )
+            compiled = self._compiled.with_function(encoder_and_head, f"the encoder and {name}")
             self._compiled_heads[head] = compiled
-        return compiled(self.padded_inputs(complete) + list(head_inputs), self.training)
+        return compiled(inputs, head_inputs, self.training)
 
-    @staticmethod
-    def complete_inputs(
-        input_ids: torch.Tensor,
-        attention_mask: Optional[torch.Tensor] = None,
-        token_type_ids: Optional[torch.Tensor] = None,
-        entity_ids: Optional[torch.Tensor] = None,
-        entity_position_ids: Optional[torch.Tensor] = None,
-        entity_attention_mask: Optional[torch.Tensor] = None,
-        entity_token_type_ids: Optional[torch.Tensor] = None,
-    ) -> tuple:
-        """`forward`'s inputs with their defaults filled in, in its order (what `_forward` takes)."""
-        if attention_mask is None:
-            attention_mask = torch.ones_like(input_ids)
-        if token_type_ids is None:
-            token_type_ids = torch.zeros_like(input_ids)
-        if entity_ids is not None:
-            if entity_position_ids is None:
-                raise ValueError("entity_position_ids is required when entity_ids is given")
-            if entity_attention_mask is None:
-                entity_attention_mask = torch.ones_like(entity_ids)
-            if entity_token_type_ids is None:
-                entity_token_type_ids = torch.zeros_like(entity_ids)
-        return (
-            input_ids,
-            attention_mask,
-            token_type_ids,
-            entity_ids,
-            entity_position_ids,
-            entity_attention_mask,
-            entity_token_type_ids,
-        )
-
-    def padded_inputs(self, inputs: tuple) -> list:
-        """`complete_inputs` as `StaticShapes` takes them: each with how it is padded."""
-        kinds = (WORDS, WORDS, WORDS, ENTITIES, MENTIONS, ENTITIES, ENTITIES)
-        values = (self.config.pad_token_id, 0, 0, 0, -1, 0, 0)
-        return list(zip(inputs, kinds, values))
-
-    def _forward_padded(self, inputs: tuple) -> LukeEncoderOutput:
-        """The compiled forward pass on inputs padded to the `compile` buckets; outputs cut to the inputs' sizes."""
-        out, (batch, num_words, num_entities) = self._compiled(self.padded_inputs(inputs), self.training)
-        entity_states = out.entity_last_hidden_state
-        if entity_states is not None:
-            entity_states = entity_states[:batch, :num_entities]
-        pooled = None if out.pooler_output is None else out.pooler_output[:batch]
-        return LukeEncoderOutput(out.last_hidden_state[:batch, :num_words], entity_states, pooled)
-
-    def _forward(
-        self,
-        input_ids,
-        attention_mask,
-        token_type_ids,
-        entity_ids,
-        entity_position_ids,
-        entity_attention_mask,
-        entity_token_type_ids,
-        lengths: Optional[Lengths] = None,
-    ) -> LukeEncoderOutput:
-        batch, num_words = input_ids.shape
-        word_states = self.embeddings(input_ids, token_type_ids)  # (batch, words, hidden)
+    def _forward(self, inputs: LukeInputs, lengths: Optional[Lengths] = None) -> LukeEncoderOutput:
+        """The model on complete inputs (`LukeInputs.complete`): what `compile` compiles."""
+        batch, num_words = inputs.input_ids.shape
+        word_states = self.embeddings(inputs.input_ids, inputs.token_type_ids)  # (batch, words, hidden)
         hidden = word_states.size(-1)
         entity_states = None
         num_entities = 0
-        if entity_ids is not None:
-            entity_states = self.entity_embeddings(entity_ids, entity_position_ids, entity_token_type_ids)
-            num_entities = entity_ids.size(1)
+        if inputs.entity_ids is not None:
+            entity_states = self.entity_embeddings(
+                inputs.entity_ids, inputs.entity_position_ids, inputs.entity_token_type_ids
+            )  # (batch, entities, hidden)
+            num_entities = entity_states.size(1)
         if lengths is not None and blocks_apply(word_states):
             return self._forward_packed(word_states, entity_states, lengths)
-        mask = attention_mask.bool()
+        mask = inputs.attention_mask.bool()
         hidden_states = word_states.reshape(batch * num_words, hidden)
         if entity_states is not None:
             # (batch * words + batch * entities, hidden): the words' rows, then the entities'
             hidden_states = torch.cat([hidden_states, entity_states.reshape(batch * num_entities, hidden)])
-            mask = torch.cat([mask, entity_attention_mask.bool()], dim=1)  # (batch, words + entities)
+            mask = torch.cat([mask, inputs.entity_attention_mask.bool()], dim=1)  # (batch, words + entities)
         shape = Shape(batch, num_words, num_entities)
         hidden_states = self.encoder(hidden_states, shape, AttentionMask(mask))
         word_states = hidden_states[: batch * num_words].view(batch, num_words, hidden)

@@ -9,7 +9,7 @@ Unlike transformers, the heads run only at the masked positions: with 15% masked
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +17,7 @@ from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.encoder import ACTIVATIONS, LukeEncoder
+from luke_allennlp.modeling.inputs import LukeInputs
 from luke_allennlp.modeling.static_shapes import ENTITIES, ROWS, WORDS, StaticShapes
 
 logger = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ class LukeForPretraining(nn.Module):
 
     def forward(
         self,
-        input_ids: torch.Tensor,
+        input_ids: Union[torch.Tensor, LukeInputs],
         labels: Optional[torch.Tensor] = None,
         entity_labels: Optional[torch.Tensor] = None,
         masked_counts: Optional[Tuple[int, int]] = None,
@@ -124,8 +125,9 @@ class LukeForPretraining(nn.Module):
         **encoder_inputs: Optional[torch.Tensor],
     ) -> LukeForPretrainingOutput:
         """
-        `input_ids` and `encoder_inputs` are the inputs of `LukeEncoder.forward` (`attention_mask`, `entity_ids`,
-        `entity_position_ids`, ...), by name; and:
+        `input_ids`: the encoder's `LukeInputs` (what the project's code passes), or its word ids with the other
+        inputs of `LukeEncoder.forward` (`attention_mask`, `entity_ids`, `entity_position_ids`, ...) by name, as in
+        transformers; and:
 
         labels : `torch.LongTensor`, optional, (batch, words)
             The original word ids at masked positions, -100 elsewhere.
@@ -140,15 +142,12 @@ class LukeForPretraining(nn.Module):
             that depends on the data (CUDA graphs); the outputs' logits and targets then hold the padding too,
             with targets -100. Without them, at the masked positions found on the device (one host sync).
         """
+        inputs = input_ids if isinstance(input_ids, LukeInputs) else LukeInputs(input_ids, **encoder_inputs)
         if masked_positions is not None and labels is not None and self._compiled is not None:
             return self._compiled_forward(
-                self.luke.complete_inputs(input_ids, **encoder_inputs),
-                labels,
-                entity_labels,
-                masked_positions,
-                masked_entity_positions,
+                inputs.complete(), labels, entity_labels, masked_positions, masked_entity_positions
             )
-        out = self.luke(input_ids, **encoder_inputs)
+        out = self.luke(inputs)
         if masked_positions is not None and labels is not None:
             return self._static_heads(out, labels, entity_labels, masked_positions, masked_entity_positions)
         word_table = self.luke.embeddings.word_embeddings.weight
@@ -203,18 +202,23 @@ class LukeForPretraining(nn.Module):
         """
         self.luke.compile(word_multiple, entity_multiple, **compile_kwargs)
         self._compiled = StaticShapes(
-            self._static_forward, "the pretraining model", word_multiple, entity_multiple, **compile_kwargs
+            self._static_forward,
+            "the pretraining model",
+            word_multiple,
+            entity_multiple,
+            self.config.pad_token_id,
+            **compile_kwargs,
         )
 
-    def _compiled_forward(self, inputs: tuple, labels, entity_labels, positions, entity_positions):
+    def _compiled_forward(self, inputs: LukeInputs, labels, entity_labels, positions, entity_positions):
         """The compiled `_static_forward` on inputs padded to the buckets; its outputs cut to the batch."""
-        padded = self.luke.padded_inputs(inputs) + [
+        heads = [
             (labels, WORDS, IGNORE_INDEX),
             (entity_labels, ENTITIES, IGNORE_INDEX),
             (positions, ROWS, -1),
             (entity_positions, ROWS, -1),
         ]
-        out, (batch, _, _) = self._compiled(padded, self.training)  # (a batch of one row ran as two copies of it)
+        out, (batch, _, _) = self._compiled(inputs, heads, self.training)  # (a batch of one row ran as two copies)
         rows, entity_rows = (
             batch * positions.size(1),
             None if entity_positions is None else batch * entity_positions.size(1),
@@ -229,11 +233,11 @@ class LukeForPretraining(nn.Module):
             None if out.entity_targets is None else out.entity_targets[:entity_rows],
         )
 
-    def _static_forward(self, *inputs: Optional[torch.Tensor]) -> LukeForPretrainingOutput:
-        """The encoder (uncompiled: this is what is compiled) and `_static_heads`; `inputs` are the encoder's seven
-        (`LukeEncoder.complete_inputs`), then labels, entity labels, masked positions, masked entity positions."""
-        out = self.luke._forward(*inputs[:7])
-        return self._static_heads(out, *inputs[7:])
+    def _static_forward(
+        self, inputs: LukeInputs, labels, entity_labels, positions, entity_positions
+    ) -> LukeForPretrainingOutput:
+        """The encoder (uncompiled: this is what is compiled) and `_static_heads`."""
+        return self._static_heads(self.luke._forward(inputs), labels, entity_labels, positions, entity_positions)
 
     def _static_heads(self, out, labels, entity_labels, positions, entity_positions) -> LukeForPretrainingOutput:
         """The heads at the given positions, padding (-1) included with target -100."""

@@ -19,32 +19,43 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.nn.functional as F
 
+from luke_allennlp.modeling.inputs import ENTITIES, MENTIONS, PADDING, ROWS, WORDS, LukeInputs, padding_value
+
 logger = logging.getLogger(__name__)
 
-# How an input is padded: along the words (dimension 1), along the entities (dimension 1), the entities' mention
-# positions (batch, entities, mention length: entities and mention length), or only along the batch.
-WORDS, ENTITIES, MENTIONS, ROWS = "words", "entities", "mentions", "rows"
+__all__ = ["ENTITIES", "MENTIONS", "ROWS", "WORDS", "StaticShapes", "runs_compiled"]
+
+# A head's input: a tensor (or None), how it is padded (`kind`: one of WORDS, ENTITIES, MENTIONS, ROWS) and with what.
+HeadInput = Tuple[Optional[torch.Tensor], str, Any]
 
 
 class StaticShapes:
     """
     `function` compiled (`torch.compile(function, dynamic=False, **compile_kwargs)`) and called on inputs padded to
-    the buckets. Calling it with `(tensor or None, kind, padding value)` triples (`kind` one of `WORDS`, `ENTITIES`,
-    `MENTIONS`, `ROWS`) returns `function`'s output on the padded inputs and the sizes before padding, `(batch,
-    words, entities or None)`, to which the caller cuts the output back.
+    the buckets: the encoder's `LukeInputs` (each field as `PADDING` declares) and a head's tensors, each given with
+    how it is padded (`HeadInput`). Returns `function`'s output on the padded inputs and the sizes before padding,
+    `(batch, words, entities or None)`, to which the caller cuts the output back.
 
     # Parameters
 
     function : `Callable`
-        Takes the padded tensors (or None) positionally.
+        Takes the padded `LukeInputs`, then the head's padded tensors (or None), positionally.
     what : `str`
         What is compiled, for the log ("the encoder").
     word_multiple, entity_multiple : `int`
         The bucket sizes.
+    pad_token_id : `int`
+        The word ids' padding.
     """
 
     def __init__(
-        self, function: Callable, what: str, word_multiple: int, entity_multiple: int, **compile_kwargs: Any
+        self,
+        function: Callable,
+        what: str,
+        word_multiple: int,
+        entity_multiple: int,
+        pad_token_id: int,
+        **compile_kwargs: Any,
     ) -> None:
         import torch._dynamo
 
@@ -55,41 +66,50 @@ class StaticShapes:
         self.compile_kwargs = compile_kwargs
         self.what = what
         self.word_multiple, self.entity_multiple = word_multiple, entity_multiple
+        self.pad_token_id = pad_token_id
         self.buckets: Dict[tuple, int] = {}  # bucket -> the frames dynamo compiled for it
 
-    @staticmethod
-    def _sizes(inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]]) -> Tuple[int, int, Optional[int]]:
-        """(batch, words, entities or None) of the inputs before padding."""
-        words = next(t for t, kind, _ in inputs if kind == WORDS and t is not None)
-        entities = next((t for t, kind, _ in inputs if kind == ENTITIES and t is not None), None)
-        return words.size(0), words.size(1), None if entities is None else entities.size(1)
+    def with_function(self, function: Callable, what: str) -> "StaticShapes":
+        """Another function compiled with the same buckets and settings."""
+        return StaticShapes(
+            function, what, self.word_multiple, self.entity_multiple, self.pad_token_id, **self.compile_kwargs
+        )
 
     def __call__(
-        self, inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]], training: bool
+        self, inputs: LukeInputs, head_inputs: Sequence[HeadInput], training: bool
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
         """`function`'s output on the padded inputs, and the sizes before padding; `training`: the module's mode (a
         graph of its own)."""
-        batch, num_words, num_entities = self._sizes(inputs)
+        batch, num_words, num_entities = inputs.sizes()
         pad_words = _padding(num_words, self.word_multiple)
         pad_entities = 0 if num_entities is None else _padding(num_entities, self.entity_multiple)
-        padded: List[Optional[torch.Tensor]] = []
-        for tensor, kind, value in inputs:
-            if tensor is not None:
-                if batch == 1:  # a copy of the row (real tokens: an all-padding row would give NaN attention)
-                    tensor = torch.cat([tensor, tensor])
-                if kind == WORDS:
-                    tensor = F.pad(tensor, (0, pad_words), value=value)
-                elif kind == ENTITIES:
-                    tensor = F.pad(tensor, (0, pad_entities), value=value)
-                elif kind == MENTIONS:
-                    tensor = F.pad(tensor, (0, max(0, 2 - tensor.size(2)), 0, pad_entities), value=value)
-                    torch._dynamo.maybe_mark_dynamic(tensor, 2)  # the longest mention of the batch
-                torch._dynamo.maybe_mark_dynamic(tensor, 0)
-            padded.append(tensor)
+
+        def pad(tensor: Optional[torch.Tensor], kind: str, value: Any) -> Optional[torch.Tensor]:
+            if tensor is None:
+                return None
+            if batch == 1:  # a copy of the row (real tokens: an all-padding row would give NaN attention)
+                tensor = torch.cat([tensor, tensor])
+            if kind == WORDS:
+                tensor = F.pad(tensor, (0, pad_words), value=value)
+            elif kind == ENTITIES:
+                tensor = F.pad(tensor, (0, pad_entities), value=value)
+            elif kind == MENTIONS:
+                tensor = F.pad(tensor, (0, max(0, 2 - tensor.size(2)), 0, pad_entities), value=value)
+                torch._dynamo.maybe_mark_dynamic(tensor, 2)  # the longest mention of the batch
+            torch._dynamo.maybe_mark_dynamic(tensor, 0)
+            return tensor
+
+        padded = LukeInputs(
+            *(
+                pad(tensor, padding.kind, padding_value(padding.value, self.pad_token_id))
+                for tensor, padding in zip(inputs, PADDING)
+            )
+        )
+        padded_head: List[Optional[torch.Tensor]] = [pad(*head_input) for head_input in head_inputs]
         entities = None if num_entities is None else num_entities + pad_entities
         bucket = (training, torch.is_grad_enabled(), num_words + pad_words, entities)
         frames = dict(torch._dynamo.utils.counters["frames"])
-        out = self.compiled(*padded)
+        out = self.compiled(padded, *padded_head)
         now = torch._dynamo.utils.counters["frames"]
         # Dynamo converts a frame (`total`) where no graph it holds fits, and compiles it (`ok`) unless it gives up
         # (its recompile limit); it converts nothing where one fits, e.g. one compiled for another model instance.

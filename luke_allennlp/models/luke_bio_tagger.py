@@ -12,6 +12,7 @@ from allennlp.nn import InitializerApplicator
 from allennlp.nn.util import sequence_cross_entropy_with_logits
 
 from luke_allennlp.data.tags import entity_output, spans_to_iob2, tags_to_spans
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SpanF1
 
@@ -90,7 +91,7 @@ class LukeBioTagger(LukeTaskModel):
         index_mask = np.stack([index, np.arange(index.shape[1]) < np.array(kept)[:, None]])
         index, mask = self.host_to_device(index_mask, word_ids.device).unbind(0)
         mask = mask.bool()  # (batch, words)
-        states = self.encode(word_ids, word_attention_mask).words  # (batch, subwords, hidden)
+        states = self.encode(LukeFields(word_ids, word_attention_mask)).words  # (batch, subwords, hidden)
         word_positions = entity_start_positions.flatten(1).gather(1, index) * mask  # (batch, words); 0 past the end
         word_states = states.gather(1, word_positions[..., None].expand(-1, -1, states.size(-1)))
         logits = self.classifier(self.dropout(word_states))  # (batch, words, tags)

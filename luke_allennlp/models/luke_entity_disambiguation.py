@@ -8,6 +8,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 
 from luke_allennlp.modeling.checkpoint_files import read_config, read_state_dict
+from luke_allennlp.modeling.inputs import LukeInputs
 from luke_allennlp.modeling.loading import shape_mismatches
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX, EntityPredictionHead, masked_cross_entropy
 from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS
@@ -201,11 +202,13 @@ class LukeEntityDisambiguation(Model):
             self._score_candidates,
             # (candidates padded as mention positions are: along the mentions, and to 2 at least, with -1)
             [(candidate_ids, MENTIONS, -1), (labels, ENTITIES, IGNORE_INDEX)],
-            inputs.word_ids,
-            inputs.word_attention_mask,
-            entity_ids=entity_ids,
-            entity_position_ids=inputs.entity_position_ids,
-            entity_attention_mask=inputs.entity_attention_mask,
+            LukeInputs(
+                inputs.word_ids,
+                inputs.word_attention_mask,
+                entity_ids=entity_ids,
+                entity_position_ids=inputs.entity_position_ids,
+                entity_attention_mask=inputs.entity_attention_mask,
+            ),
         )
         return logits[:batch, :mentions, : candidate_ids.size(-1)], loss
 

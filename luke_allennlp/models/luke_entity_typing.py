@@ -7,7 +7,8 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
+from luke_allennlp.modeling.inputs import LukeFields
+from luke_allennlp.models.mentions import MentionClassifier
 from luke_allennlp.training.metrics import MultiLabelF1
 
 
@@ -43,13 +44,7 @@ class LukeEntityTyping(MentionClassifier):
         **kwargs,
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
-        self.metric = MultiLabelF1()
-        check_feature(feature, self)
-        self.feature = feature
-        self.label_namespace = label_namespace
-        self.dropout = torch.nn.Dropout(dropout)
-        num_labels = vocab.get_vocab_size(label_namespace)
-        self.classifier = torch.nn.Linear(embedder.get_output_dim() * FEATURE_WIDTHS[feature], num_labels)
+        self.build_head(feature, dropout, label_namespace, MultiLabelF1())
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -69,9 +64,14 @@ class LukeEntityTyping(MentionClassifier):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 1): the mention's `[MASK]` entity
         labels : (batch, types), multi-hot
         """
-        logits, loss = self.classify(
-            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions, labels
-        )  # (batch, types)
+        fields = LukeFields(
+            word_ids,
+            word_attention_mask,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+        )
+        logits, loss = self.classify(fields, labels)  # (batch, types)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if labels is not None:
             output["loss"] = loss

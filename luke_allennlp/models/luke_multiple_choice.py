@@ -7,6 +7,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.pooled import LukePooledHeadModel
 from luke_allennlp.training.metrics.accuracy import Accuracy
 
@@ -67,20 +68,17 @@ class LukeMultipleChoice(LukePooledHeadModel):
         """
         choices = [len(m["choices"]) if "choices" in m else None for m in metadata]  # (counted on the host)
         passes = self.nonempty_rows(word_attention_mask, None if None in choices else sum(choices))  # real rows
-        rows = [
-            None if tensor is None else self.select(tensor, passes)
-            for tensor in (
-                word_type_ids,
-                entity_ids,
-                entity_start_positions,
-                entity_end_positions,
-                entity_attention_mask,
-                entity_type_ids,
-            )
-        ]
-        scores = self.score(self.select(word_ids, passes), self.select(word_attention_mask, passes), *rows).squeeze(
-            -1
-        )  # (passes,)
+        fields = LukeFields(
+            word_ids,
+            word_attention_mask,
+            word_type_ids,
+            entity_ids,
+            entity_start_positions,
+            entity_end_positions,
+            entity_attention_mask,
+            entity_type_ids,
+        )
+        scores = self.score(fields, passes).squeeze(-1)  # (passes,)
         logits = scores.new_full(word_ids.shape[:2], float("-inf"))  # (batch, choices)
         logits[passes] = scores
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}

@@ -7,6 +7,7 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 
 from luke_allennlp.modeling import LukeForPretraining
+from luke_allennlp.modeling.inputs import LukeInputs
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 from luke_allennlp.models.luke_task_model import ReportsMetrics
 from luke_allennlp.modules.encoder_loading import EncoderLoading
@@ -158,12 +159,15 @@ class LukePretraining(ReportsMetrics, Model):
                 masked_entity_labels = F.pad(masked_entity_labels, (0, 1), value=IGNORE_INDEX)
             if masked_entity_positions is not None:  # (no entity: nothing to predict)
                 masked_entity_positions = torch.full_like(masked_entity_positions, -1)
-        out = self.pretraining(
+        inputs = LukeInputs(
             word_ids,
-            attention_mask=word_attention_mask,
+            word_attention_mask,
             entity_ids=entity_ids,
             entity_position_ids=entity_position_ids,
             entity_attention_mask=entity_attention_mask,
+        )
+        out = self.pretraining(
+            inputs,
             labels=masked_lm_labels,
             entity_labels=masked_entity_labels,
             masked_counts=tuple(map(sum, zip(*masked_counts))) if masked_counts else None,  # type: ignore[arg-type]

@@ -7,6 +7,8 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.data.inputs import InputCounts
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SquadEmAndF1
 
@@ -80,23 +82,23 @@ class LukeRecord(LukeTaskModel):
         num_candidates = max(1, max(len(m["candidates"]) for m in metadata))
         # One encoder pass per window that holds at least one mention; how many, and the longest mention, the reader
         # counted (without them, e.g. instances of an older reader, they are read from the device).
-        counts = [m.get("windows_with_mentions") for m in metadata]
-        passes = self.nonempty_rows(entity_attention_mask[:, :, 1:], None if None in counts else sum(counts))
-        longest = [m.get("longest_mention") for m in metadata]
+        counts = InputCounts.of(metadata)
+        passes = self.nonempty_rows(entity_attention_mask[:, :, 1:], sum(c.passes for c in counts))
         query = passes[0]  # (passes,)
         candidates = self.select(entity_candidates, passes)[:, 1:]  # (passes, mentions)
         if len(query):  # (a host value where the reader counted the windows)
-            states = self.encode(
+            fields = LukeFields(
                 word_ids,
                 word_attention_mask,
                 word_type_ids,
-                entity_ids=entity_ids,
-                entity_start_positions=entity_start_positions,
-                entity_end_positions=entity_end_positions,
-                entity_attention_mask=entity_attention_mask,
-                entity_type_ids=entity_type_ids,
-                passes=passes,
-                longest_mention=None if None in longest else max(longest),
+                entity_ids,
+                entity_start_positions,
+                entity_end_positions,
+                entity_attention_mask,
+                entity_type_ids,
+            )
+            states = self.encode(
+                fields, passes, longest_mention=max(c.longest_mention for c in counts)
             ).entities  # (passes, entities, hidden)
             placeholder, mentions = states[:, :1], states[:, 1:]
             features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)

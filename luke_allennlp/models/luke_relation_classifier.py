@@ -7,7 +7,8 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
+from luke_allennlp.modeling.inputs import LukeFields
+from luke_allennlp.models.mentions import MentionClassifier
 from luke_allennlp.training.metrics import RelationF1
 
 
@@ -49,13 +50,7 @@ class LukeRelationClassifier(MentionClassifier):
         **kwargs,
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
-        self.metric = RelationF1(negative_labels)
-        check_feature(feature, self)
-        self.feature = feature
-        self.label_namespace = label_namespace
-        self.dropout = torch.nn.Dropout(dropout)
-        width = 2 * FEATURE_WIDTHS[feature] * embedder.get_output_dim()
-        self.classifier = torch.nn.Linear(width, vocab.get_vocab_size(label_namespace), bias=bias)
+        self.build_head(feature, dropout, label_namespace, RelationF1(negative_labels), mentions=2, bias=bias)
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -75,9 +70,14 @@ class LukeRelationClassifier(MentionClassifier):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 2): `[HEAD]`, `[TAIL]`
         label : (batch,)
         """
-        logits, loss = self.classify(
-            word_ids, word_attention_mask, entity_ids, entity_start_positions, entity_end_positions, label
-        )  # (batch, relations)
+        fields = LukeFields(
+            word_ids,
+            word_attention_mask,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+        )
+        logits, loss = self.classify(fields, label)  # (batch, relations)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
             output["loss"] = loss

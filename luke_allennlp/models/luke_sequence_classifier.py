@@ -7,6 +7,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.pooled import LukePooledHeadModel
 from luke_allennlp.training.metrics.accuracy import Accuracy
 from luke_allennlp.training.metrics.correlation import Correlation
@@ -73,7 +74,7 @@ class LukeSequenceClassifier(LukePooledHeadModel):
         label : (batch,), class indices, or gold scores (float) for regression
         entity_* : (batch, entities), optional entity inputs (the reader's `mention_dictionary`)
         """
-        logits = self.score(
+        fields = LukeFields(
             word_ids,
             word_attention_mask,
             word_type_ids,
@@ -82,7 +83,8 @@ class LukeSequenceClassifier(LukePooledHeadModel):
             entity_end_positions,
             entity_attention_mask,
             entity_type_ids,
-        )  # (batch, labels) or (batch, 1)
+        )
+        logits = self.score(fields)  # (batch, labels) or (batch, 1)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:
             if self.regression:

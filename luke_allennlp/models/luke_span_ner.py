@@ -8,9 +8,11 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.data.inputs import InputCounts
 from luke_allennlp.data.tags import entity_output, spans_to_iob2
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.modeling.static_shapes import ENTITIES
-from luke_allennlp.models.mentions import FEATURE_WIDTHS, MentionClassifier, check_feature
+from luke_allennlp.models.mentions import MentionClassifier
 from luke_allennlp.training.metrics import SpanF1
 
 Spans = Dict[Tuple[int, int], str]
@@ -96,19 +98,13 @@ class LukeSpanNer(MentionClassifier):
         **kwargs,
     ) -> None:
         super().__init__(vocab, embedder, **kwargs)
-        self.metric = SpanF1()
-        check_feature(feature, self)
-        self.feature = feature
-        self.label_namespace = label_namespace
         self.labels = [
             vocab.get_token_from_index(i, label_namespace) for i in range(vocab.get_vocab_size(label_namespace))
         ]
         if "O" not in self.labels:
             raise ValueError(f'the "{label_namespace}" vocabulary has no "O" label')
         self.outside = self.labels.index("O")
-        hidden = embedder.get_output_dim()
-        self.dropout = torch.nn.Dropout(dropout)
-        self.classifier = torch.nn.Linear(hidden * FEATURE_WIDTHS[feature], len(self.labels))
+        self.build_head(feature, dropout, label_namespace, SpanF1())
         initializer(self)
 
     def forward(  # type: ignore[override]
@@ -140,23 +136,26 @@ class LukeSpanNer(MentionClassifier):
             t[..., :used] for t in (entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions)
         )
         # One encoder pass per non-empty (sentence, chunk).
-        passes = self.nonempty_rows(entity_attention_mask, sum(-(-n // per_chunk) for n in spans_per_sentence))
-        longest = max((meta.get("longest_mention", 1) for meta in metadata), default=1)
+        counts = InputCounts.of(metadata)
+        passes = self.nonempty_rows(entity_attention_mask, sum(c.passes for c in counts))
         # Encoder, head and loss (one compiled graph where the embedder is compiled: its outputs then hold padding,
         # cut here). (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         gold = None if labels is None else self.select(labels[..., :used], passes)
-        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
-            [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
+        fields = LukeFields(
             word_ids,
             word_attention_mask,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
+            entity_ids=entity_ids,
+            entity_start_positions=entity_start_positions,
+            entity_end_positions=entity_end_positions,
+            entity_attention_mask=entity_attention_mask,
+        )
+        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
+            [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
+            fields,
             passes=passes,
-            longest_mention=longest if "longest_mention" in metadata[0] else None,
-            lengths=self.pass_lengths(metadata, spans_per_sentence, per_chunk),
+            longest_mention=max(c.longest_mention for c in counts),
+            lengths=self.pass_lengths(counts, spans_per_sentence, per_chunk),
         )
         logits = logits[:rows, :used]  # (passes, entities, labels)
         # Padding slots score 0, as the slots no pass uses (whatever the encoder gave their padded states: it skips
@@ -187,16 +186,14 @@ class LukeSpanNer(MentionClassifier):
 
     @staticmethod
     def pass_lengths(
-        metadata: List[Dict[str, Any]], spans_per_sentence: List[int], per_chunk: int
-    ) -> Optional[Tuple[List[int], List[int]]]:
-        """Each pass's real subwords and span entities (the reader's `subwords` and spans), in the passes' order, or
-        None where the metadata does not say (an older reader): the encoder skips the padding on the CPU."""
-        if not all("subwords" in meta for meta in metadata):
-            return None
+        counts: List[InputCounts], spans_per_sentence: List[int], per_chunk: int
+    ) -> Tuple[List[int], List[int]]:
+        """Each pass's real subwords and span entities (the reader's counts and spans), in the passes' order: the
+        encoder skips the padding on the CPU."""
         words, entities = [], []
-        for meta, spans in zip(metadata, spans_per_sentence):
-            for chunk in range(-(-spans // per_chunk)):
-                words.append(int(meta["subwords"]))
+        for count, spans in zip(counts, spans_per_sentence):
+            for chunk in range(count.passes):
+                words.append(int(count.subwords))  # type: ignore[arg-type]
                 entities.append(min(per_chunk, spans - chunk * per_chunk))
         return words, entities
 

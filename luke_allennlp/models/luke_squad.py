@@ -8,6 +8,8 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.data.inputs import InputCounts
+from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.modeling.static_shapes import ROWS, WORDS
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics.squad_em_and_f1 import SquadEmAndF1, exact_match_score, f1_score, max_over_golds
@@ -149,25 +151,27 @@ class LukeSquad(LukeTaskModel):
         entity_* : (batch, windows, entities), entity inputs over the words' positions (optional)
         """
         # One encoder pass per real (question, window).
-        windows = [meta.get("windows") for meta in metadata]
-        passes = self.nonempty_rows(word_attention_mask, None if None in windows else sum(windows))
-        longest = [meta.get("longest_mention") for meta in metadata]
+        counts = InputCounts.of(metadata)
+        passes = self.nonempty_rows(word_attention_mask, sum(c.passes for c in counts))
         gold = [
             None if positions is None else positions[passes] for positions in (start_positions, end_positions)
         ]  # (passes,) each
-        (start_logits, end_logits, loss), (rows, words, _) = self.encode_with_head(
-            self.score,
-            [(self.select(word_attention_mask, passes), WORDS, False), (gold[0], ROWS, 0), (gold[1], ROWS, 0)],
+        fields = LukeFields(
             word_ids,
             word_attention_mask,
             word_type_ids,
-            entity_ids=entity_ids,
-            entity_start_positions=entity_start_positions,
-            entity_end_positions=entity_end_positions,
-            entity_attention_mask=entity_attention_mask,
-            entity_type_ids=entity_type_ids,
+            entity_ids,
+            entity_start_positions,
+            entity_end_positions,
+            entity_attention_mask,
+            entity_type_ids,
+        )
+        (start_logits, end_logits, loss), (rows, words, _) = self.encode_with_head(
+            self.score,
+            [(self.select(word_attention_mask, passes), WORDS, False), (gold[0], ROWS, 0), (gold[1], ROWS, 0)],
+            fields,
             passes=passes,
-            longest_mention=None if None in longest else max(longest),
+            longest_mention=max(c.longest_mention for c in counts),
         )
         output: Dict[str, Any] = {}
         for name, values in (("start_logits", start_logits), ("end_logits", end_logits)):

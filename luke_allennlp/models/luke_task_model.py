@@ -14,7 +14,8 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.training.metrics import Metric
 
-from luke_allennlp.modeling.encoder import Lengths, span_position_ids
+from luke_allennlp.modeling.inputs import Lengths, LukeFields, LukeInputs
+from luke_allennlp.modeling.static_shapes import HeadInput
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 
 Passes = Tuple[torch.Tensor, ...]  # index tensors of the stacked rows (windows, chunks) to encode
@@ -95,160 +96,85 @@ class LukeTaskModel(ReportsMetrics, Model):
             return rows.nonzero(as_tuple=True)
         return torch.unravel_index(torch.nonzero_static(rows.flatten(), size=count)[:, 0], rows.shape)
 
-    def entity_inputs(
-        self,
-        entity_ids: torch.Tensor,
-        starts: torch.Tensor,
-        ends: torch.Tensor,
-        attention_mask: Optional[torch.Tensor] = None,
-        type_ids: Optional[torch.Tensor] = None,
-        longest_mention: Optional[int] = None,
-        words: Optional[int] = None,
-    ) -> Dict[str, Optional[torch.Tensor]]:
-        """The `luke` embedder's entity arguments for entities over subwords start..end (inclusive); an entity's
-        positions are the first `max_mention_length` of its mention's (the embedder's). `longest_mention` (see
-        `span_position_ids`) where the caller knows it; else, for rows of at most `FEW_ENTITIES` entities, the number
-        of `words` bounds it (entities x words position ids cost little, and the padding positions add exact zeros);
-        else it is read from the device."""
-        if longest_mention is None and words is not None and entity_ids.size(-1) <= FEW_ENTITIES:
-            longest_mention = words
-        positions = span_position_ids(starts, ends, longest_mention, getattr(self.embedder, "max_mention_length", None))
-        return dict(
-            entity_ids=entity_ids,
-            entity_position_ids=positions,
-            entity_attention_mask=attention_mask,
-            entity_token_type_ids=type_ids,
-        )
-
     @staticmethod
     def select(tensor: torch.Tensor, passes: Optional[Passes]) -> torch.Tensor:
         """The rows of `tensor` (*stacked, positions) that `passes` encode (the leading indices it has)."""
         return tensor if passes is None else tensor[passes[: tensor.dim() - 1]]
 
     def encode(
-        self,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        word_type_ids: Optional[torch.Tensor] = None,
-        entity_ids: Optional[torch.Tensor] = None,
-        entity_start_positions: Optional[torch.Tensor] = None,
-        entity_end_positions: Optional[torch.Tensor] = None,
-        entity_attention_mask: Optional[torch.Tensor] = None,
-        entity_type_ids: Optional[torch.Tensor] = None,
-        passes: Optional[Passes] = None,
-        longest_mention: Optional[int] = None,
+        self, fields: LukeFields, passes: Optional[Passes] = None, longest_mention: Optional[int] = None
     ) -> Encoded:
         """
         Word states and, given entity inputs, the states of entities over subwords start..end (inclusive) of the
-        words. `passes` selects the stacked rows to encode (each tensor is indexed by as many of its indices
-        as it has stacked dimensions); `None` encodes every row of (batch, words) inputs. Entity inputs need
-        the `luke` embedder; without them, a word encoder that the passes would repeat (chunks over one
-        sentence) runs once per sentence. `longest_mention`: see `span_position_ids`.
+        words. `passes` selects the stacked rows to encode (`LukeFields.select`); `None` encodes every row of
+        (batch, words) inputs. Entity inputs need the `luke` embedder; without them, a word encoder that the passes
+        would repeat (chunks over one sentence) runs once per sentence. `longest_mention`: see `span_position_ids`.
         """
-        words, entities, repeat = self._embedder_inputs(
-            word_ids,
-            word_attention_mask,
-            word_type_ids,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
-            entity_type_ids,
-            passes,
-            longest_mention,
-        )
-        return self._run_embedder(words, entities, repeat)
+        return self._states(*self.luke_inputs(fields, passes, longest_mention))
+
+    def _states(self, inputs: LukeInputs, repeat: Optional[Passes]) -> Encoded:
+        """The embedder's states of `luke_inputs`, the word states of sentences encoded once repeated for their
+        passes (`repeat`: the sentence of each pass)."""
+        if self.has_entity_states:
+            out = self.embedder.encode(inputs)
+            word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
+        else:
+            word_states, entity_states = self._encode_words(inputs), None  # (rows, words, hidden)
+        if repeat is not None:  # (sentences, words, hidden) -> (passes, words, hidden)
+            word_states = word_states[repeat]
+        return Encoded(word_states, entity_states)
 
     def encode_with_head(
         self,
         head: Callable[..., Any],
-        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        word_type_ids: Optional[torch.Tensor] = None,
-        entity_ids: Optional[torch.Tensor] = None,
-        entity_start_positions: Optional[torch.Tensor] = None,
-        entity_end_positions: Optional[torch.Tensor] = None,
-        entity_attention_mask: Optional[torch.Tensor] = None,
-        entity_type_ids: Optional[torch.Tensor] = None,
+        head_inputs: Sequence[HeadInput],
+        fields: LukeFields,
         passes: Optional[Passes] = None,
         longest_mention: Optional[int] = None,
         lengths: Optional[Lengths] = None,
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
         """
-        `head(word_states, entity_states, *head tensors)` on `encode`'s states of the inputs (`encode`'s
+        `head(word_states, entity_states, *head tensors)` on `encode`'s states of the fields (`encode`'s
         arguments), and the sizes `(rows, words, entities or None)` of what was encoded. `lengths`: each encoded
         row's real words and entities, known on the host, for a head that reads no padding position (the `luke`
         embedder then computes the real tokens alone on the CPU: `LukeEncoder.forward`). `head_inputs`: the head's
-        tensors (rows as encoded) as `(tensor or None, kind, padding value)` (`luke_allennlp.modeling.static_shapes`;
-        a padding value that the head's loss ignores). Where the `luke` embedder is compiled, encoder, head and loss
-        are one compiled graph per bucket (`LukeEncoder.forward_with_head`): the head's outputs then hold the
-        bucket's padding, which the caller cuts to the sizes. (A word-only embedder's head runs eagerly.)
+        tensors (rows as encoded) as `(tensor or None, kind, padding value)` (`static_shapes.HeadInput`; a padding
+        value that the head's loss ignores). Where the `luke` embedder is compiled, encoder, head and loss are one
+        compiled graph per bucket (`LukeEncoder.forward_with_head`): the head's outputs then hold the bucket's
+        padding, which the caller cuts to the sizes. (A word-only embedder's head runs eagerly.)
         """
-        arguments = (word_type_ids, entity_ids, entity_start_positions, entity_end_positions, entity_attention_mask)
-        words, entities, repeat = self._embedder_inputs(
-            word_ids, word_attention_mask, *arguments, entity_type_ids, passes, longest_mention
-        )
-        if entities is None or repeat is not None:
-            word_states, entity_states = self._run_embedder(words, entities, repeat)
-            sizes = (*word_states.shape[:2], None if entity_states is None else entity_states.size(1))
-            return head(word_states, entity_states, *(t for t, _, _ in head_inputs)), sizes
-        return self.embedder.encode_with_head(head, head_inputs, **words, **entities, lengths=lengths)
+        inputs, repeat = self.luke_inputs(fields, passes, longest_mention)
+        if self.has_entity_states and repeat is None:
+            return self.embedder.encode_with_head(head, head_inputs, inputs, lengths)
+        word_states, entity_states = self._states(inputs, repeat)
+        sizes = (*word_states.shape[:2], None if entity_states is None else entity_states.size(1))
+        return head(word_states, entity_states, *(t for t, _, _ in head_inputs)), sizes
 
-    def _run_embedder(
-        self,
-        words: Dict[str, torch.Tensor],
-        entities: Optional[Dict[str, Optional[torch.Tensor]]],
-        repeat: Optional[Passes],
-    ) -> Encoded:
-        """The embedder on `_embedder_inputs`' arguments, the word states of sentences encoded once repeated for
-        their passes (`repeat`: the sentence of each pass)."""
-        if entities is not None:
-            out = self.embedder.encode(**words, **entities)
-            word_states, entity_states = out.last_hidden_state, out.entity_last_hidden_state
-        else:
-            word_states, entity_states = self.embedder(**words), None  # (rows, words, hidden)
-        if repeat is not None:  # (sentences, words, hidden) -> (passes, words, hidden)
-            word_states = word_states[repeat]
-        return Encoded(word_states, entity_states)
-
-    def _embedder_inputs(
-        self,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        word_type_ids: Optional[torch.Tensor],
-        entity_ids: Optional[torch.Tensor],
-        entity_start_positions: Optional[torch.Tensor],
-        entity_end_positions: Optional[torch.Tensor],
-        entity_attention_mask: Optional[torch.Tensor],
-        entity_type_ids: Optional[torch.Tensor],
-        passes: Optional[Passes],
-        longest_mention: Optional[int],
-    ) -> Tuple[Dict[str, torch.Tensor], Optional[Dict[str, Optional[torch.Tensor]]], Optional[Passes]]:
-        """`encode`'s arguments of the embedder: the word inputs of the rows to encode, the entity inputs (None for
-        a word-only embedder; empty without entity inputs), and where the words are encoded once per sentence for
-        passes that would repeat them (chunks over one sentence, without entities), each pass's sentence."""
-        with_entities = entity_ids is not None
-        if with_entities and not self.has_entity_states:
-            raise ValueError('the reader gives entity inputs but the embedder is not "luke"')
+    def luke_inputs(
+        self, fields: LukeFields, passes: Optional[Passes], longest_mention: Optional[int]
+    ) -> Tuple[LukeInputs, Optional[Passes]]:
+        """The encoder's inputs of the rows to encode, and where the words are encoded once per sentence for passes
+        that would repeat them (chunks over one sentence, without entities), each pass's sentence. An entity's
+        positions are the first `position_cap` of its mention's (the embedder's, in subwords). `longest_mention` (see
+        `span_position_ids`) where the caller knows it; else, for rows of at most `FEW_ENTITIES` entities, the number
+        of words bounds it (entities x words position ids cost little, and the padding positions add exact zeros);
+        else it is read from the device."""
+        if fields.entity_ids is not None:
+            if not self.has_entity_states:
+                raise ValueError('the reader gives entity inputs but the embedder is not "luke"')
+            if longest_mention is None and fields.entity_ids.size(-1) <= FEW_ENTITIES:
+                longest_mention = fields.word_ids.size(-1)
         repeat = None
-        if not with_entities and passes is not None and word_ids.dim() - 1 < len(passes):
-            repeat = passes[: word_ids.dim() - 1]
-        rows = None if repeat is not None else passes
-        words = dict(token_ids=self.select(word_ids, rows), mask=self.select(word_attention_mask, rows))
-        if word_type_ids is not None:
-            words["type_ids"] = self.select(word_type_ids, rows)
-        if not self.has_entity_states:
-            return words, None, repeat
-        entities: Dict[str, Optional[torch.Tensor]] = {}
-        if with_entities:
-            optional = [None if t is None else self.select(t, rows) for t in (entity_attention_mask, entity_type_ids)]
-            entities = self.entity_inputs(
-                self.select(entity_ids, rows),  # type: ignore[arg-type]
-                self.select(entity_start_positions, rows),  # type: ignore[arg-type]
-                self.select(entity_end_positions, rows),  # type: ignore[arg-type]
-                *optional,
-                longest_mention=longest_mention,
-                words=word_ids.size(-1),
-            )
-        return words, entities, repeat
+        if fields.entity_ids is None and passes is not None and fields.word_ids.dim() - 1 < len(passes):
+            repeat = passes[: fields.word_ids.dim() - 1]
+        rows = fields.select(None if repeat is not None else passes)
+        # (entity inputs need the `luke` embedder: its cap on an entity's positions, in subwords)
+        cap = self.embedder.position_cap if isinstance(self.embedder, LukeEmbedder) else None
+        return rows.luke_inputs(longest_mention, cap), repeat
+
+    def _encode_words(self, inputs: LukeInputs) -> torch.Tensor:
+        """A word-only embedder's states (an allennlp `TokenEmbedder`'s arguments) of the word inputs."""
+        words = dict(token_ids=inputs.input_ids, mask=inputs.attention_mask)
+        if inputs.token_type_ids is not None:
+            words["type_ids"] = inputs.token_type_ids
+        return self.embedder(**words)

@@ -3,12 +3,13 @@ A mention's feature vector, from the word states of its first and last subword a
 `MentionClassifier`, the task models whose head classifies such features.
 """
 
-from typing import Any, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
+from allennlp.training.metrics import Metric
 
-from luke_allennlp.modeling.encoder import Lengths
-from luke_allennlp.modeling.static_shapes import ROWS
+from luke_allennlp.modeling.inputs import Lengths, LukeFields
+from luke_allennlp.modeling.static_shapes import ROWS, HeadInput
 from luke_allennlp.models.luke_task_model import LukeTaskModel, Passes
 
 # Mention features: the first and last subword's states ("words"), the entity's state ("entity"), or all three.
@@ -47,12 +48,32 @@ class MentionClassifier(LukeTaskModel):
     A `LukeTaskModel` whose head is `classifier(dropout(...))` over the `mention_features` of mentions marked by
     entities (as `classifier_input` lays them out) and whose loss is `loss`: `score` is that head (the function
     `encode_with_head` runs, compiled with the encoder where the embedder is), `classify` runs it on examples of a
-    fixed number of mentions each. A subclass sets `feature`, `dropout` and `classifier`, and defines `loss`.
+    fixed number of mentions each. A subclass builds the head with `build_head` (then calls its `initializer`) and
+    defines `loss`. (The head is not an `__init__` argument: allennlp would read it from the subclass's config.)
     """
 
     feature: str
     dropout: torch.nn.Module
     classifier: torch.nn.Linear
+
+    def build_head(
+        self,
+        feature: str,
+        dropout: float,
+        label_namespace: str,
+        metric: Metric,
+        mentions: int = 1,
+        bias: bool = True,
+    ) -> None:
+        """The `metric`, and `classifier` over the `feature` of `mentions` mentions concatenated (1: each mention
+        apart) to the labels of `label_namespace`, after `dropout`."""
+        self.metric = metric
+        check_feature(feature, self)
+        self.feature = feature
+        self.label_namespace = label_namespace
+        self.dropout = torch.nn.Dropout(dropout)
+        width = mentions * FEATURE_WIDTHS[feature] * self.embedder.get_output_dim()
+        self.classifier = torch.nn.Linear(width, self.vocab.get_vocab_size(label_namespace), bias=bias)
 
     def classifier_input(self, features: torch.Tensor) -> torch.Tensor:
         """What the classifier reads of the features (rows, mentions, width): all of them, each mention apart."""
@@ -77,13 +98,8 @@ class MentionClassifier(LukeTaskModel):
 
     def encode_mentions_with_head(
         self,
-        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        entity_ids: torch.Tensor,
-        entity_start_positions: torch.Tensor,
-        entity_end_positions: torch.Tensor,
-        entity_attention_mask: Optional[torch.Tensor] = None,
+        head_inputs: Sequence[HeadInput],
+        fields: LukeFields,
         passes: Optional[Passes] = None,
         longest_mention: Optional[int] = None,
         lengths: Optional[Lengths] = None,
@@ -92,43 +108,19 @@ class MentionClassifier(LukeTaskModel):
         embedder encodes them with the words, a word-only embedder the words alone (its head reads the mentions'
         subwords). `score` reads no padding position (the loss ignores padded mentions), so `lengths` may be given
         (see `encode_with_head`)."""
-        entities = {}
-        if self.has_entity_states:
-            entities = dict(
-                entity_ids=entity_ids,
-                entity_start_positions=entity_start_positions,
-                entity_end_positions=entity_end_positions,
-                entity_attention_mask=entity_attention_mask,
-            )
-        return self.encode_with_head(
-            self.score,
-            head_inputs,
-            word_ids,
-            word_attention_mask,
-            passes=passes,
-            longest_mention=longest_mention,
-            lengths=lengths,
-            **entities,
-        )
+        if not self.has_entity_states:
+            fields = fields.words_only()
+        return self.encode_with_head(self.score, head_inputs, fields, passes, longest_mention, lengths)
 
     def classify(
         self,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        entity_ids: torch.Tensor,
-        entity_start_positions: torch.Tensor,
-        entity_end_positions: torch.Tensor,
+        fields: LukeFields,
         gold: Optional[torch.Tensor],
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Logits (batch, ...) and loss (with `gold`, batch first) of (batch, words) inputs with (batch, mentions)
         entities (the same number in every example)."""
-        starts, ends = entity_start_positions, entity_end_positions
+        starts, ends = fields.entity_start_positions, fields.entity_end_positions
         (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
-            [(starts, ROWS, 0), (ends, ROWS, 0), (gold, ROWS, 0)],
-            word_ids,
-            word_attention_mask,
-            entity_ids,
-            starts,
-            ends,
+            [(starts, ROWS, 0), (ends, ROWS, 0), (gold, ROWS, 0)], fields
         )
         return logits[:rows], loss  # (a compiled step's padding cut)

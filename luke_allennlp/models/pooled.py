@@ -8,7 +8,8 @@ from typing import Optional
 
 import torch
 
-from luke_allennlp.models.luke_task_model import LukeTaskModel
+from luke_allennlp.modeling.inputs import LukeFields
+from luke_allennlp.models.luke_task_model import LukeTaskModel, Passes
 
 
 class LukePooledHeadModel(LukeTaskModel):
@@ -32,31 +33,11 @@ class LukePooledHeadModel(LukeTaskModel):
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(embedder.get_output_dim(), num_outputs)
 
-    def score(
-        self,
-        word_ids: torch.Tensor,
-        word_attention_mask: torch.Tensor,
-        word_type_ids: Optional[torch.Tensor] = None,
-        entity_ids: Optional[torch.Tensor] = None,
-        entity_start_positions: Optional[torch.Tensor] = None,
-        entity_end_positions: Optional[torch.Tensor] = None,
-        entity_attention_mask: Optional[torch.Tensor] = None,
-        entity_type_ids: Optional[torch.Tensor] = None,
-    ) -> torch.Tensor:
-        """(rows, num_outputs) float scores of (rows, words) inputs, with optional entity inputs (rows, entities)
-        over subwords start..end (inclusive): the pooler then reads a first word that attended to them too."""
-        scores, (rows, _, _) = self.encode_with_head(
-            self.pooled_scores,
-            [],
-            word_ids,
-            word_attention_mask,
-            word_type_ids,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
-            entity_type_ids,
-        )
+    def score(self, fields: LukeFields, passes: Optional[Passes] = None) -> torch.Tensor:
+        """(rows, num_outputs) float scores of (rows, words) inputs (or the stacked rows `passes` selects), with
+        optional entity inputs (rows, entities) over subwords start..end (inclusive): the pooler then reads a first
+        word that attended to them too."""
+        scores, (rows, _, _) = self.encode_with_head(self.pooled_scores, [], fields, passes)
         return scores[:rows]  # (a compiled step's padding cut)
 
     def pooled_scores(self, word_states: torch.Tensor, entity_states: Optional[torch.Tensor]) -> torch.Tensor:

@@ -95,11 +95,13 @@ class EntityCloze:
             raise ValueError(
                 f"the sentence has {len(positions)} mask tokens once tokenised, not one: {sentence[:80]!r}"
             )
+        from luke_allennlp.modeling.inputs import LukeInputs
+
         device = next(self.model.parameters()).device
         words = torch.tensor([ids], device=device)  # (1, words)
         entity_ids = torch.tensor([[self.entity_vocab[EntityVocab.MASK]]], device=device)  # (1, 1)
         entity_positions = torch.tensor([[positions]], device=device)  # (1, 1, 1)
-        out = self.model.luke(words, entity_ids=entity_ids, entity_position_ids=entity_positions)
+        out = self.model.luke(LukeInputs(words, entity_ids=entity_ids, entity_position_ids=entity_positions))
         table = self.model.luke.entity_embeddings.entity_embeddings.weight
         logits = self.model.entity_predictions(out.entity_last_hidden_state[0, 0], table)  # (entity vocab,)
         ranked = candidates.to(device)

@@ -133,7 +133,8 @@ def test_a_row_in_progress_is_written(tmp_path):
 def test_compile_events_say_what_torch_compile_did(tmp_path):
     """A compiled row's `compile_events`: dynamo's graphs and graph breaks, and the static-shape buckets' log lines (a
     bucket compiled again is a warning)."""
-    from luke_allennlp.modeling.static_shapes import WORDS, StaticShapes
+    from luke_allennlp.modeling.inputs import LukeInputs
+    from luke_allennlp.modeling.static_shapes import StaticShapes
 
     def broken(x):
         x = x + 1
@@ -144,10 +145,10 @@ def test_compile_events_say_what_torch_compile_did(tmp_path):
     with gpu_check.compile_events() as events:
         compiled = torch.compile(broken, backend="aot_eager")
         compiled(torch.ones(3)), compiled(torch.ones(3))  # two graphs (the break), compiled once
-        shapes = StaticShapes(lambda words: words * 2, "a doubling", 8, 4, backend="aot_eager")
-        shapes([(torch.ones(2, 5), WORDS, 0)], training=False)
-        shapes([(torch.ones(3, 7), WORDS, 0)], training=False)  # the same bucket: no new graph
-        shapes([(torch.ones(2, 5, dtype=torch.float64), WORDS, 0)], training=False)  # the same bucket, compiled again
+        shapes = StaticShapes(lambda inputs: inputs.input_ids * 2, "a doubling", 8, 4, 0, backend="aot_eager")
+        shapes(LukeInputs(torch.ones(2, 5)), [], training=False)
+        shapes(LukeInputs(torch.ones(3, 7)), [], training=False)  # the same bucket: no new graph
+        shapes(LukeInputs(torch.ones(2, 5, dtype=torch.float64)), [], training=False)  # the same bucket, compiled again
     assert events["graph_breaks"] == 1 and events["cudagraph_skips"] == 0
     assert events["unique_graphs"] == 4  # the break's two, the bucket's, and its recompilation
     assert events["graphs"] == ["torch.compile: graph 1 of a doubling, for 8 words, no entities"]

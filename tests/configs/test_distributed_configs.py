@@ -22,6 +22,7 @@ from allennlp.models import Model
 from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.util import make_vocab_from_params
 
+from luke_allennlp.modeling.inputs import LukeInputs
 from luke_allennlp.modules.token_embedders import LukeEmbedder
 from tests.configs import test_configs, test_entity_disambiguation_configs, test_jglue_configs
 from tests.conftest import REPO_ROOT, set_config_env
@@ -74,8 +75,9 @@ def count_entity_rows(model: torch.nn.Module, counts: Dict[str, int]) -> None:
 
     def hook(module, args, kwargs) -> None:
         if module.training:
-            rows = kwargs["attention_mask"].size(0)
-            mask = kwargs.get("entity_attention_mask")
+            inputs = args[0]  # (the project's code passes `LukeInputs`)
+            rows = inputs.input_ids.size(0)
+            mask = inputs.entity_attention_mask
             with_entities = 0 if mask is None or mask.size(1) == 0 else int(mask.bool().any(-1).sum())
             counts["with"] += with_entities
             counts["without"] += rows - with_entities
@@ -83,9 +85,9 @@ def count_entity_rows(model: torch.nn.Module, counts: Dict[str, int]) -> None:
     def counted(module: LukeEncoder) -> Callable:
         original = module.forward_with_head  # (the task models whose head runs with the encoder call this)
 
-        def forward_with_head(head, head_inputs, **inputs):
-            hook(module, (), inputs)
-            return original(head, head_inputs, **inputs)
+        def forward_with_head(head, head_inputs, inputs, lengths=None):
+            hook(module, (inputs,), {})
+            return original(head, head_inputs, inputs, lengths)
 
         return forward_with_head
 
@@ -134,7 +136,8 @@ class EntityProbe(Model):
         if not bool(use_entities.all()):
             entity_ids = entity_ids[:, :0]
         positions = entity_ids.new_zeros(*entity_ids.shape, 1) + 1  # each entity over the first word
-        words = self.embedder.encode(word_ids, entity_ids=entity_ids, entity_position_ids=positions).last_hidden_state
+        inputs = LukeInputs(word_ids, entity_ids=entity_ids, entity_position_ids=positions)
+        words = self.embedder.encode(inputs).last_hidden_state
         return {"loss": words.pow(2).mean()}
 
 

@@ -4,6 +4,7 @@ import logging
 import pytest
 
 from data_readers.luke_record import LukeRecordReader
+from luke_allennlp.data.inputs import COUNTS
 from luke_allennlp.resources.task_entities import TASK_ENTITY_VOCAB
 from tests.data_readers.subwords import decodes_to
 
@@ -125,8 +126,9 @@ def test_windows_over_a_long_passage(tiny_luke_dir):
     mask, starts, ends = (
         instance[k].tensor for k in ("entity_attention_mask", "entity_start_positions", "entity_end_positions")
     )
-    assert meta["windows_with_mentions"] == int(mask[:, 1:].any(-1).sum()) == sum(len(w) > 1 for w in windows)
-    assert meta["longest_mention"] == int((ends - starts + 1)[mask].max()) > 1
+    counts = meta[COUNTS]
+    assert counts.passes == int(mask[:, 1:].any(-1).sum()) == sum(len(w) > 1 for w in windows)
+    assert counts.longest_mention == int((ends - starts + 1)[mask].max()) > 1
 
 
 def test_max_entities_cuts_and_counts(tiny_luke_dir, caplog):

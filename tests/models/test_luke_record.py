@@ -75,13 +75,13 @@ class TestLukeRecord(ConfigModelTestCase):
 
     def _mention_logits(self, one):
         """Each mention's logit in a one-window batch, computed directly from the encoder's entity states."""
-        from luke_allennlp.modeling.encoder import span_position_ids
+        from luke_allennlp.modeling.inputs import span_position_ids
 
         squeeze = {k: v[:, 0] for k, v in one.items() if isinstance(v, torch.Tensor) and v.dim() == 3}
-        states = self.model.embedder.encode(
+        states = self.model.embedder.luke(
             squeeze["word_ids"],
-            squeeze["word_attention_mask"],
-            squeeze["word_type_ids"],
+            attention_mask=squeeze["word_attention_mask"],
+            token_type_ids=squeeze["word_type_ids"],
             entity_ids=squeeze["entity_ids"],
             entity_position_ids=span_position_ids(squeeze["entity_start_positions"], squeeze["entity_end_positions"]),
             entity_attention_mask=squeeze["entity_attention_mask"],

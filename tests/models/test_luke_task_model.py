@@ -4,7 +4,7 @@ from allennlp.data import Vocabulary
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 from allennlp.training.metrics import CategoricalAccuracy
 
-from luke_allennlp.modeling.encoder import span_position_ids
+from luke_allennlp.modeling.inputs import LukeFields, span_position_ids
 from luke_allennlp.models import LukeTaskModel, ReportsMetrics
 from luke_allennlp.modules.token_embedders import LukeEmbedder
 from luke_allennlp.training.metrics import SpanF1
@@ -25,15 +25,15 @@ def test_encode_runs_the_nonempty_windows(tiny_luke_dir):
     word_ids, word_mask, entity_ids, entity_mask, starts, ends = stacked_inputs()
     passes = model.nonempty_rows(word_mask)
     assert [p.tolist() for p in passes] == [[0, 0, 1], [0, 1, 0]]
-    encoded = model.encode(
+    fields = LukeFields(
         word_ids,
         word_mask,
         entity_ids=entity_ids,
         entity_start_positions=starts,
         entity_end_positions=ends,
         entity_attention_mask=entity_mask,
-        passes=passes,
     )
+    encoded = model.encode(fields, passes)
     for row, (i, w) in enumerate(zip(*passes)):
         expected = model.embedder.luke(
             word_ids[i, w][None],
@@ -57,12 +57,20 @@ def test_a_word_encoder_runs_each_sentence_once_for_its_chunks(tiny_roberta_dir)
     passes = model.nonempty_rows(entity_mask)
     calls = []
     model.embedder.register_forward_hook(lambda module, args, kwargs_out: calls.append(1))
-    (words, entities), sizes = model.encode_with_head(lambda w, e: (w, e), [], sentences, sentence_mask, passes=passes)
+    (words, entities), sizes = model.encode_with_head(
+        lambda w, e: (w, e), [], LukeFields(sentences, sentence_mask), passes=passes
+    )
     assert len(calls) == 1 and entities is None and sizes == (len(passes[0]), sentences.size(1), None)
     assert torch.equal(words, model.embedder(sentences, sentence_mask)[passes[0]])
     with pytest.raises(ValueError, match='entity inputs but the embedder is not "luke"'):
         model.encode(
-            sentences, sentence_mask, entity_ids=entity_ids, entity_start_positions=starts, entity_end_positions=ends
+            LukeFields(
+                sentences,
+                sentence_mask,
+                entity_ids=entity_ids,
+                entity_start_positions=starts,
+                entity_end_positions=ends,
+            )
         )
     with pytest.raises(ValueError, match='feature "entity" needs entity states: use the "luke" embedder'):
         model.require_entity_states('feature "entity"')

@@ -5,7 +5,8 @@ import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
-from luke_allennlp.modeling.encoder import Lengths
+from luke_allennlp.modeling.inputs import Lengths, LukeInputs
+from luke_allennlp.modeling.static_shapes import HeadInput
 from luke_allennlp.modules.encoder_loading import EncoderLoading
 from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.checkpoint_tokenizer import special_entity_ids
@@ -44,9 +45,10 @@ class LukeEmbedder(TokenEmbedder):
         If false, the encoder's weights are frozen. The pooler trains only with `output="pooled"` (otherwise
         nothing uses it: it is frozen at the checkpoint's weights).
     max_mention_length : `int`, optional (default = the checkpoint's)
-        An entity of a task model's inputs averages the position embeddings of its mention's first
-        `max_mention_length` subwords at most, as transformers' `LukeTokenizer` and the original code: the
-        checkpoint's tokenizer_config.json `max_mention_length`, else 30. The readers count the mentions it cuts.
+        The position cap, in subwords (`position_cap`): an entity of a task model's inputs averages the position
+        embeddings of its mention's first `max_mention_length` subwords at most, as transformers' `LukeTokenizer` and
+        the original code: the checkpoint's tokenizer_config.json `max_mention_length`, else 30. The readers count
+        the mentions it cuts.
     compile : `Union[bool, str]`, optional (default = `False`)
         Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged): `true` in
         torch.compile's default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
@@ -81,7 +83,9 @@ class LukeEmbedder(TokenEmbedder):
         if entity_vocab not in ENTITY_VOCABS:
             raise ValueError(f"entity_vocab must be one of {ENTITY_VOCABS}, not {entity_vocab!r}")
         self.output = output
-        self.max_mention_length = max_mention_length or checkpoint_max_mention_length(model_name)
+        # The most subwords whose positions an entity averages (`max_mention_length` in the config, as the
+        # checkpoint's tokenizer names it): task models cap their entities' position ids at it.
+        self.position_cap = max_mention_length or checkpoint_max_mention_length(model_name)
         loading = EncoderLoading(
             model_name,
             use_entity_aware_attention,
@@ -110,49 +114,21 @@ class LukeEmbedder(TokenEmbedder):
     def get_output_dim(self) -> int:
         return self.luke.config.hidden_size
 
-    def encode(
-        self,
-        token_ids: torch.LongTensor,
-        mask: Optional[torch.BoolTensor] = None,
-        type_ids: Optional[torch.LongTensor] = None,
-        entity_ids: Optional[torch.LongTensor] = None,
-        entity_position_ids: Optional[torch.LongTensor] = None,
-        entity_attention_mask: Optional[torch.Tensor] = None,
-        entity_token_type_ids: Optional[torch.LongTensor] = None,
-    ) -> LukeEncoderOutput:
-        """Word and entity states together; the inputs are those of `LukeEncoder.forward`."""
-        return self.luke(
-            token_ids,
-            attention_mask=mask,
-            token_type_ids=type_ids,
-            entity_ids=entity_ids,
-            entity_position_ids=entity_position_ids,
-            entity_attention_mask=entity_attention_mask,
-            entity_token_type_ids=entity_token_type_ids,
-        )
+    def encode(self, inputs: LukeInputs) -> LukeEncoderOutput:
+        """Word and entity states together (`LukeEncoder.forward`)."""
+        return self.luke(inputs)
 
     def encode_with_head(
         self,
         head: Callable[..., Any],
-        head_inputs: Sequence[Tuple[Optional[torch.Tensor], str, Any]],
-        token_ids: torch.LongTensor,
-        mask: Optional[torch.BoolTensor] = None,
-        type_ids: Optional[torch.LongTensor] = None,
+        head_inputs: Sequence[HeadInput],
+        inputs: LukeInputs,
         lengths: Optional[Lengths] = None,
-        **entity_inputs: Optional[torch.Tensor],
     ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
-        """`head(word states, entity states, *head tensors)` on `encode`'s outputs (the inputs are `encode`'s),
-        compiled with the encoder where `compile` is set: see `LukeEncoder.forward_with_head` (and for `lengths`,
-        the rows' real words and entities known on the host, `LukeEncoder.forward`)."""
-        return self.luke.forward_with_head(
-            head,
-            head_inputs,
-            lengths=lengths,
-            input_ids=token_ids,
-            attention_mask=mask,
-            token_type_ids=type_ids,
-            **entity_inputs,
-        )
+        """`head(word states, entity states, *head tensors)` on `encode`'s outputs, compiled with the encoder where
+        `compile` is set: see `LukeEncoder.forward_with_head` (and for `lengths`, the rows' real words and entities
+        known on the host, `LukeEncoder.forward`)."""
+        return self.luke.forward_with_head(head, head_inputs, inputs, lengths)
 
     def forward(
         self,
@@ -176,7 +152,7 @@ class LukeEmbedder(TokenEmbedder):
         """
         if segment_concat_mask is not None:
             raise ValueError("the luke embedder does not fold long sequences: remove max_length from the indexer")
-        outputs = self.encode(token_ids, mask, type_ids, **entity_inputs)
+        outputs = self.encode(LukeInputs(token_ids, mask, type_ids, **entity_inputs))
         if self.output == "words":
             return outputs.last_hidden_state  # (batch, words, hidden)
         if self.output == "pooled":
