@@ -800,7 +800,9 @@ def throughput_body(task: str, compiled: bool, paths: Dict[str, Path], args, wor
 
 
 def all_configs() -> List[Path]:
-    return sorted((REPO / "configs").rglob("*.jsonnet"), key=lambda p: (p.parent.name, p.name))
+    """The training configs (not the search spaces beside them, `*_search.jsonnet`, which `allennlp tune` reads)."""
+    configs = [p for p in (REPO / "configs").rglob("*.jsonnet") if not p.stem.endswith("_search")]
+    return sorted(configs, key=lambda p: (p.parent.name, p.name))
 
 
 def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
