@@ -252,6 +252,7 @@ def transformers_ner(model) -> Tuple[torch.nn.Module, torch.optim.Optimizer]:
 def transformers_passes(batch: Dict[str, Any]) -> Dict[str, torch.Tensor]:
     """What the span model encodes of a batch, as `LukeForEntitySpanClassification`'s inputs: a row per (sentence,
     chunk of spans) with spans, the span slots no chunk uses cut (as the model does), padding labels ignored."""
+    from luke_allennlp.data.inputs import InputCounts
     from luke_allennlp.modeling.inputs import span_position_ids
 
     used = max(1, int(batch["entity_attention_mask"].sum(-1).max()))
@@ -259,7 +260,7 @@ def transformers_passes(batch: Dict[str, Any]) -> Dict[str, torch.Tensor]:
     sentence, chunk = rows[:, 0], rows[:, 1]
     take = lambda t: t[sentence, chunk, :used]  # noqa: E731
     starts, ends = take(batch["entity_start_positions"]), take(batch["entity_end_positions"])
-    longest = max(meta.get("longest_mention", 1) for meta in batch["metadata"])
+    longest = max(counts.longest_mention for counts in InputCounts.of(batch["metadata"]))
     return dict(
         input_ids=batch["word_ids"][sentence],
         attention_mask=batch["word_attention_mask"][sentence].long(),

@@ -54,9 +54,8 @@ class InputCounts(NamedTuple):
     allennlp's trainer copies metadata to the device through tuples.)
     """
 
-    passes: (
-        int  # the rows the model encodes: windows (SQuAD), windows holding a mention (ReCoRD), chunks of spans (NER)
-    )
+    # The rows the model encodes: windows (SQuAD), windows holding a mention (ReCoRD), chunks of spans (NER).
+    passes: int
     longest_mention: int  # subwords of the longest entity mention (1 without entities)
     subwords: Optional[int] = None  # each row's real subwords, where every row is the same sentence (NER)
 

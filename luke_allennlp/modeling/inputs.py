@@ -7,7 +7,7 @@ spans of subwords), each field with its padding declared once, here: the readers
 Both are `NamedTuple`s: torch.compile takes them as inputs, and a function of them reads fields by name.
 """
 
-from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -103,6 +103,12 @@ class LukeFields(NamedTuple):
     entity_end_positions: Optional[torch.Tensor] = None  # (..., entities)
     entity_attention_mask: Optional[torch.Tensor] = None  # (..., entities)
     entity_type_ids: Optional[torch.Tensor] = None  # (..., entities)
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> "LukeFields":
+        """The fields among a task model's `forward` arguments (`LukeFields.of(locals())`: allennlp passes a batch's
+        fields by name); those it does not take are None."""
+        return cls(**{name: arguments.get(name) for name in cls._fields})
 
     def words_only(self) -> "LukeFields":
         return LukeFields(self.word_ids, self.word_attention_mask, self.word_type_ids)

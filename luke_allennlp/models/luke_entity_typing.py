@@ -64,13 +64,7 @@ class LukeEntityTyping(MentionClassifier):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 1): the mention's `[MASK]` entity
         labels : (batch, types), multi-hot
         """
-        fields = LukeFields(
-            word_ids,
-            word_attention_mask,
-            entity_ids=entity_ids,
-            entity_start_positions=entity_start_positions,
-            entity_end_positions=entity_end_positions,
-        )
+        fields = LukeFields.of(locals())
         logits, loss = self.classify(fields, labels)  # (batch, types)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if labels is not None:

@@ -68,16 +68,7 @@ class LukeMultipleChoice(LukePooledHeadModel):
         """
         choices = [len(m["choices"]) if "choices" in m else None for m in metadata]  # (counted on the host)
         passes = self.nonempty_rows(word_attention_mask, None if None in choices else sum(choices))  # real rows
-        fields = LukeFields(
-            word_ids,
-            word_attention_mask,
-            word_type_ids,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
-            entity_type_ids,
-        )
+        fields = LukeFields.of(locals())
         scores = self.score(fields, passes).squeeze(-1)  # (passes,)
         logits = scores.new_full(word_ids.shape[:2], float("-inf"))  # (batch, choices)
         logits[passes] = scores

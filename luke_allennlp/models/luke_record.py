@@ -81,22 +81,13 @@ class LukeRecord(LukeTaskModel):
         batch = word_ids.size(0)
         num_candidates = max(1, max(len(m["candidates"]) for m in metadata))
         # One encoder pass per window that holds at least one mention; how many, and the longest mention, the reader
-        # counted (without them, e.g. instances of an older reader, they are read from the device).
+        # counted on the host.
         counts = InputCounts.of(metadata)
         passes = self.nonempty_rows(entity_attention_mask[:, :, 1:], sum(c.passes for c in counts))
         query = passes[0]  # (passes,)
         candidates = self.select(entity_candidates, passes)[:, 1:]  # (passes, mentions)
         if len(query):  # (a host value where the reader counted the windows)
-            fields = LukeFields(
-                word_ids,
-                word_attention_mask,
-                word_type_ids,
-                entity_ids,
-                entity_start_positions,
-                entity_end_positions,
-                entity_attention_mask,
-                entity_type_ids,
-            )
+            fields = LukeFields.of(locals())
             states = self.encode(
                 fields, passes, longest_mention=max(c.longest_mention for c in counts)
             ).entities  # (passes, entities, hidden)

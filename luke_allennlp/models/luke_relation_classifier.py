@@ -70,13 +70,7 @@ class LukeRelationClassifier(MentionClassifier):
         entity_ids, entity_start_positions, entity_end_positions : (batch, 2): `[HEAD]`, `[TAIL]`
         label : (batch,)
         """
-        fields = LukeFields(
-            word_ids,
-            word_attention_mask,
-            entity_ids=entity_ids,
-            entity_start_positions=entity_start_positions,
-            entity_end_positions=entity_end_positions,
-        )
+        fields = LukeFields.of(locals())
         logits, loss = self.classify(fields, label)  # (batch, relations)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:

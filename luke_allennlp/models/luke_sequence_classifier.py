@@ -74,16 +74,7 @@ class LukeSequenceClassifier(LukePooledHeadModel):
         label : (batch,), class indices, or gold scores (float) for regression
         entity_* : (batch, entities), optional entity inputs (the reader's `mention_dictionary`)
         """
-        fields = LukeFields(
-            word_ids,
-            word_attention_mask,
-            word_type_ids,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
-            entity_type_ids,
-        )
+        fields = LukeFields.of(locals())
         logits = self.score(fields)  # (batch, labels) or (batch, 1)
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}
         if label is not None:

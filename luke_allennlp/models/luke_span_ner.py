@@ -142,14 +142,7 @@ class LukeSpanNer(MentionClassifier):
         # cut here). (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         gold = None if labels is None else self.select(labels[..., :used], passes)
-        fields = LukeFields(
-            word_ids,
-            word_attention_mask,
-            entity_ids=entity_ids,
-            entity_start_positions=entity_start_positions,
-            entity_end_positions=entity_end_positions,
-            entity_attention_mask=entity_attention_mask,
-        )
+        fields = LukeFields.of(locals())
         (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
             [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
             fields,

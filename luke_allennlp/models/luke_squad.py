@@ -156,16 +156,7 @@ class LukeSquad(LukeTaskModel):
         gold = [
             None if positions is None else positions[passes] for positions in (start_positions, end_positions)
         ]  # (passes,) each
-        fields = LukeFields(
-            word_ids,
-            word_attention_mask,
-            word_type_ids,
-            entity_ids,
-            entity_start_positions,
-            entity_end_positions,
-            entity_attention_mask,
-            entity_type_ids,
-        )
+        fields = LukeFields.of(locals())
         (start_logits, end_logits, loss), (rows, words, _) = self.encode_with_head(
             self.score,
             [(self.select(word_attention_mask, passes), WORDS, False), (gold[0], ROWS, 0), (gold[1], ROWS, 0)],
