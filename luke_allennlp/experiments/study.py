@@ -34,7 +34,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from luke_allennlp.experiments import runs as child_runs
 from luke_allennlp.experiments.optuna_pruning import PRUNED_AFTER_EPOCH
 from luke_allennlp.experiments.search_space import SearchSpace, trial_config
-from luke_allennlp.experiments.storage import HEARTBEAT_SECONDS, open_study, quiet_optuna
+from luke_allennlp.experiments.storage import HEARTBEAT_SECONDS, open_study, quiet_optuna, sqlite_turn
 from luke_allennlp.resources.output import OutputInUseError, OutputLock, remove, replaced_output
 
 MAX_FAILED_IN_A_ROW = 3
@@ -71,28 +71,6 @@ def record_search(study: Any, space: SearchSpace, config_file: str) -> None:
             f"{', '.join(differing)} differ from {space.file}'s): use the same search space, or another study "
             "(--study-name, or another -s)"
         )
-
-
-def _sqlite_file(url: str) -> Optional[str]:
-    prefix = "sqlite:///"
-    return url[len(prefix) :] if url.startswith(prefix) and not url.endswith(":memory:") else None
-
-
-@contextlib.contextmanager
-def turn(url: str) -> Iterator[None]:
-    """The turn to count and create a trial among the processes that share a SQLite study (others: no lock)."""
-    import fcntl
-
-    path = _sqlite_file(url)
-    if path is None:
-        yield
-        return
-    with open(path + ".trials.lock", "a") as f:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def trial_dir(directory: str, number: int, running: bool = False) -> str:
@@ -165,7 +143,7 @@ class Search:
     def _next(self, active: Dict[int, child_runs.Job]) -> Optional[child_runs.Job]:
         if len(self.failed_in_a_row) >= MAX_FAILED_IN_A_ROW:  # (a config that cannot train: stop, rather than fail N)
             return None
-        with turn(self.url):
+        with sqlite_turn(self.url, "trials"):
             clean_stale(self.study, self.directory)
             if len(self.study.get_trials(deepcopy=False)) >= self.trials:
                 return None
