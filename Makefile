@@ -18,7 +18,7 @@ install: $(STAMP)
 $(STAMP): setup.cfg setup.py pyproject.toml $(wildcard luke_allennlp_compat/*.py) luke_allennlp/cli/__init__.py Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q "$(TORCH)"
-	$(PIP) install -q -e ".[dev,tracking,plot,tune]"
+	$(PIP) install -q -e ".[dev,tracking,plot,tune,thai]"
 	# allennlp pins torch<1.13 and transformers<4.21: install it alone; setup.cfg lists what it needs.
 	$(PIP) install -q --no-deps allennlp==2.10.1
 	# An editable install does not ship the start-up hook that repairs allennlp; write it (see luke_allennlp/cli/__init__.py).

@@ -1,5 +1,5 @@
 """
-Sentence splitting of a paragraph, offline and without a model.
+Sentence splitting of a paragraph, offline (nothing is downloaded).
 
 Two splitters give the character spans of the sentences of one paragraph:
 
@@ -12,9 +12,16 @@ Two splitters give the character spans of the sentences of one paragraph:
   that write ordinals with a dot (German, the Nordic and most Central European languages: `language`), a number of
   one or two digits before the dot is an ordinal (`am 3. Oktober`, `im 19. Jahrhundert`), not a sentence end.
   Japanese and Chinese full stops (`。` `！` `？` `．`, with closing `」` `』` `）`) end a sentence without a
-  following space, but one inside quotes that the text goes on after (`「本当？」と聞いた。`) does not. Limits: scripts without sentence punctuation (Thai, Lao, Khmer) are one sentence per paragraph
-  (the corpus builder then splits what is longer than a sequence); an abbreviation not in the lists before a
-  capitalised word ends a sentence.
+  following space, but one inside quotes that the text goes on after (`「本当？」と聞いた。`) does not. Khmer's `។` and
+  `៕` end a sentence before whitespace.
+  Thai has no sentence punctuation (a space separates phrases and names as well as sentences): a sentence holding
+  Thai script is handed to PyThaiNLP's CRF segmenter (`sent_tokenize(engine="crfcut")`, its model ships in the
+  wheel: nothing is downloaded; the `thai` extra installs it with python-crfsuite). It splits finer than the
+  sentences of the text (clauses: 194 sentences where XQuAD's English originals of the same 30 paragraphs have 117),
+  cutting 2 of 177 answers (benchmarks/RESULTS.md). Without the extra, a Thai paragraph stays one sentence (the
+  corpus builder then splits what is longer than a sequence) and a warning says so once. Lao (no maintained
+  segmenter: LaoNLP splits at `.`, which the rules do too) and Khmer without `។` are one sentence per paragraph.
+  Limits: an abbreviation not in the lists before a capitalised word ends a sentence.
 - `SpacySentenceSplitter`: spaCy's rule-based `sentencizer` on `spacy.blank(language)` (`xx`, spaCy's multi-language
   pipeline, where the language's tokenizer needs packages not installed, as Japanese's SudachiPy). It tokenises
   every word first, which doubles the corpus builder's time per page (benchmarks/corpus_speed.py), and its
@@ -22,9 +29,10 @@ Two splitters give the character spans of the sentences of one paragraph:
   over a dump. It knows no abbreviations or ordinals, and leaves Spanish `¿` `¡` at the end of the sentence before.
 """
 
+import functools
 import logging
 import re
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import regex
 
@@ -46,12 +54,13 @@ _ABBREVIATIONS = frozenset(
 # Languages whose ordinal numbers are written with a dot ("3." = third).
 ORDINAL_DOT_LANGUAGES = frozenset("de da no nb nn fi is fo et lv lt cs sk pl hu sl hr sr bs tr".split())
 # The end of a sentence candidate: terminal punctuation, closing quotes/brackets, whitespace; or a CJK full stop.
-_CANDIDATE = re.compile(r"([.!?…؟।॥‼⁇⁈⁉]+)[\"'”’»)\]」』]*(\s+)|[。！？．｡]+[」』”’）〕】》〉]*")
+_CANDIDATE = re.compile(r"([.!?…؟।॥‼⁇⁈⁉។៕]+)[\"'”’»)\]」』]*(\s+)|[。！？．｡]+[」』”’）〕】》〉]*")
 _CJK_CLOSERS = "」』”’）〕】》〉"
 _ORDINAL = re.compile(r"\d{1,2}$")
 _LETTER = r"[^\W\p{M}]\p{M}*"  # one letter or digit with its combining marks (decomposed "É")
 _DOTTED = regex.compile(rf"(?:{_LETTER}\.)+(?:{_LETTER})?\.?$")
 _OPENERS = "\"'“‘„‚«‹([¿¡「『（"
+_THAI = re.compile("[\u0e00-\u0e7f]")
 
 
 class RuleSentenceSplitter:
@@ -85,7 +94,12 @@ class RuleSentenceSplitter:
                 spans.append((start, end))
             start = match.end()
         spans.append((start, len(text)))
-        return [(s, e) for s, e in _strip(text, spans) if e > s]
+        spans = _strip(text, spans)
+        if _THAI.search(text) and thai_sentences() is not None:
+            spans = [
+                piece for s, e in spans for piece in (_thai_spans(text, s, e) if _THAI.search(text, s, e) else [(s, e)])
+            ]
+        return [(s, e) for s, e in spans if e > s]
 
     @staticmethod
     def _starts_sentence(text: str, at: int) -> bool:
@@ -135,6 +149,36 @@ class SpacySentenceSplitter:
         self._calls += 1
         doc = self._nlp(text)
         return [(s, e) for s, e in _strip(text, [(sent.start_char, sent.end_char) for sent in doc.sents]) if e > s]
+
+
+@functools.lru_cache(maxsize=None)
+def thai_sentences() -> Optional[Callable[[str], List[str]]]:
+    """PyThaiNLP's CRF sentence segmenter, or None (warned once) where the `thai` extra is not installed."""
+    try:
+        import pythainlp.tokenize.crfcut  # noqa: F401  (it loads python-crfsuite and the model: fail here, not later)
+        from pythainlp.tokenize import sent_tokenize
+    except ImportError as error:
+        logger.warning(
+            "Thai paragraphs stay one sentence each: PyThaiNLP's sentence segmenter cannot be loaded (%s); "
+            "pip install 'luke_allennlp[thai]'",
+            error,
+        )
+        return None
+    return functools.partial(sent_tokenize, engine="crfcut")
+
+
+def _thai_spans(text: str, start: int, end: int) -> List[Span]:
+    """The spans of PyThaiNLP's sentences in `text[start:end]`: each piece is found in the text, and a sentence runs
+    to the next one's start, so no character is lost whatever whitespace the segmenter keeps."""
+    cuts, at = [], start
+    for piece in thai_sentences()(text[start:end]):
+        piece = piece.strip()
+        found = text.find(piece, at, end) if piece else -1
+        if found >= 0:
+            cuts.append(found)
+            at = found + len(piece)
+    bounds = [start] + [cut for cut in cuts if cut > start] + [end]
+    return _strip(text, list(zip(bounds, bounds[1:])))
 
 
 def _strip(text: str, spans: List[Span]) -> List[Span]:

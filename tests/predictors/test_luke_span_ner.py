@@ -14,6 +14,7 @@ from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
 from luke_allennlp.predictors.luke_span_ner import split_sentences, split_words
+from luke_allennlp.wikipedia.sentences import RuleSentenceSplitter
 from tests.conftest import REPO_ROOT
 from tests.model_cases import train_archive
 
@@ -110,13 +111,8 @@ def test_split_sentences():
         ("भारत एक देश है। इसकी राजधानी दिल्ली है।", ["भारत एक देश है।", "इसकी राजधानी दिल्ली है।"]),
         ("هل هذا صحيح؟ نعم، هذا صحيح.", ["هل هذا صحيح؟", "نعم، هذا صحيح."]),
         ("北京是首都。上海也很大！对吗？", ["北京是首都。", "上海也很大！", "对吗？"]),
-        # Thai has no sentence punctuation: a line is a sentence (its spaces separate phrases, and names)
-        (
-            "กรุงเทพมหานครเป็นเมืองหลวง คาวันน์ ชอร์ต เป็นผู้เล่น\nบรรทัดที่สอง",
-            ["กรุงเทพมหานครเป็นเมืองหลวง คาวันน์ ชอร์ต เป็นผู้เล่น", "บรรทัดที่สอง"],
-        ),
     ],
-    ids=["bg", "bg-abbreviations", "el", "hi", "ar", "zh", "th"],
+    ids=["bg", "bg-abbreviations", "el", "hi", "ar", "zh"],
 )
 def test_split_sentences_in_every_script(text, sentences):
     assert split_sentences(text) == sentences
@@ -162,6 +158,15 @@ def test_no_entity_runs_across_a_sentence_boundary_of_a_bulgarian_document(predi
         for entity in sentence["entities"]:
             assert 0 <= entity["start"] < entity["end"] <= len(sentence["words"])
             assert entity["text"] == " ".join(sentence["words"][entity["start"] : entity["end"]])
+
+
+def test_a_thai_document_is_split_as_the_corpus_builder_splits_it(shared_data):
+    """Thai has no sentence punctuation: a raw-text Thai document (two XQuAD paragraphs, a line each) is split by
+    PyThaiNLP's segmenter, as the corpus builder's rules split it (it was one sentence a line)."""
+    data = json.loads((shared_data / "xquad" / "xquad.th.json").read_text(encoding="utf-8-sig"))["data"]
+    paragraphs = [paragraph["context"] for paragraph in data[-1]["paragraphs"][-2:]]
+    expected = [text[s:e] for text in paragraphs for s, e in RuleSentenceSplitter("th")(text)]
+    assert split_sentences("\n".join(paragraphs)) == expected and len(expected) > 2
 
 
 DOCUMENT = ["Peter Blackburn visited Brussels .", "The European Commission said on Thursday .", "Germany agreed ."]
