@@ -158,7 +158,7 @@ def test_thai_is_split_by_pythainlp_on_xquad(shared_data):
         assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
     answers = [(spans, answer) for spans, (_, answers) in zip(found, paragraphs) for answer in answers]
     inside = sum(any(s <= start and end <= e for s, e in spans) for spans, (start, end) in answers)
-    assert len(answers) == 177 and inside / len(answers) >= 0.98  # 175
+    assert inside / len(answers) >= 0.98  # 175 of 177
 
 
 @pytest.fixture
