@@ -19,7 +19,8 @@ Two splitters give the character spans of the sentences of one paragraph:
   wheel: nothing is downloaded; the `thai` extra installs it with python-crfsuite). It splits finer than the
   sentences of the text (clauses: 194 sentences where XQuAD's English originals of the same 30 paragraphs have 117),
   cutting 2 of 177 answers (benchmarks/RESULTS.md). Without the extra, a Thai paragraph stays one sentence (the
-  corpus builder then splits what is longer than a sequence) and a warning says so once. Lao (no maintained
+  corpus builder then splits what is longer than a sequence) and a warning says so once (`thai_words`, the NER
+  predictor's Thai words, shares the loader and the warning). Lao (no maintained
   segmenter: LaoNLP splits at `.`, which the rules do too) and Khmer without `។` are one sentence per paragraph.
   Limits: an abbreviation not in the lists before a capitalised word ends a sentence.
 - `SpacySentenceSplitter`: spaCy's rule-based `sentencizer` on `spacy.blank(language)` (`xx`, spaCy's multi-language
@@ -32,6 +33,7 @@ Two splitters give the character spans of the sentences of one paragraph:
 import functools
 import logging
 import re
+from types import ModuleType
 from typing import Callable, List, Optional, Tuple
 
 import regex
@@ -60,7 +62,7 @@ _ORDINAL = re.compile(r"\d{1,2}$")
 _LETTER = r"[^\W\p{M}]\p{M}*"  # one letter or digit with its combining marks (decomposed "É")
 _DOTTED = regex.compile(rf"(?:{_LETTER}\.)+(?:{_LETTER})?\.?$")
 _OPENERS = "\"'“‘„‚«‹([¿¡「『（"
-_THAI = re.compile("[\u0e00-\u0e7f]")
+THAI = re.compile("[\u0e00-\u0e7f]")  # Thai script
 
 
 class RuleSentenceSplitter:
@@ -95,9 +97,9 @@ class RuleSentenceSplitter:
             start = match.end()
         spans.append((start, len(text)))
         spans = _strip(text, spans)
-        if _THAI.search(text) and thai_sentences() is not None:
+        if THAI.search(text) and thai_sentences() is not None:
             spans = [
-                piece for s, e in spans for piece in (_thai_spans(text, s, e) if _THAI.search(text, s, e) else [(s, e)])
+                piece for s, e in spans for piece in (_thai_spans(text, s, e) if THAI.search(text, s, e) else [(s, e)])
             ]
         return [(s, e) for s, e in spans if e > s]
 
@@ -152,19 +154,35 @@ class SpacySentenceSplitter:
 
 
 @functools.lru_cache(maxsize=None)
-def thai_sentences() -> Optional[Callable[[str], List[str]]]:
-    """PyThaiNLP's CRF sentence segmenter, or None (warned once) where the `thai` extra is not installed."""
+def pythainlp_tokenize() -> Optional[ModuleType]:
+    """PyThaiNLP's `pythainlp.tokenize` (Thai sentences and words), or None (warned once, for both) where the `thai`
+    extra is not installed."""
     try:
         import pythainlp.tokenize.crfcut  # noqa: F401  (it loads python-crfsuite and the model: fail here, not later)
-        from pythainlp.tokenize import sent_tokenize
+        from pythainlp import tokenize
     except ImportError as error:
         logger.warning(
-            "Thai paragraphs stay one sentence each: PyThaiNLP's sentence segmenter cannot be loaded (%s); "
-            "pip install 'luke_allennlp[thai]'",
+            "Thai text is split by the rules alone (a paragraph is one sentence, words end at spaces): PyThaiNLP "
+            "cannot be loaded (%s); pip install 'luke_allennlp[thai]'",
             error,
         )
         return None
-    return functools.partial(sent_tokenize, engine="crfcut")
+    return tokenize
+
+
+def thai_sentences() -> Optional[Callable[[str], List[str]]]:
+    """PyThaiNLP's CRF sentence segmenter, or None where the `thai` extra is not installed."""
+    tokenize = pythainlp_tokenize()
+    return None if tokenize is None else functools.partial(tokenize.sent_tokenize, engine="crfcut")
+
+
+def thai_words() -> Optional[Callable[[str], List[str]]]:
+    """PyThaiNLP's dictionary word segmenter (`newmm`, maximal matching on the dictionary shipped in the wheel),
+    without the whitespace, or None where the `thai` extra is not installed."""
+    tokenize = pythainlp_tokenize()
+    return (
+        None if tokenize is None else functools.partial(tokenize.word_tokenize, engine="newmm", keep_whitespace=False)
+    )
 
 
 def _thai_spans(text: str, start: int, end: int) -> List[Span]:

@@ -1,4 +1,5 @@
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -13,7 +14,8 @@ from allennlp.data import Batch
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from luke_allennlp.predictors.luke_span_ner import split_sentences, split_words
+from luke_allennlp.data.inputs import tokenize_words
+from luke_allennlp.predictors.luke_span_ner import fit_words, split_sentences, split_words
 from luke_allennlp.wikipedia.sentences import RuleSentenceSplitter
 from tests.conftest import REPO_ROOT
 from tests.model_cases import train_archive
@@ -535,3 +537,52 @@ def test_the_allennlp_predict_command_reuses_the_archive_s_extraction(archive, p
     assert "extracted into" not in result.stderr and "its extraction in the archive cache is used" in result.stderr
     written = [json.loads(line)["words"] for line in out.read_text().splitlines()]
     assert written == [predictor.predict_json({"sentence": s})["words"] for s in SENTENCES]
+
+
+def _xquad_paragraphs(shared_data, language):
+    data = json.loads((shared_data / "xquad" / f"xquad.{language}.json").read_text(encoding="utf-8-sig"))["data"]
+    return [paragraph["context"] for article in data for paragraph in article["paragraphs"]]
+
+
+def _seen_words(predictor, words):
+    """How many of a sentence's words fit the model's window: those whose subwords end within `max_words`."""
+    reader = predictor._dataset_reader
+    return int((tokenize_words(reader.tokenizer, words).ends <= reader.max_words).sum())
+
+
+def test_thai_documents_are_split_into_dictionary_words_and_every_word_is_tagged_or_counted(predictor, shared_data):
+    """XQuAD's Thai paragraphs as raw-text documents: their words are split by PyThaiNLP's dictionary (Thai spaces
+    end phrases, and runs of up to 112 characters had more subwords than a 64-subword sequence holds: the first
+    word alone did not fit, and the document failed). Every word now has a tag or is counted in `truncated` (many:
+    a Thai character is 3 subwords to this tiny byte-level tokenizer), and no character is lost."""
+    paragraphs = _xquad_paragraphs(shared_data, "th")[::6]  # 5 of the 30
+    results = predictor.predict_batch_json([{"id": f"th{i}", "document": text} for i, text in enumerate(paragraphs)])
+    for text, result in zip(paragraphs, results):
+        sentences = result["sentences"]
+        assert "".join(w for s in sentences for w in s["words"]) == "".join(text.split())
+        for sentence in sentences:
+            seen = _seen_words(predictor, sentence["words"])
+            assert seen > 0 and (len(sentence["tags"]), sentence["truncated"]) == (seen, len(sentence["words"]) - seen)
+    words = [w for result in results for s in result["sentences"] for w in s["words"]]
+    assert len(words) > 500 and max(len(w) for w in words) <= 20  # words, not space-separated runs
+    assert split_words("กรุงเทพมหานครเป็นเมืองหลวง") == ["กรุงเทพมหานคร", "เป็น", "เมืองหลวง"]
+
+
+def test_a_word_longer_than_a_sequence_is_cut_into_pieces_with_a_count(predictor, shared_data, caplog):
+    """A run of Chinese without spaces is one word to a model that splits at spaces: one of more subwords than
+    max_seq_length allows made the document fail. It is cut into pieces that fit (at graphemes, nothing lost), and
+    a warning counts them; the sentence's words past the window are counted in `truncated` as any other."""
+    reader = predictor._dataset_reader
+    text = _xquad_paragraphs(shared_data, "zh")[10]  # a sentence opens with 26 characters before a comma
+    run = max(split_words(text), key=len)
+    assert len(tokenize_words(reader.tokenizer, [run]).ids) > reader.max_words  # (the case)
+    with caplog.at_level(logging.WARNING, logger="luke_allennlp.predictors.luke_span_ner"):
+        result = predictor.predict_json({"id": "zh", "document": text})
+    for sentence in result["sentences"]:
+        seen = _seen_words(predictor, sentence["words"])
+        assert seen > 0 and (len(sentence["tags"]), sentence["truncated"]) == (seen, len(sentence["words"]) - seen)
+    assert "".join(w for s in result["sentences"] for w in s["words"]) == "".join(text.split())
+    pieces = fit_words([run], reader.tokenizer, reader.max_words, "x")
+    assert len(pieces) > 1 and "".join(pieces) == run
+    assert all(len(tokenize_words(reader.tokenizer, [p]).ids) <= reader.max_words for p in pieces)
+    assert "zh: " in caplog.text and "cut into" in caplog.text

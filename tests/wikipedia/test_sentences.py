@@ -5,9 +5,11 @@ import sys
 
 import pytest
 
+from luke_allennlp.predictors.luke_span_ner import split_words
 from luke_allennlp.wikipedia.sentences import (
     RuleSentenceSplitter,
     SpacySentenceSplitter,
+    pythainlp_tokenize,
     sentence_splitter,
     thai_sentences,
 )
@@ -166,9 +168,9 @@ def without_pythainlp(monkeypatch):
     """PyThaiNLP as if not installed (its modules unimportable), the splitter's cached look-up forgotten."""
     for name in [name for name in sys.modules if name.split(".")[0] == "pythainlp"] or ["pythainlp"]:
         monkeypatch.setitem(sys.modules, name, None)
-    thai_sentences.cache_clear()
+    pythainlp_tokenize.cache_clear()
     yield
-    thai_sentences.cache_clear()
+    pythainlp_tokenize.cache_clear()
 
 
 def test_without_pythainlp_a_thai_paragraph_stays_one_sentence_with_one_warning(shared_data, without_pythainlp, caplog):
@@ -177,5 +179,7 @@ def test_without_pythainlp_a_thai_paragraph_stays_one_sentence_with_one_warning(
     with caplog.at_level(logging.WARNING, logger="luke_allennlp.wikipedia.sentences"):
         assert [len(split(text)) for text in paragraphs] == [1, 1, 1]
         assert len(RuleSentenceSplitter()("Thai: กรุงเทพมหานครเป็นเมืองหลวง. It is big.")) == 2  # the rules still split
+        # the NER predictor's words: at spaces, under the same single warning
+        assert split_words("กรุงเทพมหานครเป็นเมืองหลวง คาวันน์") == ["กรุงเทพมหานครเป็นเมืองหลวง", "คาวันน์"]
     warnings = [record.getMessage() for record in caplog.records]
     assert len(warnings) == 1 and "pip install 'luke_allennlp[thai]'" in warnings[0], warnings
