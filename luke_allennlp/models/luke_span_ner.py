@@ -11,7 +11,7 @@ from allennlp.nn import InitializerApplicator
 from luke_allennlp.data.inputs import InputCounts
 from luke_allennlp.data.tags import entity_output, spans_to_iob2
 from luke_allennlp.modeling.inputs import LukeFields
-from luke_allennlp.modeling.static_shapes import ENTITIES
+from luke_allennlp.modeling.static_shapes import ENTITIES, Head, Padding
 from luke_allennlp.models.mentions import MentionClassifier
 from luke_allennlp.training.metrics import SpanF1
 
@@ -138,19 +138,19 @@ class LukeSpanNer(MentionClassifier):
         # One encoder pass per non-empty (sentence, chunk).
         counts = InputCounts.of(metadata)
         passes = self.nonempty_rows(entity_attention_mask, sum(c.passes for c in counts))
-        # Encoder, head and loss (one compiled graph where the embedder is compiled: its outputs then hold padding,
-        # cut here). (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
+        # Encoder, head and loss (one compiled graph where the embedder is compiled). (A word-only encoder's states do
+        # not depend on the chunk: it encodes each sentence once.)
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         gold = None if labels is None else self.select(labels[..., :used], passes)
-        fields = LukeFields.of(locals())
-        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
-            [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
-            fields,
+        logits, loss = self.encode_mentions_with_head(
+            LukeFields.of(locals()),
+            starts,
+            ends,
+            gold,
             passes=passes,
             longest_mention=max(c.longest_mention for c in counts),
             lengths=self.pass_lengths(counts, spans_per_sentence, per_chunk),
-        )
-        logits = logits[:rows, :used]  # (passes, entities, labels)
+        )  # (passes, entities, labels)
         # Padding slots score 0, as the slots no pass uses (whatever the encoder gave their padded states: it skips
         # them on the CPU, `pass_lengths`).
         logits = logits * self.select(entity_attention_mask, passes)[..., None]
@@ -189,6 +189,12 @@ class LukeSpanNer(MentionClassifier):
                 words.append(int(count.subwords))  # type: ignore[arg-type]
                 entities.append(min(per_chunk, spans - chunk * per_chunk))
         return words, entities
+
+    @property
+    def head(self) -> Head:
+        """`score` on each pass's spans (first and last subwords, gold labels: padded along the entities, the labels
+        with -1, which the loss ignores), its logits cut to the entities."""
+        return Head(self.score, (Padding(ENTITIES, 0), Padding(ENTITIES, 0), Padding(ENTITIES, -1)), (ENTITIES, None))
 
     def loss(self, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)  # -1: no span
