@@ -61,6 +61,18 @@ def decode_batch(
     return decoded
 
 
+def sentences(metadata: List[Dict[str, Any]]) -> Dict[str, List[Any]]:
+    """What the output keeps of each sentence: `id`, `words`, `spans` ((spans, 2) word start, end exclusive),
+    `gold_spans`, `word_separator` (how entity texts join words)."""
+    return {
+        "id": [meta["id"] for meta in metadata],
+        "words": [meta["words"] for meta in metadata],
+        "spans": [meta["spans"] for meta in metadata],
+        "gold_spans": [meta["gold_spans"] for meta in metadata],
+        "word_separator": [meta.get("word_separator", " ") for meta in metadata],
+    }
+
+
 @Model.register("luke_span_ner")
 class LukeSpanNer(MentionClassifier):
     """
@@ -135,13 +147,12 @@ class LukeSpanNer(MentionClassifier):
         entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions = (
             t[..., :used] for t in (entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions)
         )
-        # One encoder pass per non-empty (sentence, chunk).
         counts = InputCounts.of(metadata)
-        passes = self.nonempty_rows(entity_attention_mask, sum(c.passes for c in counts))
-        # Encoder, head and loss (one compiled graph where the embedder is compiled). (A word-only encoder's states do
-        # not depend on the chunk: it encodes each sentence once.)
+        passes = self.nonempty_rows(entity_attention_mask, sum(c.passes for c in counts))  # non-empty (sentence, chunk)
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         gold = None if labels is None else self.select(labels[..., :used], passes)
+        # Encoder, head and loss: one compiled graph where the embedder is compiled. (A word-only encoder's states do
+        # not depend on the chunk: it encodes each sentence once.)
         logits, loss = self.encode_mentions_with_head(
             LukeFields.of(locals()),
             starts,
@@ -154,28 +165,21 @@ class LukeSpanNer(MentionClassifier):
         # Padding slots score 0, as the slots no pass uses (whatever the encoder gave their padded states: it skips
         # them on the CPU, `pass_lengths`).
         logits = logits * self.select(entity_attention_mask, passes)[..., None]
-
         span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
         span_logits[passes[0], passes[1], :used] = logits
-        span_logits = span_logits.view(batch, chunks * per_chunk, -1)  # spans in the reader's order
-        output: Dict[str, Any] = {
-            "span_logits": span_logits,
-            "id": [meta["id"] for meta in metadata],
-            "words": [meta["words"] for meta in metadata],
-            "spans": [meta["spans"] for meta in metadata],  # (spans, 2) word start, end exclusive
-            "gold_spans": [meta["gold_spans"] for meta in metadata],
-            "word_separator": [meta.get("word_separator", " ") for meta in metadata],  # how entity texts join words
-        }
+        output = {"span_logits": span_logits.view(batch, chunks * per_chunk, -1), **sentences(metadata)}
         if loss is not None:
             output["loss"] = loss
-            # Decoded on the host when the metric is read (a report), not now: the step does not wait for the logits.
-            logits_now, spans, golds = span_logits.detach(), output["spans"], output["gold_spans"]
-            self.metric.defer(
-                lambda: self.metric(
-                    [{(s, e): k for s, e, k, _ in p} for p in self._decode_batch(logits_now, spans)], golds
-                )
-            )
+            self.defer_metric(output)
         return output
+
+    def defer_metric(self, output: Dict[str, Any]) -> None:
+        """The metric of the batch's output, decoded on the host when the metric is read (a report), not now: the step
+        does not wait for the logits."""
+        logits, spans, golds = output["span_logits"].detach(), output["spans"], output["gold_spans"]
+        self.metric.defer(
+            lambda: self.metric([{(s, e): k for s, e, k, _ in p} for p in self._decode_batch(logits, spans)], golds)
+        )
 
     @staticmethod
     def pass_lengths(

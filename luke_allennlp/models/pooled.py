@@ -38,7 +38,12 @@ class LukePooledHeadModel(LukeTaskModel):
         """(rows, num_outputs) float scores of (rows, words) inputs (or the stacked rows `passes` selects), with
         optional entity inputs (rows, entities) over subwords start..end (inclusive): the pooler then reads a first
         word that attended to them too."""
-        return self.encode_with_head(fields, Head(self.pooled_scores, outputs=ROWS), passes=passes)
+        return self.encode_with_head(fields, self.head, passes=passes)
+
+    @property
+    def head(self) -> Head:
+        """`pooled_scores`, its scores cut to the rows."""
+        return Head(self.pooled_scores, outputs=ROWS)
 
     def pooled_scores(self, word_states: torch.Tensor, entity_states: Optional[torch.Tensor]) -> torch.Tensor:
         """The head: (rows, num_outputs) from the pooler over the first word's state (which was compiled with the
