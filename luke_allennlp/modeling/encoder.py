@@ -22,7 +22,6 @@ from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.dropout import Dropout, dropout_add
 from luke_allennlp.modeling.inputs import Lengths, LukeInputs
 from luke_allennlp.modeling.packed_linear import drop_packed, linear
-from luke_allennlp.modeling.static_shapes import HeadInput, StaticShapes
 
 logger = logging.getLogger(__name__)
 
@@ -41,14 +40,6 @@ class LukeEncoderOutput:
     last_hidden_state: torch.Tensor  # (batch, words, hidden)
     entity_last_hidden_state: Optional[torch.Tensor]  # (batch, entities, hidden), None without entities
     pooler_output: Optional[torch.Tensor]  # (batch, hidden), None without a pooler
-
-    def cut(self, batch: int, words: int, entities: Optional[int]) -> "LukeEncoderOutput":
-        """The outputs of the first `batch` rows, `words` words and `entities` entities (a padded batch's cut back)."""
-        entity_states = self.entity_last_hidden_state
-        if entity_states is not None:
-            entity_states = entity_states[:batch, :entities]
-        pooled = None if self.pooler_output is None else self.pooler_output[:batch]
-        return LukeEncoderOutput(self.last_hidden_state[:batch, :words], entity_states, pooled)
 
 
 class LukeEmbeddings(nn.Module):
@@ -247,8 +238,6 @@ class LukeEncoder(nn.Module):
         self.encoder = LukeLayers(config)
         self.pooler = LukePooler(config) if add_pooling_layer else None
         self.apply(self._init_weights)
-        self._compiled: Optional[StaticShapes] = None  # see `compile`
-        self._compiled_heads: Dict[Callable, StaticShapes] = {}  # see `forward_with_head`
 
     def _init_weights(self, module: nn.Module) -> None:
         """BERT's initialisation, as `transformers.LukePreTrainedModel` does it."""
@@ -291,15 +280,6 @@ class LukeEncoder(nn.Module):
     def gradient_checkpointing_enable(self) -> None:
         self.encoder.gradient_checkpointing = True
 
-    def compile(self, word_multiple: int = 64, entity_multiple: int = 16, **compile_kwargs: Any) -> None:  # type: ignore[override]
-        """Runs the encoder under `torch.compile` on inputs padded to static shapes (`static_shapes`: words to
-        multiples of `word_multiple`, entities of `entity_multiple`), its outputs cut back to the inputs' sizes.
-        Parameter names and checkpoints are unchanged."""
-        self._compiled = StaticShapes(
-            self._forward, "the encoder", word_multiple, entity_multiple, self.config.pad_token_id, **compile_kwargs
-        )
-        self._compiled_heads = {}
-
     def forward(
         self,
         input_ids: Union[torch.Tensor, LukeInputs],
@@ -336,7 +316,7 @@ class LukeEncoder(nn.Module):
             named = (attention_mask, token_type_ids, entity_ids, entity_position_ids, entity_attention_mask)
             if any(t is not None for t in named) or entity_token_type_ids is not None:
                 raise ValueError("LukeEncoder: given LukeInputs, no other input is given by name")
-            inputs = input_ids.complete()
+            inputs = input_ids
         else:
             inputs = LukeInputs(
                 input_ids,
@@ -346,51 +326,18 @@ class LukeEncoder(nn.Module):
                 entity_position_ids,
                 entity_attention_mask,
                 entity_token_type_ids,
-            ).complete()
-        self.embeddings.check_length(inputs.input_ids)
-        if self._compiled is None:
-            return self._forward(inputs, lengths=lengths)
-        out, sizes = self._compiled(inputs, [], self.training)
-        return out.cut(*sizes)
+            )
+        return self.encode_complete(self.checked(inputs), lengths)
 
-    def forward_with_head(
-        self,
-        head: Callable[..., Any],
-        head_inputs: Sequence[HeadInput],
-        inputs: LukeInputs,
-        lengths: Optional[Lengths] = None,
-    ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
-        """
-        `head(word_states, entity_states, *head tensors)` on the encoder's outputs for `inputs`, and the sizes
-        `(rows, words, entities or None)` of the inputs. Compiled (`compile`), the encoder and the head run as one
-        graph per bucket (a task model's step whole: CUDA graphs can capture it): the inputs and the head's
-        `(tensor or None, kind, padding value)` triples (`static_shapes.HeadInput`; padding that the head's loss
-        ignores) are padded, so the head's outputs hold the padding, which the caller cuts to the sizes. Under CUDA
-        graphs (`mode="reduce-overhead"`) those outputs are the graph's: the next call overwrites them, so a caller
-        that keeps one past it keeps a copy. Uncompiled, the head runs on the outputs as they are. `lengths`: see
-        `forward` (a head given them must not read the outputs at padding positions).
-        """
+    def checked(self, inputs: LukeInputs) -> LukeInputs:
+        """The inputs completed (`LukeInputs.complete`), refused if longer than the position embeddings cover."""
         inputs = inputs.complete()
         self.embeddings.check_length(inputs.input_ids)
-        if self._compiled is None:
-            out = self._forward(inputs, lengths=lengths)
-            head_tensors = (t for t, _, _ in head_inputs)
-            return head(out.last_hidden_state, out.entity_last_hidden_state, *head_tensors), inputs.sizes()
-        compiled = self._compiled_heads.get(head)
-        if compiled is None:
+        return inputs
 
-            def encoder_and_head(padded: LukeInputs, *head_tensors: Optional[torch.Tensor]) -> Any:
-                out = self._forward(padded)
-                return head(out.last_hidden_state, out.entity_last_hidden_state, *head_tensors)
-
-            owner = getattr(head, "__self__", None)  # a bound method: named by its object's class
-            name = f"{type(owner).__name__}.{head.__name__}" if owner is not None else head.__qualname__
-            compiled = self._compiled.with_function(encoder_and_head, f"the encoder and {name}")
-            self._compiled_heads[head] = compiled
-        return compiled(inputs, head_inputs, self.training)
-
-    def _forward(self, inputs: LukeInputs, lengths: Optional[Lengths] = None) -> LukeEncoderOutput:
-        """The model on complete inputs (`LukeInputs.complete`): what `compile` compiles."""
+    def encode_complete(self, inputs: LukeInputs, lengths: Optional[Lengths] = None) -> LukeEncoderOutput:
+        """The model on `checked` inputs: what `forward` runs, and what `static_shapes.Runner` compiles on inputs
+        padded to static shapes (which may pass the position embeddings' reach: padding keeps the padding position)."""
         batch, num_words = inputs.input_ids.shape
         word_states = self.embeddings(inputs.input_ids, inputs.token_type_ids)  # (batch, words, hidden)
         hidden = word_states.size(-1)

@@ -18,7 +18,7 @@ from torch import nn
 from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.encoder import ACTIVATIONS, LukeEncoder
 from luke_allennlp.modeling.inputs import LukeInputs
-from luke_allennlp.modeling.static_shapes import ENTITIES, ROWS, WORDS, StaticShapes
+from luke_allennlp.modeling.static_shapes import ENTITIES, ROWS, WORDS, Head, Like, Padding, Runner
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,9 @@ class LukeForPretraining(nn.Module):
         self.entity_predictions.apply(self.luke._init_weights)
         if self.luke.pooler is not None:
             self.luke.pooler.requires_grad_(False)
-        self._compiled: Optional[StaticShapes] = None  # see `compile`
+        # The encoder, and with static masked positions the heads and loss too: eager, or compiled as one graph per
+        # bucket of static shapes where a `Runner` with `compile_kwargs` replaces it (`luke_pretraining`'s `compile`).
+        self.runner = Runner(self.luke)
 
     def forward(
         self,
@@ -143,13 +145,11 @@ class LukeForPretraining(nn.Module):
             with targets -100. Without them, at the masked positions found on the device (one host sync).
         """
         inputs = input_ids if isinstance(input_ids, LukeInputs) else LukeInputs(input_ids, **encoder_inputs)
-        if masked_positions is not None and labels is not None and self._compiled is not None:
-            return self._compiled_forward(
-                inputs.complete(), labels, entity_labels, masked_positions, masked_entity_positions
-            )
-        out = self.luke(inputs)
         if masked_positions is not None and labels is not None:
-            return self._static_heads(out, labels, entity_labels, masked_positions, masked_entity_positions)
+            return self.runner(
+                inputs, self.static_heads, labels, entity_labels, masked_positions, masked_entity_positions
+            )
+        out = self.runner(inputs)
         word_table = self.luke.embeddings.word_embeddings.weight
         entity_table = self.luke.entity_embeddings.entity_embeddings.weight
 
@@ -192,60 +192,31 @@ class LukeForPretraining(nn.Module):
             loss, masked_lm_loss, masked_entity_loss, logits, entity_logits, targets, entity_targets
         )
 
-    def compile(self, word_multiple: int = 64, entity_multiple: int = 16, **compile_kwargs: Any) -> None:  # type: ignore[override]
-        """
-        Runs the whole model, encoder, heads and loss, under `torch.compile` for batches whose masked positions come
-        at a static size (`masked_positions`), on inputs padded to static shapes (`static_shapes`: words to multiples
-        of `word_multiple`, entities of `entity_multiple`): one graph per bucket, no host read, so that CUDA graphs
-        (`mode="reduce-overhead"`) replay the step's forward pass whole. Other batches run the encoder compiled the
-        same way and the heads eagerly. Parameter names and checkpoints are unchanged.
-        """
-        self.luke.compile(word_multiple, entity_multiple, **compile_kwargs)
-        self._compiled = StaticShapes(
-            self._static_forward,
+    @property
+    def static_heads(self) -> Head:
+        """`_static_heads` on labels padded with -100 and positions with -1 (no target), its logits and targets cut to
+        the batch's positions."""
+        positions, entity_positions = Like(2, flat=True), Like(3, flat=True)
+        return Head(
+            self._static_heads,
+            (Padding(WORDS, IGNORE_INDEX), Padding(ENTITIES, IGNORE_INDEX), Padding(ROWS, -1), Padding(ROWS, -1)),
+            {
+                "logits": positions,
+                "targets": positions,
+                "entity_logits": entity_positions,
+                "entity_targets": entity_positions,
+            },
             "the pretraining model",
-            word_multiple,
-            entity_multiple,
-            self.config.pad_token_id,
-            **compile_kwargs,
         )
 
-    def _compiled_forward(self, inputs: LukeInputs, labels, entity_labels, positions, entity_positions):
-        """The compiled `_static_forward` on inputs padded to the buckets; its outputs cut to the batch."""
-        heads = [
-            (labels, WORDS, IGNORE_INDEX),
-            (entity_labels, ENTITIES, IGNORE_INDEX),
-            (positions, ROWS, -1),
-            (entity_positions, ROWS, -1),
-        ]
-        out, (batch, _, _) = self._compiled(inputs, heads, self.training)  # (a batch of one row ran as two copies)
-        rows, entity_rows = (
-            batch * positions.size(1),
-            None if entity_positions is None else batch * entity_positions.size(1),
-        )
-        return LukeForPretrainingOutput(
-            out.loss,
-            out.masked_lm_loss,
-            out.masked_entity_loss,
-            out.logits[:rows],
-            None if out.entity_logits is None else out.entity_logits[:entity_rows],
-            out.targets[:rows],
-            None if out.entity_targets is None else out.entity_targets[:entity_rows],
-        )
-
-    def _static_forward(
-        self, inputs: LukeInputs, labels, entity_labels, positions, entity_positions
+    def _static_heads(
+        self, word_states, entities, labels, entity_labels, positions, entity_positions
     ) -> LukeForPretrainingOutput:
-        """The encoder (uncompiled: this is what is compiled) and `_static_heads`."""
-        return self._static_heads(self.luke._forward(inputs), labels, entity_labels, positions, entity_positions)
-
-    def _static_heads(self, out, labels, entity_labels, positions, entity_positions) -> LukeForPretrainingOutput:
         """The heads at the given positions, padding (-1) included with target -100."""
-        logits, targets = self._gather(out.last_hidden_state, labels, positions)  # (batch * size, hidden), (...)
+        logits, targets = self._gather(word_states, labels, positions)  # (batch * size, hidden), (...)
         logits = self.lm_head(logits, self.luke.embeddings.word_embeddings.weight)  # (batch * size, vocab)
         masked_lm_loss = static_cross_entropy(logits, targets)
         entity_logits = entity_targets = masked_entity_loss = None
-        entities = out.entity_last_hidden_state
         if entities is not None and entity_labels is not None and entity_positions is not None:
             hidden, entity_targets = self._gather(entities, entity_labels, entity_positions)
             entity_logits = self.entity_predictions(hidden, self.luke.entity_embeddings.entity_embeddings.weight)

@@ -11,7 +11,7 @@ from luke_allennlp.modeling.checkpoint_files import read_config, read_state_dict
 from luke_allennlp.modeling.inputs import LukeInputs
 from luke_allennlp.modeling.loading import shape_mismatches
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX, EntityPredictionHead, masked_cross_entropy
-from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS
+from luke_allennlp.modeling.static_shapes import ENTITIES, MENTIONS, Head, Like, Padding
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 from luke_allennlp.resources.checkpoint_tokenizer import special_entity_ids
 from luke_allennlp.resources.task_entities import LUKE_SPECIAL_ENTITY_IDS
@@ -196,21 +196,21 @@ class LukeEntityDisambiguation(Model):
         self, entity_ids: torch.Tensor, inputs: EdInputs, labels: Optional[torch.Tensor] = None
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """`_candidate_logits`, and with `labels` (batch, mentions) their `_labelled_cross_entropy`: encoder, head
-        and loss, one compiled graph where the embedder is compiled (its padding cut here)."""
-        candidate_ids = inputs.candidate_ids
-        (logits, loss), (batch, _, mentions) = self.embedder.encode_with_head(
-            self._score_candidates,
-            # (candidates padded as mention positions are: along the mentions, and to 2 at least, with -1)
-            [(candidate_ids, MENTIONS, -1), (labels, ENTITIES, IGNORE_INDEX)],
-            LukeInputs(
-                inputs.word_ids,
-                inputs.word_attention_mask,
-                entity_ids=entity_ids,
-                entity_position_ids=inputs.entity_position_ids,
-                entity_attention_mask=inputs.entity_attention_mask,
-            ),
+        and loss, one compiled graph where the embedder is compiled."""
+        luke_inputs = LukeInputs(
+            inputs.word_ids,
+            inputs.word_attention_mask,
+            entity_ids=entity_ids,
+            entity_position_ids=inputs.entity_position_ids,
+            entity_attention_mask=inputs.entity_attention_mask,
         )
-        return logits[:batch, :mentions, : candidate_ids.size(-1)], loss
+        return self.embedder.runner(luke_inputs, self.head, inputs.candidate_ids, labels)
+
+    @property
+    def head(self) -> Head:
+        """`_score_candidates` on each mention's candidates (padded as mention positions are: along the mentions, and
+        to 2 at least, with -1) and labels, its logits cut to the candidates'."""
+        return Head(self._score_candidates, (Padding(MENTIONS, -1), Padding(ENTITIES, IGNORE_INDEX)), (Like(0), None))
 
     def _score_candidates(
         self,

@@ -9,6 +9,7 @@ from allennlp.models import Model
 from luke_allennlp.modeling import LukeForPretraining
 from luke_allennlp.modeling.inputs import LukeInputs
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
+from luke_allennlp.modeling.static_shapes import Runner
 from luke_allennlp.models.luke_task_model import ReportsMetrics
 from luke_allennlp.modules.encoder_loading import EncoderLoading
 from luke_allennlp.resources.pretraining_corpus import entity_vocab_size as read_entity_vocab_size
@@ -58,7 +59,7 @@ class LukePretraining(ReportsMetrics, Model):
         Run the model under `torch.compile` (in place; parameter names are unchanged): `true` in torch.compile's
         default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`). With the reader's
         `masked_positions` (the configs' default) the whole forward pass, heads and loss included, is one graph per
-        bucket of sequence lengths (`LukeForPretraining.compile`); without them, the encoder.
+        bucket of sequence lengths (`static_shapes.Runner`); without them, the encoder.
     """
 
     def __init__(
@@ -100,8 +101,7 @@ class LukePretraining(ReportsMetrics, Model):
         self.pretraining = loading.load(LukeForPretraining)
         if freeze_checkpoint_weights and load_weights:  # without weights from the checkpoint there is nothing to freeze
             self._freeze_checkpoint_weights(model_name)
-        if compile:  # True: torch.compile's default mode; a string: that mode
-            self.pretraining.compile(**({} if compile is True else {"mode": compile}))
+        self.pretraining.runner = Runner.of_option(self.pretraining.luke, compile)
         self.masked_lm_metric = MaskedPrediction()
         self.masked_entity_metric = MaskedPrediction()
         self.metric = {"masked_lm": self.masked_lm_metric, "masked_entity": self.masked_entity_metric}

@@ -11,7 +11,7 @@ from allennlp.nn import InitializerApplicator
 from luke_allennlp.data.inputs import InputCounts
 from luke_allennlp.data.tags import entity_output, spans_to_iob2
 from luke_allennlp.modeling.inputs import LukeFields
-from luke_allennlp.modeling.static_shapes import ENTITIES
+from luke_allennlp.modeling.static_shapes import ENTITIES, Head, Padding
 from luke_allennlp.models.mentions import MentionClassifier
 from luke_allennlp.training.metrics import SpanF1
 
@@ -59,6 +59,18 @@ def decode_batch(
                     chosen.append((start, end, labels[label], p))
         decoded.append(sorted(chosen))
     return decoded
+
+
+def sentences(metadata: List[Dict[str, Any]]) -> Dict[str, List[Any]]:
+    """What the output keeps of each sentence: `id`, `words`, `spans` ((spans, 2) word start, end exclusive),
+    `gold_spans`, `word_separator` (how entity texts join words)."""
+    return {
+        "id": [meta["id"] for meta in metadata],
+        "words": [meta["words"] for meta in metadata],
+        "spans": [meta["spans"] for meta in metadata],
+        "gold_spans": [meta["gold_spans"] for meta in metadata],
+        "word_separator": [meta.get("word_separator", " ") for meta in metadata],
+    }
 
 
 @Model.register("luke_span_ner")
@@ -135,47 +147,39 @@ class LukeSpanNer(MentionClassifier):
         entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions = (
             t[..., :used] for t in (entity_ids, entity_attention_mask, entity_start_positions, entity_end_positions)
         )
-        # One encoder pass per non-empty (sentence, chunk).
         counts = InputCounts.of(metadata)
-        passes = self.nonempty_rows(entity_attention_mask, sum(c.passes for c in counts))
-        # Encoder, head and loss (one compiled graph where the embedder is compiled: its outputs then hold padding,
-        # cut here). (A word-only encoder's states do not depend on the chunk: it encodes each sentence once.)
+        passes = self.nonempty_rows(entity_attention_mask, sum(c.passes for c in counts))  # non-empty (sentence, chunk)
         starts, ends = self.select(entity_start_positions, passes), self.select(entity_end_positions, passes)
         gold = None if labels is None else self.select(labels[..., :used], passes)
-        fields = LukeFields.of(locals())
-        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
-            [(starts, ENTITIES, 0), (ends, ENTITIES, 0), (gold, ENTITIES, -1)],
-            fields,
+        # Encoder, head and loss: one compiled graph where the embedder is compiled. (A word-only encoder's states do
+        # not depend on the chunk: it encodes each sentence once.)
+        logits, loss = self.encode_mentions_with_head(
+            LukeFields.of(locals()),
+            starts,
+            ends,
+            gold,
             passes=passes,
             longest_mention=max(c.longest_mention for c in counts),
             lengths=self.pass_lengths(counts, spans_per_sentence, per_chunk),
-        )
-        logits = logits[:rows, :used]  # (passes, entities, labels)
+        )  # (passes, entities, labels)
         # Padding slots score 0, as the slots no pass uses (whatever the encoder gave their padded states: it skips
         # them on the CPU, `pass_lengths`).
         logits = logits * self.select(entity_attention_mask, passes)[..., None]
-
         span_logits = logits.new_zeros(batch, chunks, per_chunk, len(self.labels))
         span_logits[passes[0], passes[1], :used] = logits
-        span_logits = span_logits.view(batch, chunks * per_chunk, -1)  # spans in the reader's order
-        output: Dict[str, Any] = {
-            "span_logits": span_logits,
-            "id": [meta["id"] for meta in metadata],
-            "words": [meta["words"] for meta in metadata],
-            "spans": [meta["spans"] for meta in metadata],  # (spans, 2) word start, end exclusive
-            "gold_spans": [meta["gold_spans"] for meta in metadata],
-            "word_separator": [meta.get("word_separator", " ") for meta in metadata],  # how entity texts join words
-        }
+        output = {"span_logits": span_logits.view(batch, chunks * per_chunk, -1), **sentences(metadata)}
         if loss is not None:
             output["loss"] = loss
-            # Decoded on the host when the metric is read (a report), not now: the step does not wait for the logits.
-            logits_now, spans, golds = span_logits.detach(), output["spans"], output["gold_spans"]
-            self.metric.defer(
-                lambda: self.metric(
-                    [{(s, e): k for s, e, k, _ in p} for p in self._decode_batch(logits_now, spans)], golds
-                )
-            )
+            self.defer_metric(output)
         return output
+
+    def defer_metric(self, output: Dict[str, Any]) -> None:
+        """The metric of the batch's output, decoded on the host when the metric is read (a report), not now: the step
+        does not wait for the logits."""
+        logits, spans, golds = output["span_logits"].detach(), output["spans"], output["gold_spans"]
+        self.metric.defer(
+            lambda: self.metric([{(s, e): k for s, e, k, _ in p} for p in self._decode_batch(logits, spans)], golds)
+        )
 
     @staticmethod
     def pass_lengths(
@@ -189,6 +193,12 @@ class LukeSpanNer(MentionClassifier):
                 words.append(int(count.subwords))  # type: ignore[arg-type]
                 entities.append(min(per_chunk, spans - chunk * per_chunk))
         return words, entities
+
+    @property
+    def head(self) -> Head:
+        """`score` on each pass's spans (first and last subwords, gold labels: padded along the entities, the labels
+        with -1, which the loss ignores), its logits cut to the entities."""
+        return Head(self.score, (Padding(ENTITIES, 0), Padding(ENTITIES, 0), Padding(ENTITIES, -1)), (ENTITIES, None))
 
     def loss(self, logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits.flatten(0, 1), gold.flatten(), ignore_index=-1)  # -1: no span

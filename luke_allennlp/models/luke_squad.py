@@ -10,7 +10,7 @@ from allennlp.nn import InitializerApplicator
 
 from luke_allennlp.data.inputs import InputCounts
 from luke_allennlp.modeling.inputs import LukeFields
-from luke_allennlp.modeling.static_shapes import ROWS, WORDS
+from luke_allennlp.modeling.static_shapes import ROWS, WORDS, Head, Padding
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics.squad_em_and_f1 import SquadEmAndF1, exact_match_score, f1_score, max_over_golds
 
@@ -156,18 +156,18 @@ class LukeSquad(LukeTaskModel):
         gold = [
             None if positions is None else positions[passes] for positions in (start_positions, end_positions)
         ]  # (passes,) each
-        fields = LukeFields.of(locals())
-        (start_logits, end_logits, loss), (rows, words, _) = self.encode_with_head(
-            self.score,
-            [(self.select(word_attention_mask, passes), WORDS, False), (gold[0], ROWS, 0), (gold[1], ROWS, 0)],
-            fields,
+        start_logits, end_logits, loss = self.encode_with_head(
+            LukeFields.of(locals()),
+            self.head,
+            self.select(word_attention_mask, passes),
+            *gold,
             passes=passes,
             longest_mention=max(c.longest_mention for c in counts),
-        )
+        )  # (passes, words) each
         output: Dict[str, Any] = {}
         for name, values in (("start_logits", start_logits), ("end_logits", end_logits)):
             full = values.new_full(word_ids.shape, -np.inf)
-            full[passes] = values[:rows, :words]  # (a compiled step's padding cut)
+            full[passes] = values
             output[name] = full  # (batch, windows, words), -inf at padding
         output.update(passage_subwords=passage_subwords, max_context=max_context, metadata=metadata)
         if loss is not None:
@@ -181,6 +181,12 @@ class LukeSquad(LukeTaskModel):
                 output["predictions"] = self.decode(output)
                 self.metric([p["answer"] for p in output["predictions"]], golds)
         return output
+
+    @property
+    def head(self) -> Head:
+        """`score` on each pass's word mask (padded with False: -inf logits) and gold positions, its logits cut to the
+        words."""
+        return Head(self.score, (Padding(WORDS, False), Padding(ROWS, 0), Padding(ROWS, 0)), (WORDS, WORDS, None))
 
     def score(
         self,

@@ -5,7 +5,7 @@ and for the task models an embedder and one way to encode the readers' inputs, s
 and a `LukeTaskModel` subclass with a head.
 """
 
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -15,7 +15,7 @@ from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.training.metrics import Metric
 
 from luke_allennlp.modeling.inputs import Lengths, LukeFields, LukeInputs
-from luke_allennlp.modeling.static_shapes import HeadInput
+from luke_allennlp.modeling.static_shapes import Head
 from luke_allennlp.modules.token_embedders.luke_embedder import LukeEmbedder
 
 Passes = Tuple[torch.Tensor, ...]  # index tensors of the stacked rows (windows, chunks) to encode
@@ -126,29 +126,26 @@ class LukeTaskModel(ReportsMetrics, Model):
 
     def encode_with_head(
         self,
-        head: Callable[..., Any],
-        head_inputs: Sequence[HeadInput],
         fields: LukeFields,
+        head: Head,
+        *tensors: Optional[torch.Tensor],
         passes: Optional[Passes] = None,
         longest_mention: Optional[int] = None,
         lengths: Optional[Lengths] = None,
-    ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
+    ) -> Any:
         """
-        `head(word_states, entity_states, *head tensors)` on `encode`'s states of the fields (`encode`'s
-        arguments), and the sizes `(rows, words, entities or None)` of what was encoded. `lengths`: each encoded
-        row's real words and entities, known on the host, for a head that reads no padding position (the `luke`
-        embedder then computes the real tokens alone on the CPU: `LukeEncoder.forward`). `head_inputs`: the head's
-        tensors (rows as encoded) as `(tensor or None, kind, padding value)` (`static_shapes.HeadInput`; a padding
-        value that the head's loss ignores). Where the `luke` embedder is compiled, encoder, head and loss are one
-        compiled graph per bucket (`LukeEncoder.forward_with_head`): the head's outputs then hold the bucket's
-        padding, which the caller cuts to the sizes. (A word-only embedder's head runs eagerly.)
+        The `head`'s outputs on `encode`'s states of the fields (`encode`'s arguments) and the head's `tensors` (rows
+        as encoded). Through the `luke` embedder's runner (`static_shapes.Runner`): where it is compiled, encoder,
+        head and loss are one compiled graph per bucket, the outputs cut back to the sizes of what was encoded.
+        `lengths`: each encoded row's real words and entities, known on the host, for a head that reads no padding
+        position (the `luke` embedder then computes the real tokens alone on the CPU: `LukeEncoder.forward`). (A
+        word-only embedder's head runs eagerly.)
         """
         inputs, repeat = self.luke_inputs(fields, passes, longest_mention)
         if self.has_entity_states and repeat is None:
-            return self.embedder.encode_with_head(head, head_inputs, inputs, lengths)
+            return self.embedder.runner(inputs, head, *tensors, lengths=lengths)
         word_states, entity_states = self._states(inputs, repeat)
-        sizes = (*word_states.shape[:2], None if entity_states is None else entity_states.size(1))
-        return head(word_states, entity_states, *(t for t, _, _ in head_inputs)), sizes
+        return head.function(word_states, entity_states, *tensors)
 
     def luke_inputs(
         self, fields: LukeFields, passes: Optional[Passes], longest_mention: Optional[int]

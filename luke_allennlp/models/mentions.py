@@ -3,14 +3,14 @@ A mention's feature vector, from the word states of its first and last subword a
 `MentionClassifier`, the task models whose head classifies such features.
 """
 
-from typing import Optional, Sequence, Tuple
+from typing import Any, Optional, Tuple
 
 import torch
 from allennlp.training.metrics import Metric
 
-from luke_allennlp.modeling.inputs import Lengths, LukeFields
-from luke_allennlp.modeling.static_shapes import ROWS, HeadInput
-from luke_allennlp.models.luke_task_model import LukeTaskModel, Passes
+from luke_allennlp.modeling.inputs import LukeFields
+from luke_allennlp.modeling.static_shapes import ROWS, Head, Padding
+from luke_allennlp.models.luke_task_model import LukeTaskModel
 
 # Mention features: the first and last subword's states ("words"), the entity's state ("entity"), or all three.
 FEATURE_WIDTHS = {"all": 3, "words": 2, "entity": 1}
@@ -33,7 +33,7 @@ def mention_features(
     feature: str,
 ) -> torch.Tensor:
     """(batch, entities, FEATURE_WIDTHS[feature] * hidden), for the mentions of `starts` and `ends` (batch, entities):
-    the first of `entity_states` (batch, entities or more: a compiled step's padding, see `encode_with_head`)."""
+    the first of `entity_states` (batch, entities or more: a compiled step's padding, see `static_shapes.Runner`)."""
     hidden = word_states.size(-1)
     if entity_states is not None:
         entity_states = entity_states[:, : starts.size(1)]
@@ -46,9 +46,9 @@ def mention_features(
 class MentionClassifier(LukeTaskModel):
     """
     A `LukeTaskModel` whose head is `classifier(dropout(...))` over the `mention_features` of mentions marked by
-    entities (as `classifier_input` lays them out) and whose loss is `loss`: `score` is that head (the function
-    `encode_with_head` runs, compiled with the encoder where the embedder is), `classify` runs it on examples of a
-    fixed number of mentions each. A subclass builds the head with `build_head` (then calls its `initializer`) and
+    entities (as `classifier_input` lays them out) and whose loss is `loss`: `score` is that head's function (`head`
+    says how its tensors are padded and its outputs cut, where it runs compiled with the encoder), `classify` runs it
+    on examples of a fixed number of mentions each. A subclass builds the head with `build_head` (then calls its `initializer`) and
     defines `loss`. (The head is not an `__init__` argument: allennlp would read it from the subclass's config.)
     """
 
@@ -96,21 +96,20 @@ class MentionClassifier(LukeTaskModel):
         logits = self.classifier(self.dropout(self.classifier_input(features)))
         return logits, None if gold is None else self.loss(logits, gold)
 
-    def encode_mentions_with_head(
-        self,
-        head_inputs: Sequence[HeadInput],
-        fields: LukeFields,
-        passes: Optional[Passes] = None,
-        longest_mention: Optional[int] = None,
-        lengths: Optional[Lengths] = None,
-    ) -> Tuple[Tuple[torch.Tensor, Optional[torch.Tensor]], Tuple[int, int, Optional[int]]]:
-        """`encode_with_head(self.score, head_inputs, ...)` for the mentions that the entities mark: the `luke`
-        embedder encodes them with the words, a word-only embedder the words alone (its head reads the mentions'
-        subwords). `score` reads no padding position (the loss ignores padded mentions), so `lengths` may be given
-        (see `encode_with_head`)."""
+    @property
+    def head(self) -> Head:
+        """`score` on rows of a fixed number of mentions (their first and last subwords and gold labels: only the
+        batch is padded), its logits cut to the rows."""
+        return Head(self.score, (Padding(ROWS, 0),) * 3, (ROWS, None))
+
+    def encode_mentions_with_head(self, fields: LukeFields, *tensors: Optional[torch.Tensor], **encoding: Any) -> Any:
+        """`encode_with_head(fields, self.head, *tensors, **encoding)` for the mentions that the entities mark: the
+        `luke` embedder encodes them with the words, a word-only embedder the words alone (its head reads the
+        mentions' subwords). `score` reads no padding position (the loss ignores padded mentions), so `lengths` may be
+        given (see `encode_with_head`)."""
         if not self.has_entity_states:
             fields = fields.words_only()
-        return self.encode_with_head(self.score, head_inputs, fields, passes, longest_mention, lengths)
+        return self.encode_with_head(fields, self.head, *tensors, **encoding)
 
     def classify(
         self,
@@ -119,8 +118,4 @@ class MentionClassifier(LukeTaskModel):
     ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Logits (batch, ...) and loss (with `gold`, batch first) of (batch, words) inputs with (batch, mentions)
         entities (the same number in every example)."""
-        starts, ends = fields.entity_start_positions, fields.entity_end_positions
-        (logits, loss), (rows, _, _) = self.encode_mentions_with_head(
-            [(starts, ROWS, 0), (ends, ROWS, 0), (gold, ROWS, 0)], fields
-        )
-        return logits[:rows], loss  # (a compiled step's padding cut)
+        return self.encode_mentions_with_head(fields, fields.entity_start_positions, fields.entity_end_positions, gold)

@@ -9,6 +9,7 @@ from typing import Optional
 import torch
 
 from luke_allennlp.modeling.inputs import LukeFields
+from luke_allennlp.modeling.static_shapes import ROWS, Head
 from luke_allennlp.models.luke_task_model import LukeTaskModel, Passes
 
 
@@ -37,8 +38,12 @@ class LukePooledHeadModel(LukeTaskModel):
         """(rows, num_outputs) float scores of (rows, words) inputs (or the stacked rows `passes` selects), with
         optional entity inputs (rows, entities) over subwords start..end (inclusive): the pooler then reads a first
         word that attended to them too."""
-        scores, (rows, _, _) = self.encode_with_head(self.pooled_scores, [], fields, passes)
-        return scores[:rows]  # (a compiled step's padding cut)
+        return self.encode_with_head(fields, self.head, passes=passes)
+
+    @property
+    def head(self) -> Head:
+        """`pooled_scores`, its scores cut to the rows."""
+        return Head(self.pooled_scores, outputs=ROWS)
 
     def pooled_scores(self, word_states: torch.Tensor, entity_states: Optional[torch.Tensor]) -> torch.Tensor:
         """The head: (rows, num_outputs) from the pooler over the first word's state (which was compiled with the

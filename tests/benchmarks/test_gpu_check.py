@@ -146,9 +146,9 @@ def test_compile_events_say_what_torch_compile_did(tmp_path):
         compiled = torch.compile(broken, backend="aot_eager")
         compiled(torch.ones(3)), compiled(torch.ones(3))  # two graphs (the break), compiled once
         shapes = StaticShapes(lambda inputs: inputs.input_ids * 2, "a doubling", 8, 4, 0, backend="aot_eager")
-        shapes(LukeInputs(torch.ones(2, 5)), [], training=False)
-        shapes(LukeInputs(torch.ones(3, 7)), [], training=False)  # the same bucket: no new graph
-        shapes(LukeInputs(torch.ones(2, 5, dtype=torch.float64)), [], training=False)  # the same bucket, compiled again
+        shapes(LukeInputs(torch.ones(2, 5)), (), (), training=False)
+        shapes(LukeInputs(torch.ones(3, 7)), (), (), training=False)  # the same bucket: no new graph
+        shapes(LukeInputs(torch.ones(2, 5, dtype=torch.float64)), (), (), training=False)  # the same bucket, again
     assert events["graph_breaks"] == 1 and events["cudagraph_skips"] == 0
     assert events["unique_graphs"] == 4  # the break's two, the bucket's, and its recompilation
     assert events["graphs"] == ["torch.compile: graph 1 of a doubling, for 8 words, no entities"]

@@ -9,7 +9,7 @@ import hashlib
 import json
 import math
 from datetime import timedelta
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
 import pytest
 import torch
@@ -82,19 +82,9 @@ def count_entity_rows(model: torch.nn.Module, counts: Dict[str, int]) -> None:
             counts["with"] += with_entities
             counts["without"] += rows - with_entities
 
-    def counted(module: LukeEncoder) -> Callable:
-        original = module.forward_with_head  # (the task models whose head runs with the encoder call this)
-
-        def forward_with_head(head, head_inputs, inputs, lengths=None):
-            hook(module, (inputs,), {})
-            return original(head, head_inputs, inputs, lengths)
-
-        return forward_with_head
-
     for module in model.modules():
-        if isinstance(module, LukeEncoder):
+        if isinstance(module, LukeEncoder):  # (every task model's encoder runs through `LukeEncoder.forward`)
             module.register_forward_pre_hook(hook, with_kwargs=True)
-            module.forward_with_head = counted(module)
 
 
 def train_configs(rank: int, runs: List[Dict[str, Any]]) -> Dict[str, Any]:

@@ -8,6 +8,8 @@ import transformers
 from torch.nn import functional as F
 
 from luke_allennlp.modeling import LukeConfig, LukeEncoder
+from luke_allennlp.modeling.inputs import LukeInputs
+from luke_allennlp.modeling.static_shapes import Runner
 
 TOL = 1e-5
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -202,14 +204,15 @@ def test_traces_without_graph_breaks():
 
 
 def test_compile_pads_to_static_shapes_and_gives_the_same_outputs():
-    """`compile()` pads words and entities to bucket multiples, so new sequence lengths inside a bucket and new batch
+    """A compiled `Runner` pads words and entities to bucket multiples, so new sequence lengths inside a bucket and new batch
     and mention sizes reuse one graph; outputs and gradients equal the eager model's. (`aot_eager` traces as inductor
     does, without its slow code generation; benchmarks/trainer_throughput.py runs inductor.)"""
     from torch._dynamo.utils import counters
 
     _, eager = reference_pair(True)
     _, compiled = reference_pair(True)
-    compiled.compile(word_multiple=16, entity_multiple=8, backend="aot_eager")
+    runner = Runner(compiled, {"backend": "aot_eager"}, word_multiple=16, entity_multiple=8)
+    assert LukeEncoder.compile is torch.nn.Module.compile  # (the encoder is the model only: no compile of its own)
     torch._dynamo.reset()
     counters.clear()
     inputs = batch_inputs()
@@ -223,9 +226,9 @@ def test_compile_pads_to_static_shapes_and_gives_the_same_outputs():
             case[k] = case[k][:, :entities]
         case["entity_position_ids"] = case["entity_position_ids"][:, :entities, :mention]
         outputs = []
-        for model in (eager, compiled):
+        for model, run in ((eager, lambda c: eager(**c)), (compiled, lambda c: runner(LukeInputs(**c)))):
             model.zero_grad()
-            out = model(**case)
+            out = run(case)
             (out.last_hidden_state.sum() + out.entity_last_hidden_state.pow(2).sum()).backward()
             outputs.append((out, model.encoder.layer[0].attention.self.e2w_query.weight.grad.clone()))
         (ours, grad), (theirs, compiled_grad) = outputs
@@ -249,7 +252,7 @@ def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
 
     _, eager = reference_pair(True)
     _, compiled = reference_pair(True)
-    compiled.compile(word_multiple=16, entity_multiple=8, backend="eager")  # dynamo's graphs, without a compiler
+    runner = Runner(compiled, {"backend": "eager"}, word_multiple=16, entity_multiple=8)  # dynamo's graphs, no compiler
     torch._dynamo.reset()
     counters.clear()
     g = torch.Generator().manual_seed(0)
@@ -275,7 +278,7 @@ def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
         if entities is not None:
             case["entity_ids"] = torch.randint(1, 30, (batch, entities), generator=g)
             case["entity_position_ids"] = torch.randint(0, words, (batch, entities, mention), generator=g)
-        out = compiled(**case)
+        out = runner(LukeInputs(**case))
         buckets.add((-(-words // 16), None if entities is None else max(1, -(-entities // 8))))
         assert out.last_hidden_state.shape == (batch, words, 32)
         if batch == 1 and entities:
@@ -287,7 +290,7 @@ def test_compile_bounds_the_graphs_and_warns_when_dynamo_falls_back(caplog):
     assert sum("torch.compile: graph" in r.getMessage() for r in caplog.records) == len(buckets)
     assert not any(r.levelno >= logging.WARNING for r in caplog.records)
     with torch._dynamo.config.patch(recompile_limit=len(buckets)):
-        compiled(torch.randint(3, 120, (2, 33), generator=g))  # a seventh bucket
+        runner(LukeInputs(torch.randint(3, 120, (2, 33), generator=g)))  # a seventh bucket
     assert counters["stats"]["unique_graphs"] == len(buckets)
     assert any("run uncompiled" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
 
@@ -309,9 +312,9 @@ def test_a_second_instance_reuses_the_graph_with_its_own_weights(caplog):
     counters.clear()
     caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.static_shapes")
     for model, reference in zip((first, second), expected):
-        model.compile(word_multiple=16, entity_multiple=8, backend="aot_eager")
+        runner = Runner(model, {"backend": "aot_eager"}, word_multiple=16, entity_multiple=8)
         with torch.no_grad():
-            assert max_diff(model(**inputs).entity_last_hidden_state, reference) < TOL
+            assert max_diff(runner(LukeInputs(**inputs)).entity_last_hidden_state, reference) < TOL
     assert max_diff(expected[0], expected[1]) > 0.01 and counters["stats"]["unique_graphs"] == 1
     logged = [(r.levelno, r.getMessage()) for r in caplog.records]
     assert [level for level, _ in logged] == [logging.INFO, logging.INFO]

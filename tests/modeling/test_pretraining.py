@@ -7,6 +7,7 @@ import torch
 import transformers
 
 from luke_allennlp.modeling import LukeConfig, LukeForPretraining
+from luke_allennlp.modeling.static_shapes import Runner
 from tests.modeling.test_encoder import DEVICES, batch_inputs, max_diff
 
 TOL = 1e-5
@@ -255,14 +256,14 @@ def test_static_positions_compile_once_for_a_bucket():
 
 
 def test_compile_runs_the_whole_model_in_one_graph_per_bucket(caplog):
-    """`compile()`: encoder, heads and loss in one graph per bucket of word / entity lengths (no graph break), reused
+    """A compiled `Runner`: encoder, heads and loss in one graph per bucket of word / entity lengths (no graph break), reused
     across masks, batch sizes and lengths inside a bucket, a batch of one row included; loss, logits and gradients
     those of the eager model. (`aot_eager` traces as inductor does.)"""
     from torch._dynamo.utils import counters
 
     _, eager = reference_pair()
     _, compiled = reference_pair()
-    compiled.compile(word_multiple=16, entity_multiple=8, backend="aot_eager")
+    compiled.runner = Runner(compiled.luke, {"backend": "aot_eager"}, word_multiple=16, entity_multiple=8)
     torch._dynamo.reset()
     counters.clear()
     caplog.set_level(logging.INFO, logger="luke_allennlp.modeling.static_shapes")

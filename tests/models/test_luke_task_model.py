@@ -5,6 +5,7 @@ from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 from allennlp.training.metrics import CategoricalAccuracy
 
 from luke_allennlp.modeling.inputs import LukeFields, span_position_ids
+from luke_allennlp.modeling.static_shapes import ENTITIES, WORDS, Head
 from luke_allennlp.models import LukeTaskModel, ReportsMetrics
 from luke_allennlp.modules.token_embedders import LukeEmbedder
 from luke_allennlp.training.metrics import SpanF1
@@ -57,10 +58,10 @@ def test_a_word_encoder_runs_each_sentence_once_for_its_chunks(tiny_roberta_dir)
     passes = model.nonempty_rows(entity_mask)
     calls = []
     model.embedder.register_forward_hook(lambda module, args, kwargs_out: calls.append(1))
-    (words, entities), sizes = model.encode_with_head(
-        lambda w, e: (w, e), [], LukeFields(sentences, sentence_mask), passes=passes
+    words, entities = model.encode_with_head(
+        LukeFields(sentences, sentence_mask), Head(lambda w, e: (w, e), outputs=(WORDS, ENTITIES)), passes=passes
     )
-    assert len(calls) == 1 and entities is None and sizes == (len(passes[0]), sentences.size(1), None)
+    assert len(calls) == 1 and entities is None and words.shape[:2] == (len(passes[0]), sentences.size(1))
     assert torch.equal(words, model.embedder(sentences, sentence_mask)[passes[0]])
     with pytest.raises(ValueError, match='entity inputs but the embedder is not "luke"'):
         model.encode(

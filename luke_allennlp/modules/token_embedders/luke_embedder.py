@@ -1,12 +1,12 @@
 import dataclasses
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Union
 
 import torch
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
 
 from luke_allennlp.modeling import LukeEncoder, LukeEncoderOutput
-from luke_allennlp.modeling.inputs import Lengths, LukeInputs
-from luke_allennlp.modeling.static_shapes import HeadInput
+from luke_allennlp.modeling.inputs import LukeInputs
+from luke_allennlp.modeling.static_shapes import Runner
 from luke_allennlp.modules.encoder_loading import EncoderLoading
 from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
 from luke_allennlp.resources.checkpoint_tokenizer import special_entity_ids
@@ -24,7 +24,8 @@ class LukeEmbedder(TokenEmbedder):
     Given only the word inputs of a `pretrained_transformer` indexer (`token_ids`, `mask`, `type_ids`), it is a
     drop-in word encoder (e.g. inside allennlp's `basic_classifier`). Entity inputs reach it as keyword
     arguments (`entity_ids`, `entity_position_ids`, `entity_attention_mask`, `entity_token_type_ids`), from an
-    indexer or from a task model; task models that need word and entity states together call `encode`.
+    indexer or from a task model; task models that need word and entity states together call `encode`, or run their
+    head with the encoder through its `runner` (`static_shapes.Runner`: compiled or not, as `compile` says).
 
     Registered as a `TokenEmbedder` with name "luke".
 
@@ -50,13 +51,13 @@ class LukeEmbedder(TokenEmbedder):
         the original code: the checkpoint's tokenizer_config.json `max_mention_length`, else 30. The readers count
         the mentions it cuts.
     compile : `Union[bool, str]`, optional (default = `False`)
-        Run the encoder under `torch.compile` (in place: parameter names and checkpoints are unchanged): `true` in
-        torch.compile's default mode, or the name of a mode (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`).
-        On a GPU this removes most of the per-operation overhead (see benchmarks/RESULTS.md); the first
-        batches of each new shape pay the compilation. Task models whose heads run through `encode_with_head` (NER,
-        relation classification, entity typing, SQuAD-style QA, the pooled sequence and multiple-choice heads,
-        entity disambiguation)
-        compile encoder, head and loss as one graph.
+        Run the encoder under `torch.compile` on inputs padded to static shapes (`static_shapes.Runner`; parameter
+        names and checkpoints are unchanged): `true` in torch.compile's default mode, or the name of a mode
+        (`"reduce-overhead"`: CUDA graphs, `"max-autotune"`). On a GPU this removes most of the per-operation
+        overhead (see benchmarks/RESULTS.md); the first batches of each new shape pay the compilation. Task models
+        whose heads run through `encode_with_head` (NER, relation classification, entity typing, SQuAD-style QA, the
+        pooled sequence and multiple-choice heads, entity disambiguation) compile encoder, head and loss as one
+        graph.
     """
 
     def __init__(
@@ -102,8 +103,7 @@ class LukeEmbedder(TokenEmbedder):
         if entity_vocab == "task" and from_luke:
             pretrained = special_entity_ids(model_name, LUKE_SPECIAL_ENTITY_IDS)
             self.luke.select_entity_embeddings([pretrained[TASK_ENTITY_SOURCES[name]] for name in TASK_ENTITY_VOCAB])
-        if compile:  # True: torch.compile's default mode; a string: that mode
-            self.luke.compile(**({} if compile is True else {"mode": compile}))
+        self.runner = Runner.of_option(self.luke, compile)  # (the encoder, and a task's head with it: compiled or not)
         for param in self.luke.parameters():
             param.requires_grad = train_parameters
         if output != "pooled" and self.luke.pooler is not None:
@@ -115,20 +115,8 @@ class LukeEmbedder(TokenEmbedder):
         return self.luke.config.hidden_size
 
     def encode(self, inputs: LukeInputs) -> LukeEncoderOutput:
-        """Word and entity states together (`LukeEncoder.forward`)."""
-        return self.luke(inputs)
-
-    def encode_with_head(
-        self,
-        head: Callable[..., Any],
-        head_inputs: Sequence[HeadInput],
-        inputs: LukeInputs,
-        lengths: Optional[Lengths] = None,
-    ) -> Tuple[Any, Tuple[int, int, Optional[int]]]:
-        """`head(word states, entity states, *head tensors)` on `encode`'s outputs, compiled with the encoder where
-        `compile` is set: see `LukeEncoder.forward_with_head` (and for `lengths`, the rows' real words and entities
-        known on the host, `LukeEncoder.forward`)."""
-        return self.luke.forward_with_head(head, head_inputs, inputs, lengths)
+        """Word and entity states together (`LukeEncoder.forward`, through the `runner`)."""
+        return self.runner(inputs)
 
     def forward(
         self,
