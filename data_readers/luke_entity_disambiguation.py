@@ -13,6 +13,7 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
+from luke_allennlp.data.inputs import tensor_fields
 from luke_allennlp.data.sources import Columns, SourceReader, cell
 from luke_allennlp.data.windows import tokenize
 from luke_allennlp.resources.checkpoint_tokenizer import max_mention_length as checkpoint_max_mention_length
@@ -481,12 +482,14 @@ class LukeEntityDisambiguationReader(SourceReader):
         if gold_links is not None:
             metadata["gold_links"] = gold_links
         self.stats["instances"] += 1
-        pad = self.tokenizer.pad_token_id
         fields = {
-            "word_ids": TensorField(torch.tensor(word_ids), padding_value=pad),
-            "word_attention_mask": TensorField(torch.ones(len(word_ids), dtype=torch.bool), padding_value=False),
-            "entity_position_ids": TensorField(torch.from_numpy(positions), padding_value=-1),
-            "entity_attention_mask": TensorField(torch.ones(len(mentions), dtype=torch.bool), padding_value=False),
+            **tensor_fields(
+                self.tokenizer.pad_token_id,
+                word_ids=torch.tensor(word_ids),
+                word_attention_mask=torch.ones(len(word_ids), dtype=torch.bool),
+                entity_position_ids=positions,
+                entity_attention_mask=torch.ones(len(mentions), dtype=torch.bool),
+            ),
             "gold_entity_ids": TensorField(
                 torch.tensor([m.gold for m in mentions], dtype=torch.long), padding_value=NO_GOLD
             ),

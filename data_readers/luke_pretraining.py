@@ -11,6 +11,7 @@ from allennlp.common.util import lazy_groups_of
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import MetadataField, TensorField
 
+from luke_allennlp.data.inputs import tensor_fields
 from luke_allennlp.modeling.pretraining import IGNORE_INDEX
 from luke_allennlp.resources.pretraining_corpus import PretrainingCorpus, corpus_directories
 from luke_allennlp.resources.tokenization import special_token_layout
@@ -336,12 +337,15 @@ class LukePretrainingReader(DatasetReader):
         no_label = IGNORE_INDEX
         labels = np.concatenate([np.full(shift, no_label), word_labels, np.full(len(self.suffix), no_label)])
         fields = {
-            "word_ids": TensorField(torch.from_numpy(input_ids), padding_value=self.pad_id),
-            "word_attention_mask": TensorField(torch.ones(len(input_ids), dtype=torch.bool), padding_value=False),
+            **tensor_fields(
+                self.pad_id,
+                word_ids=input_ids,
+                word_attention_mask=torch.ones(len(input_ids), dtype=torch.bool),
+                entity_ids=masked_entities,
+                entity_position_ids=padded,
+                entity_attention_mask=torch.ones(len(entities), dtype=torch.bool),
+            ),
             "masked_lm_labels": TensorField(torch.from_numpy(labels), padding_value=no_label),
-            "entity_ids": TensorField(torch.from_numpy(masked_entities), padding_value=0),
-            "entity_position_ids": TensorField(torch.from_numpy(padded), padding_value=-1),
-            "entity_attention_mask": TensorField(torch.ones(len(entities), dtype=torch.bool), padding_value=False),
             "masked_entity_labels": TensorField(torch.from_numpy(entity_labels), padding_value=no_label),
             # (masked words, masked entities) as host values: the model sizes its heads without reading the device
             "masked_counts": MetadataField((int((labels != no_label).sum()), int((entity_labels != no_label).sum()))),

@@ -27,12 +27,15 @@ from allennlp.data.fields import Field, TensorField
 from transformers import PreTrainedTokenizerFast
 
 from luke_allennlp.modeling.inputs import FIELD_PADDING, padding_value
+from luke_allennlp.modeling.inputs import PADDING as ENCODER_PADDING
 from luke_allennlp.resources.tokenization import special_token_layout
 
 logger = logging.getLogger(__name__)
 
 # The padding of the task heads' fields (allennlp pads a batch with it); the encoder's fields pad as
-# `luke_allennlp.modeling.inputs.FIELD_PADDING` declares, other fields with 0.
+# `luke_allennlp.modeling.inputs.FIELD_PADDING` declares (and `entity_position_ids`, which the entity disambiguation
+# and pretraining readers give instead of first and last positions, as the encoder's input of that name), other
+# fields with 0.
 HEAD_PADDING = {
     "passage_subwords": -1,
     "max_context": False,
@@ -41,7 +44,11 @@ HEAD_PADDING = {
     "end_positions": -1,
     "labels": -1,
 }
-PADDING = {**FIELD_PADDING._asdict(), **HEAD_PADDING}
+PADDING = {
+    **FIELD_PADDING._asdict(),
+    "entity_position_ids": ENCODER_PADDING.entity_position_ids.value,
+    **HEAD_PADDING,
+}
 
 
 COUNTS = "input_counts"  # the metadata key of an instance's `InputCounts`

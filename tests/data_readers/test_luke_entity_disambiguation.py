@@ -55,6 +55,17 @@ def test_reads_the_corpus_links_as_gold_mentions(ed_wikipedia):
         0,
         5,
     )
+    # Each field pads as the reader declared it inline before the LUKE fields took the declared padding table.
+    padding = {name: field.padding_value for name, field in instances[0].fields.items() if name != "metadata"}
+    assert padding == {
+        "word_ids": READER.tokenizer.pad_token_id,
+        "word_attention_mask": False,
+        "entity_position_ids": -1,
+        "entity_attention_mask": False,
+        "gold_entity_ids": NO_GOLD,
+        "candidate_ids": -1,
+        "candidate_priors": 0.0,
+    }
     found = {}
     for instance in instances:
         golds = instance["gold_entity_ids"].tensor.tolist()

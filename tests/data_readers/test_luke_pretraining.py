@@ -163,6 +163,17 @@ def test_rows_without_entities(pretraining_corpus):
     instance = reader.text_to_instance([100, 200, 300, 400], [], [], np.random.default_rng(0))
     assert field(instance, "entity_ids").shape == (0,) and field(instance, "entity_position_ids").shape == (0, 1)
     assert (field(instance, "masked_lm_labels") != -100).sum() == 1  # at least one subword, even in 4
+    # Each field pads as the reader declared it inline before the LUKE fields took the declared padding table.
+    padding = {name: value.padding_value for name, value in instance.fields.items() if name != "masked_counts"}
+    assert padding == {
+        "word_ids": reader.pad_id,
+        "word_attention_mask": False,
+        "masked_lm_labels": -100,
+        "entity_ids": 0,
+        "entity_position_ids": -1,
+        "entity_attention_mask": False,
+        "masked_entity_labels": -100,
+    }
 
 
 def test_bad_rows_name_the_row(pretraining_corpus, tmp_path):
