@@ -5,7 +5,7 @@ import torch
 from allennlp.data import DatasetReader, Instance
 from allennlp.data.fields import Field, MetadataField, TensorField
 
-from luke_allennlp.data.inputs import stack, tensor_fields
+from luke_allennlp.data.inputs import COUNTS, InputCounts, stack, tensor_fields
 from luke_allennlp.data.sentence_inputs import JsonLinesTaskReader, require_text
 from luke_allennlp.resources.files import require
 
@@ -104,8 +104,10 @@ class LukeMultipleChoiceReader(JsonLinesTaskReader):
             fields.update(self.entity_fields([e for _, _, e in encoded], [types for _, types, _ in encoded]))
         if label is not None:
             fields["label"] = TensorField(torch.tensor(label, dtype=torch.long))
+        mentions = [last - first + 1 for _, _, entities in encoded for _, first, last in entities or ()]
+        counts = InputCounts(passes=len(choices), longest_mention=max(mentions, default=1))  # (one pass per choice)
         fields["metadata"] = MetadataField(
-            {"id": example_id, "question": question, "choices": list(choices), "label": label}
+            {"id": example_id, "question": question, "choices": list(choices), "label": label, COUNTS: counts}
         )
         return Instance(fields)
 

@@ -7,6 +7,7 @@ from allennlp.models import Model
 from allennlp.modules.token_embedders import TokenEmbedder
 from allennlp.nn import InitializerApplicator
 
+from luke_allennlp.data.inputs import InputCounts
 from luke_allennlp.modeling.inputs import LukeFields
 from luke_allennlp.models.pooled import LukePooledHeadModel
 from luke_allennlp.training.metrics.accuracy import Accuracy
@@ -66,10 +67,10 @@ class LukeMultipleChoice(LukePooledHeadModel):
         label : (batch,), the index of the correct choice
         entity_* : (batch, choices, entities), optional entity inputs (the reader's `mention_dictionary`)
         """
-        choices = [len(m["choices"]) if "choices" in m else None for m in metadata]  # (counted on the host)
-        passes = self.nonempty_rows(word_attention_mask, None if None in choices else sum(choices))  # real rows
-        fields = LukeFields.of(locals())
-        scores = self.score(fields, passes).squeeze(-1)  # (passes,)
+        counts = InputCounts.of(metadata)  # (counted on the host by the reader)
+        passes = self.nonempty_rows(word_attention_mask, sum(c.passes for c in counts))  # the real choices
+        longest_mention = max(c.longest_mention for c in counts)
+        scores = self.score(LukeFields.of(locals()), passes, longest_mention).squeeze(-1)  # (passes,)
         logits = scores.new_full(word_ids.shape[:2], float("-inf"))  # (batch, choices)
         logits[passes] = scores
         output: Dict[str, Any] = {"logits": logits, "id": [m["id"] for m in metadata]}

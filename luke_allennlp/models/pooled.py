@@ -34,11 +34,13 @@ class LukePooledHeadModel(LukeTaskModel):
         self.dropout = torch.nn.Dropout(dropout)
         self.classifier = torch.nn.Linear(embedder.get_output_dim(), num_outputs)
 
-    def score(self, fields: LukeFields, passes: Optional[Passes] = None) -> torch.Tensor:
+    def score(
+        self, fields: LukeFields, passes: Optional[Passes] = None, longest_mention: Optional[int] = None
+    ) -> torch.Tensor:
         """(rows, num_outputs) float scores of (rows, words) inputs (or the stacked rows `passes` selects), with
         optional entity inputs (rows, entities) over subwords start..end (inclusive): the pooler then reads a first
-        word that attended to them too."""
-        return self.encode_with_head(fields, self.head, passes=passes)
+        word that attended to them too. `longest_mention`: see `encode`."""
+        return self.encode_with_head(fields, self.head, passes=passes, longest_mention=longest_mention)
 
     @property
     def head(self) -> Head:

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from data_readers import LukeMultipleChoiceReader
+from luke_allennlp.data.inputs import COUNTS, InputCounts
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from tests.jglue import JAPANESE_CHECKPOINT, jglue_file
 
@@ -24,6 +25,7 @@ def test_jcommonsenseqa_as_distributed(model_dir):
     line = lines[0]
     first = instances[0]
     assert first["metadata"]["id"] == str(line["q_id"]) == "8939" and first["label"].tensor.item() == line["label"] == 2
+    assert first["metadata"][COUNTS] == InputCounts(passes=5, longest_mention=1)  # the model's passes: one a choice
     ids, mask = first["word_ids"].tensor, first["word_attention_mask"].tensor
     for row in range(5):
         expected = tokenizer(line["question"], line[f"choice{row}"])["input_ids"]

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from data_readers import LukeMultipleChoiceReader, LukeSentenceClassificationReader
+from luke_allennlp.data.inputs import COUNTS, InputCounts
 from luke_allennlp.resources.tokenization import load_fast_tokenizer
 from tests.jglue import JAPANESE_CHECKPOINT, MENTION_NAMES, write_mention_dictionary, write_slice
 
@@ -115,6 +116,11 @@ def test_multiple_choice_entities_per_choice(model_dir, tmp_path):
     ]
     assert plain[0]["word_ids"].tensor.tolist() == first["word_ids"].tensor.tolist()
     assert not ENTITY_FIELDS & set(plain[0].fields) and reader.stats["mentions"] == 2
+    # The counts the model sizes its passes and position ids by: a pass per choice, the longest mention in subwords.
+    lengths = first["entity_end_positions"].tensor - first["entity_start_positions"].tensor + 1
+    longest = int(lengths[first["entity_attention_mask"].tensor].max())
+    assert first["metadata"][COUNTS] == InputCounts(passes=5, longest_mention=longest) and longest > 1
+    assert plain[0]["metadata"][COUNTS] == InputCounts(passes=5, longest_mention=1)
 
 
 def test_a_sqlite_mention_dictionary_gives_the_same_entities(model_dir, tmp_path):
