@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -9,8 +9,64 @@ from allennlp.nn import InitializerApplicator
 
 from luke_allennlp.data.inputs import InputCounts
 from luke_allennlp.modeling.inputs import LukeFields
+from luke_allennlp.modeling.static_shapes import ENTITIES, Head, Like, Padding
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SquadEmAndF1
+
+
+def queries(metadata: List[Dict[str, Any]]) -> Dict[str, List[Any]]:
+    """What the output keeps of each query: `id`, `candidates` (texts), `candidate_spans`, `gold_answers`."""
+    return {
+        "id": [m["id"] for m in metadata],
+        "candidates": [m["candidates"] for m in metadata],
+        "candidate_spans": [m["candidate_spans"] for m in metadata],
+        "gold_answers": [m["answers"] for m in metadata],
+    }
+
+
+class CandidateSlots(NamedTuple):
+    """
+    Where each encoded mention's candidate lies among the batch's queries and candidates: `slots` (passes, mentions),
+    query x `width` + candidate, and `size` (batch x width) where there is none (the placeholder, padding); `width` the
+    most candidates of a query. Computed on the device, without making the host wait.
+    """
+
+    slots: torch.Tensor  # (passes, mentions)
+    batch: int
+    width: int
+
+    @classmethod
+    def of(cls, query: torch.Tensor, candidates: torch.Tensor, metadata: List[Dict[str, Any]]) -> "CandidateSlots":
+        """`query` (passes,): each pass's query; `candidates` (passes, mentions): each mention's candidate, -1 for
+        none."""
+        batch, width = len(metadata), max(1, max(len(m["candidates"]) for m in metadata))
+        slots = (query[:, None] * width + candidates).masked_fill(candidates < 0, batch * width)
+        return cls(slots, batch, width)
+
+    @property
+    def size(self) -> int:
+        return self.batch * self.width
+
+    def scores(self, logits: torch.Tensor) -> torch.Tensor:
+        """(batch, width) each candidate's score, that of its best mention over all windows of its query (`logits`:
+        (passes, mentions)); -inf where it has none. (No boolean-mask indexing: no host wait.)"""
+        scores = logits.new_full((self.size + 1,), float("-inf"))
+        scores = scores.scatter_reduce(0, self.slots.flatten(), logits.flatten(), reduce="amax")
+        return scores[:-1].view(self.batch, self.width)
+
+    def groups(self, labels: Optional[torch.Tensor]) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The head's tensors (passes, mentions): each mention's group, the index (passes x mentions) of its
+        candidate's first mention, -1 where it has none; and with `labels` (batch, candidates, -1 padding) the
+        candidate's label at that first mention, -1 elsewhere."""
+        first = torch.arange(self.slots.numel(), device=self.slots.device).view(self.slots.shape)
+        by_slot = first.new_full((self.size + 1,), self.slots.numel())
+        by_slot = by_slot.scatter_reduce(0, self.slots.flatten(), first.flatten(), reduce="amin")
+        group = by_slot[self.slots].masked_fill(self.slots == self.size, -1)
+        if labels is None:
+            return group, None
+        labels = F.pad(labels, (0, self.width - labels.size(1)), value=-1)[:, : self.width]
+        gold = torch.cat([labels.flatten(), labels.new_full((1,), -1)])[self.slots]
+        return group, gold.masked_fill(group != first, -1)
 
 
 @Model.register("luke_record")
@@ -78,58 +134,64 @@ class LukeRecord(LukeTaskModel):
         entity_candidates : (batch, windows, entities), the candidate of each mention, -1 for the placeholder and padding
         labels : (batch, candidates), 1 for a correct candidate, 0 otherwise, -1 padding
         """
-        batch = word_ids.size(0)
-        num_candidates = max(1, max(len(m["candidates"]) for m in metadata))
         # One encoder pass per window that holds at least one mention; how many, and the longest mention, the reader
         # counted on the host.
         counts = InputCounts.of(metadata)
         passes = self.nonempty_rows(entity_attention_mask[:, :, 1:], sum(c.passes for c in counts))
-        query = passes[0]  # (passes,)
-        candidates = self.select(entity_candidates, passes)[:, 1:]  # (passes, mentions)
-        if len(query):  # (a host value where the reader counted the windows)
-            fields = LukeFields.of(locals())
-            states = self.encode(
-                fields, passes, longest_mention=max(c.longest_mention for c in counts)
-            ).entities  # (passes, entities, hidden)
-            placeholder, mentions = states[:, :1], states[:, 1:]
-            features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)
-            logits = self.scorer(self.dropout(features)).squeeze(-1)  # (passes, mentions)
-        else:
-            logits = self.scorer.weight.new_zeros(0, candidates.size(1))
-
-        # A candidate's score: its best mention over all windows of its query; -inf where it has none. Padding and
-        # the placeholder (candidate -1) go to one extra slot, dropped (no boolean-mask indexing: no host wait).
-        slots = query[:, None] * num_candidates + candidates
-        slots = slots.masked_fill(candidates < 0, batch * num_candidates)  # (passes, mentions)
-        scores = logits.new_full((batch * num_candidates + 1,), float("-inf"))
-        scores = scores.scatter_reduce(0, slots.flatten(), logits.flatten(), reduce="amax")
-        scores = scores[:-1].view(batch, num_candidates)  # (batch, candidates)
-
-        output: Dict[str, Any] = {
-            "candidate_scores": scores.detach(),
-            "id": [m["id"] for m in metadata],
-            "candidates": [m["candidates"] for m in metadata],
-            "candidate_spans": [m["candidate_spans"] for m in metadata],
-            "gold_answers": [m["answers"] for m in metadata],
-        }
+        slots = CandidateSlots.of(passes[0], self.select(entity_candidates, passes)[:, 1:], metadata)
+        if len(passes[0]):  # (a host value where the reader counted the windows)
+            logits, loss = self.encode_with_head(
+                LukeFields.of(locals()),
+                self.head,
+                *slots.groups(labels),
+                passes=passes,
+                longest_mention=max(c.longest_mention for c in counts),
+            )  # (passes, mentions)
+        else:  # no mention in the batch: nothing to learn, but the trainer needs a loss with a graph
+            logits, loss = self.scorer.weight.new_zeros(slots.slots.shape), self.scorer.weight.sum() * 0.0
+        output: Dict[str, Any] = {"candidate_scores": slots.scores(logits).detach(), **queries(metadata)}
         if labels is not None:
-            labels = F.pad(labels, (0, num_candidates - labels.size(1)), value=-1)[:, :num_candidates]
-            # The mean over the candidates with a mention in some window (0, and no gradient, where there is none).
-            scored = torch.isfinite(scores) & (labels >= 0)
-            losses = F.binary_cross_entropy_with_logits(
-                scores.masked_fill(~scored, 0.0), labels.clamp(min=0).float(), reduction="none"
-            )
-            output["loss"] = (losses * scored).sum() / scored.sum().clamp(min=1)
-            if not len(query):  # no mention in the batch: nothing to learn, but the trainer needs a loss with a graph
-                output["loss"] = output["loss"] + self.scorer.weight.sum() * 0.0
-            held, golds = output["candidate_scores"], [m["answers"] for m in metadata]
-            # Read from the device when the metric is (a training step does not wait for the scores).
-            self.metric.defer(
-                lambda: self.metric(
-                    [self._best(row, m["candidates"])[0] for row, m in zip(held.cpu(), metadata)], golds
-                )
-            )
+            output["loss"] = loss
+            self.defer_metric(output)
         return output
+
+    @property
+    def head(self) -> Head:
+        """`score` on each pass's mentions (their candidate's group and gold label: padded along the entities with
+        -1, which the loss ignores), its logits cut to the mentions."""
+        return Head(self.score, (Padding(ENTITIES, -1), Padding(ENTITIES, -1)), (Like(0), None))
+
+    def score(
+        self,
+        word_states: torch.Tensor,
+        entity_states: Optional[torch.Tensor],
+        group: torch.Tensor,
+        gold: Optional[torch.Tensor],
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The head: each mention's logit (passes, mentions) from the placeholder's and its entity state, and with
+        `gold` the loss, the mean binary cross-entropy of the candidates, each scored by its best mention. `group`
+        (passes, mentions): the candidate's group, an index of the mentions unique to it (-1: no candidate); `gold`:
+        the candidate's label at one mention of each group, -1 elsewhere (`CandidateSlots.groups`)."""
+        assert entity_states is not None
+        placeholder, mentions = entity_states[:, :1], entity_states[:, 1:]  # (passes, 1 and mentions, hidden)
+        features = torch.cat([placeholder.expand_as(mentions), mentions], dim=-1)  # (passes, mentions, 2 * hidden)
+        logits = self.scorer(self.dropout(features)).squeeze(-1)  # (passes, mentions)
+        if gold is None:
+            return logits, None
+        index = group.masked_fill(group < 0, logits.numel())  # (no candidate: one extra slot, dropped)
+        best = logits.new_full((logits.numel() + 1,), float("-inf"))
+        best = best.scatter_reduce(0, index.flatten(), logits.flatten(), reduce="amax")[index]  # (passes, mentions)
+        scored = gold >= 0  # one mention of each candidate with a mention in some window
+        losses = F.binary_cross_entropy_with_logits(
+            best.masked_fill(~scored, 0.0), gold.clamp(min=0).float(), reduction="none"
+        )
+        return logits, (losses * scored).sum() / scored.sum().clamp(min=1)
+
+    def defer_metric(self, output: Dict[str, Any]) -> None:
+        """The metric of the batch's best candidates, read from the device when the metric is (a training step does
+        not wait for the scores)."""
+        held, candidates, golds = output["candidate_scores"], output["candidates"], output["gold_answers"]
+        self.metric.defer(lambda: self.metric([self._best(row, c)[0] for row, c in zip(held.cpu(), candidates)], golds))
 
     @staticmethod
     def _best(scores: torch.Tensor, candidates: List[str]) -> Tuple[str, Optional[int]]:

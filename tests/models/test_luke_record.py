@@ -91,6 +91,15 @@ class TestLukeRecord(ConfigModelTestCase):
         pairs = torch.cat([states[:1].expand(count, -1), states[1 : 1 + count]], dim=-1)
         return self.model.scorer(pairs).squeeze(-1)
 
+    def test_compiled_embedder_runs_encoder_head_and_loss_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, mention head and loss (each candidate by its best mention over the
+        windows) are one graph per bucket, a batch of one window included; loss, candidate scores and gradients those
+        of the eager model. (The loss over windows is the eager model's test above.)"""
+        second = self.instances[1]  # (one window; a batch of two queries, then of one, share a bucket)
+        batches = [[second, second], [second]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "candidate_scores")
+        assert graphs == ["torch.compile: graph 1 of the encoder and LukeRecord.score, for 320 words, 16 entities"]
+
     def test_query_without_candidates_scores_zero(self, tiny_luke_dir):
         """As in the official evaluation, a query without a prediction counts, with EM = F1 = 0."""
         from data_readers.luke_record import LukeRecordReader
