@@ -89,8 +89,9 @@ class HostArraysModelTestCase(ModelTestCase):
             torch.testing.assert_close(actual[logits], expected[logits], rtol=0, atol=1e-5)  # (-inf where padded)
             grads = dict(compiled.named_parameters())
             for name, param in self.model.named_parameters():
-                if param.grad is not None:
-                    assert (grads[name].grad - param.grad).abs().max().item() < 1e-5, name
+                if param.grad is not None:  # (to float rounding: a sum over every position, e.g. a CRF's, is large)
+                    scale = max(1.0, param.grad.abs().max().item())
+                    assert (grads[name].grad - param.grad).abs().max().item() < 1e-5 * scale, name
         graphs = [r.getMessage() for r in caplog.records if r.getMessage().startswith("torch.compile: graph ")]
         assert graphs and counters["stats"]["unique_graphs"] == len(graphs)  # (a recompile would add a graph)
         assert not counters["graph_break"]

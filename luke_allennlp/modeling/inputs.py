@@ -12,8 +12,10 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 import torch
 
 # How a tensor is padded: along the words (dimension 1), along the entities (dimension 1), the entities' mention
-# positions (batch, entities, mention length: entities and mention length), or only along the batch.
-WORDS, ENTITIES, MENTIONS, ROWS = "words", "entities", "mentions", "rows"
+# positions (batch, entities, mention length: entities and mention length), or only along the batch; or along
+# dimension 1 to the padded words, a tensor of at most one element per word position (e.g. one per word of a
+# sentence: `WORD_SLOTS`).
+WORDS, ENTITIES, MENTIONS, ROWS, WORD_SLOTS = "words", "entities", "mentions", "rows", "word_slots"
 PAD_TOKEN = "pad_token"  # the padding value of word ids: the tokenizer's (the config's `pad_token_id`)
 
 # Each row's real words and, with entity inputs, real entities (prefixes of the padded rows), known on the host.
@@ -21,7 +23,7 @@ Lengths = Tuple[Sequence[int], Optional[Sequence[int]]]
 
 
 class Padding(NamedTuple):
-    kind: str  # WORDS, ENTITIES, MENTIONS or ROWS
+    kind: str  # WORDS, ENTITIES, MENTIONS, ROWS or WORD_SLOTS
     value: Union[int, bool, str]  # PAD_TOKEN: the tokenizer's padding id
 
 

@@ -31,6 +31,7 @@ from luke_allennlp.modeling.inputs import (
     MENTIONS,
     PADDING,
     ROWS,
+    WORD_SLOTS,
     WORDS,
     Lengths,
     LukeInputs,
@@ -44,6 +45,7 @@ __all__ = [
     "ENTITIES",
     "MENTIONS",
     "ROWS",
+    "WORD_SLOTS",
     "WORDS",
     "Head",
     "Like",
@@ -260,6 +262,8 @@ class StaticShapes:
                 tensor = F.pad(tensor, (0, pad_words), value=value)
             elif kind == ENTITIES:
                 tensor = F.pad(tensor, (0, pad_entities), value=value)
+            elif kind == WORD_SLOTS:  # (at most as long as the words: to the padded words)
+                tensor = F.pad(tensor, (0, num_words + pad_words - tensor.size(-1)), value=value)
             elif kind == MENTIONS:
                 tensor = F.pad(tensor, (0, max(0, 2 - tensor.size(2)), 0, pad_entities), value=value)
                 torch._dynamo.maybe_mark_dynamic(tensor, 2)  # the longest mention of the batch

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -13,8 +13,20 @@ from allennlp.nn.util import sequence_cross_entropy_with_logits
 
 from luke_allennlp.data.tags import entity_output, spans_to_iob2, tags_to_spans
 from luke_allennlp.modeling.inputs import LukeFields
+from luke_allennlp.modeling.static_shapes import WORD_SLOTS, Head, Like, Padding
 from luke_allennlp.models.luke_task_model import LukeTaskModel
 from luke_allennlp.training.metrics import SpanF1
+
+
+def sentences(metadata: List[Dict[str, Any]]) -> Dict[str, List[Any]]:
+    """What the output keeps of each sentence: `id`, `words`, `gold_spans`, `word_separator` (how entity texts join
+    words)."""
+    return {
+        "id": [m["id"] for m in metadata],
+        "words": [m["words"] for m in metadata],
+        "gold_spans": [m["gold_spans"] for m in metadata],
+        "word_separator": [m.get("word_separator", " ") for m in metadata],
+    }
 
 
 @Model.register("luke_bio_tagger")
@@ -82,43 +94,73 @@ class LukeBioTagger(LukeTaskModel):
             give each word's)
         labels : the span labels; their presence says gold spans are available in `metadata`
         """
-        # Each word's one-word span (spans in word order), found on the host: one copy to the device, no sync.
+        index, mask, kept = self.word_spans(metadata, word_ids.device)  # (batch, words) each; kept: words per row
+        positions = entity_start_positions.flatten(1).gather(1, index) * mask  # (batch, words); 0 past the end
+        gold = None if labels is None else self.gold_tags(metadata, kept, mask)
+        # Encoder, head and loss: one compiled graph where the embedder is compiled.
+        fields = LukeFields(word_ids, word_attention_mask)
+        logits, loss = self.encode_with_head(fields, self.head, positions, mask, gold)  # (batch, words, tags)
+        output: Dict[str, Any] = {"logits": logits, "mask": mask, **sentences(metadata)}
+        if loss is not None:
+            output["loss"] = loss
+            self.defer_metric(output)
+        return output
+
+    def word_spans(
+        self, metadata: List[Dict[str, Any]], device: torch.device
+    ) -> Tuple[torch.Tensor, torch.Tensor, List[int]]:
+        """Each word's one-word span (spans in word order), found on the host, and the mask of the words: one copy to
+        the device, no sync; and how many words each sentence has."""
         one_word = [np.flatnonzero(m["spans"][:, 1] - m["spans"][:, 0] == 1) for m in metadata]
         kept = [len(spans) for spans in one_word]
         index = np.zeros((len(metadata), max(kept, default=0)), dtype=np.int64)
         for b, spans in enumerate(one_word):
             index[b, : len(spans)] = spans
         index_mask = np.stack([index, np.arange(index.shape[1]) < np.array(kept)[:, None]])
-        index, mask = self.host_to_device(index_mask, word_ids.device).unbind(0)
-        mask = mask.bool()  # (batch, words)
-        states = self.encode(LukeFields(word_ids, word_attention_mask)).words  # (batch, subwords, hidden)
-        word_positions = entity_start_positions.flatten(1).gather(1, index) * mask  # (batch, words); 0 past the end
-        word_states = states.gather(1, word_positions[..., None].expand(-1, -1, states.size(-1)))
-        logits = self.classifier(self.dropout(word_states))  # (batch, words, tags)
-        output: Dict[str, Any] = {
-            "logits": logits,
-            "mask": mask,
-            "id": [m["id"] for m in metadata],
-            "words": [m["words"] for m in metadata],
-            "gold_spans": [m["gold_spans"] for m in metadata],
-            "word_separator": [m.get("word_separator", " ") for m in metadata],  # how entity texts join words
-        }
-        if labels is not None:
-            gold_tags = np.zeros(mask.shape, dtype=np.int64)
-            for b, meta in enumerate(metadata):
-                tags = spans_to_iob2(meta["gold_spans"], len(meta["words"]))[: kept[b]]
-                gold_tags[b, : len(tags)] = [self.tag_index.get(t, 0) for t in tags]
-            gold = self.host_to_device(gold_tags, logits.device)
-            if self.crf is not None:
-                output["loss"] = -self.crf(logits, gold, mask) / len(metadata)
-            else:
-                output["loss"] = sequence_cross_entropy_with_logits(logits, gold, mask)
-            # Decoded when the metric is read (a report), not now: the step does not wait for the logits.
-            held, golds = logits.detach(), [m["gold_spans"] for m in metadata]
-            self.metric.defer(
-                lambda: self.metric([tags_to_spans(tags, "iob2") for tags in self._decode(held, mask)], golds)
-            )
-        return output
+        index, mask = self.host_to_device(index_mask, device).unbind(0)
+        return index, mask.bool(), kept
+
+    def gold_tags(self, metadata: List[Dict[str, Any]], kept: List[int], mask: torch.Tensor) -> torch.Tensor:
+        """(batch, words) each word's gold tag index, from the gold spans (0 past the sentence's words)."""
+        gold_tags = np.zeros(mask.shape, dtype=np.int64)
+        for b, meta in enumerate(metadata):
+            tags = spans_to_iob2(meta["gold_spans"], len(meta["words"]))[: kept[b]]
+            gold_tags[b, : len(tags)] = [self.tag_index.get(t, 0) for t in tags]
+        return self.host_to_device(gold_tags, mask.device)
+
+    @property
+    def head(self) -> Head:
+        """`tag` on each sentence's words (first subwords, mask and gold tags: padded to the padded subwords, as
+        words the mask leaves out), its logits cut to the words."""
+        return Head(
+            self.tag, (Padding(WORD_SLOTS, 0), Padding(WORD_SLOTS, False), Padding(WORD_SLOTS, 0)), (Like(0), None)
+        )
+
+    def tag(
+        self,
+        word_states: torch.Tensor,
+        entity_states: Optional[torch.Tensor],
+        positions: torch.Tensor,
+        mask: torch.Tensor,
+        gold: Optional[torch.Tensor],
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The head: each word's tag logits (batch, words, tags) from the state of its first subword (`positions`),
+        and with `gold` the loss: the CRF's negative log-likelihood per sentence, or the tags' cross-entropy."""
+        states = word_states.gather(1, positions[..., None].expand(-1, -1, word_states.size(-1)))
+        logits = self.classifier(self.dropout(states))  # (batch, words, tags)
+        if gold is None:
+            return logits, None
+        if self.crf is not None:
+            return logits, -self.crf(logits, gold, mask) / logits.size(0)  # (the batch: a copied row counts once)
+        return logits, sequence_cross_entropy_with_logits(logits, gold, mask)
+
+    def defer_metric(self, output: Dict[str, Any]) -> None:
+        """The metric of the batch's tags, decoded when the metric is read (a report), not now: the step does not wait
+        for the logits."""
+        held, mask, golds = output["logits"].detach(), output["mask"], output["gold_spans"]
+        self.metric.defer(
+            lambda: self.metric([tags_to_spans(tags, "iob2") for tags in self._decode(held, mask)], golds)
+        )
 
     def _decode(self, logits: torch.Tensor, mask: torch.Tensor) -> List[List[str]]:
         if self.crf is not None:

@@ -1,7 +1,11 @@
+import json
+
+import pytest
 import torch
+from allennlp.common import Params
 
 from luke_allennlp.data.tags import tags_to_spans
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, set_config_env
 from tests.model_cases import ConfigModelTestCase
 
 CONFIG = REPO_ROOT / "configs" / "ner" / "conll2003_bio_crf.jsonnet"
@@ -46,3 +50,38 @@ class TestLukeBioTagger(ConfigModelTestCase):
         device stands in for it)."""
         expected, readable = self.readable_with_metadata_moved()
         assert readable["tags"] == expected["tags"] and readable["entities"] == expected["entities"]
+
+
+class TestLukeBioTaggerOnLuke(ConfigModelTestCase):
+    """The tagger over a `luke` embedder (on the words alone), the config's embedder replaced; inputs of at most 64
+    subwords (one word bucket); with the cross-entropy loss (`USE_CRF` False)."""
+
+    CONFIG, DATA = CONFIG, "conll_slice"
+    USE_CRF = False
+
+    @pytest.fixture(autouse=True)
+    def _model(self, request, tmp_path, monkeypatch):
+        data = request.getfixturevalue(self.DATA)
+        self.model_dir = request.getfixturevalue(self.CHECKPOINT)
+        set_config_env(monkeypatch, self.model_dir, data)
+        overrides = {
+            "model.embedder": {"type": "luke", "model_name": str(self.model_dir)},
+            "model.use_crf": self.USE_CRF,
+            "dataset_reader.max_seq_length": 64,
+        }
+        Params.from_file(str(CONFIG), json.dumps(overrides)).to_file(str(tmp_path / "bio_luke.json"))
+        self.set_up_model(tmp_path / "bio_luke.json", data)
+
+    def test_compiled_embedder_runs_encoder_head_and_loss_as_one_graph(self, monkeypatch, caplog):
+        """The embedder's `compile`: encoder, tagger and loss are one graph per bucket (the words padded as the
+        subwords), a batch of one sentence included; loss, logits and gradients those of the eager model."""
+        batches = [self.instances[:4], self.instances[2:3]]
+        graphs = self.assert_compiled_steps_are_eager_steps(monkeypatch, caplog, batches, "logits")
+        assert graphs == ["torch.compile: graph 1 of the encoder and LukeBioTagger.tag, for 64 words, no entities"]
+
+
+@pytest.mark.slow  # ~38 s on the loaded 2-core machine (the CRF's 64 steps traced forward and backward); 8 s without it
+class TestLukeBioTaggerCrfOnLuke(TestLukeBioTaggerOnLuke):
+    """As above with the CRF's loss in the graph (the config's)."""
+
+    USE_CRF = True
