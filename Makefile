@@ -26,8 +26,9 @@ $(STAMP): setup.cfg setup.py pyproject.toml $(wildcard luke_allennlp_compat/*.py
 	$(VENV)/bin/allennlp --version
 	touch $(STAMP)
 
-# Two processes (pytest-xdist), each taking the next test module as it is free (a module's fixtures built once): about
-# 15 minutes on a 2-core machine, against 19 to 23 in one. TEST_WORKERS=0 runs the suite in this process.
+# Two processes (pytest-xdist), each taking the next test module as it is free (a module's fixtures built once), each
+# with one core's threads (tests/conftest.py): 17.6 minutes on a quiet 2-core machine (1,110 tests, 2026-11-29).
+# TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest -q $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope)
 test: install
