@@ -38,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     data = args.data or shared_data_dir() / "conll2003" / "eng.train"
     reader = LukeConll2003Reader(
-        str(write_tiny_checkpoint(tempfile.mkdtemp(), "luke")), max_mention_length=16, max_entities=128
+        str(write_tiny_checkpoint(tempfile.mkdtemp(), "luke")), max_span_words=16, max_entities=128
     )
     instances = list(itertools.islice(reader.read(str(data)), args.sentences))
     spans = [instance["metadata"]["spans"] for instance in instances]

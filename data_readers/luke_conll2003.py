@@ -51,6 +51,26 @@ COLUMNS = re.compile(r"[ \t]+")
 DOCUMENTS = ("consecutive", "example", "column")
 
 
+def _span_words(max_span_words: Optional[int], max_mention_length: Optional[int]) -> int:
+    """The span limit in words, from `max_span_words` or its former name (see the reader's `max_mention_length`)."""
+    if max_mention_length is not None:
+        if max_span_words is not None:
+            raise ValueError(
+                f"luke_conll2003: max_span_words ({max_span_words}) and max_mention_length ({max_mention_length}) are "
+                "both given; max_mention_length is the former name of max_span_words: keep max_span_words"
+            )
+        logger.warning(
+            "luke_conll2003: max_mention_length (%d) is read as max_span_words, its new name (it counts words here, "
+            "where every other max_mention_length counts subwords); rename it in the config",
+            max_mention_length,
+        )
+        max_span_words = max_mention_length
+    words = 16 if max_span_words is None else max_span_words
+    if words < 1:
+        raise ValueError(f"luke_conll2003: max_span_words must be positive, not {words}")
+    return words
+
+
 def _column(columns: List[str], index: int) -> Optional[str]:
     """Column `index` of a line's columns (negative: from the last), None if the line has too few."""
     return columns[index] if -len(columns) <= index < len(columns) else None
@@ -135,7 +155,7 @@ class LukeConll2003Reader(SourceReader):
     counted and logged with the first one's place, and read leniently as conlleval does.
 
     Each sentence becomes one instance: its subwords with the most surrounding
-    document context that fits `max_seq_length`, and every span of up to `max_mention_length` words as a
+    document context that fits `max_seq_length`, and every span of up to `max_span_words` words as a
     `[MASK]` entity whose positions are the span's subwords, labelled with its gold type or `O`. The spans
     are grouped into chunks of at most `max_entities` (one encoder pass each, see `luke_span_ner`), so no
     span is dropped and the model scores whole sentences.
@@ -146,7 +166,7 @@ class LukeConll2003Reader(SourceReader):
         The checkpoint whose fast tokenizer to use (directory or hub name).
     max_seq_length : `int`, optional (default = `512`)
         Subwords per encoder input, special tokens included.
-    max_mention_length : `int`, optional (default = `16`)
+    max_span_words : `int`, optional (default = `16`, the original code's)
         Longest span, in words. Gold entities that are longer cannot be predicted; they are counted and logged (a
         warning). Spans longer than the checkpoint's own `max_mention_length` in subwords (its tokenizer config's,
         else 30) are scored, but their entity position ids keep their first subwords (the `luke` embedder's cap, as
@@ -181,6 +201,10 @@ class LukeConll2003Reader(SourceReader):
         `tags` (`ner_tags`, `tags`), `document` (`document_id`, `doc_id`; for `documents: "column"`).
     label_names : `List[str]`, optional (default = `None`)
         Datasets whose tags are integers without `ClassLabel` names: the tag of each integer, in order.
+    max_mention_length : `int`, optional (default = `None`)
+        The former name of `max_span_words` (words here, where every other `max_mention_length` of the project and of
+        transformers counts subwords), still read from older configs and archives with a warning; giving both is an
+        error.
     """
 
     ROLES = {"tokens": ("tokens", "words"), "tags": ("ner_tags", "tags"), "document": ("document_id", "doc_id")}
@@ -189,7 +213,7 @@ class LukeConll2003Reader(SourceReader):
         self,
         model_name: str,
         max_seq_length: int = 512,
-        max_mention_length: int = 16,
+        max_span_words: Optional[int] = None,
         max_entities: int = 128,
         encoding: str = "auto",
         label_namespace: str = "labels",
@@ -201,9 +225,11 @@ class LukeConll2003Reader(SourceReader):
         column_separator: Optional[str] = None,
         columns: Optional[Dict[str, str]] = None,
         label_names: Optional[List[str]] = None,
+        max_mention_length: Optional[int] = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        max_span_words = _span_words(max_span_words, max_mention_length)
         self.max_seq_length = max_seq_length  # (the longest input: checked against the model's positions)
         self.tag_scheme = TagScheme(encoding)
         try:
@@ -228,7 +254,7 @@ class LukeConll2003Reader(SourceReader):
         self.tokenizer = load_fast_tokenizer(model_name)
         self.inputs = MentionInputs(self.tokenizer, max_seq_length)
         self.max_words = self.inputs.room  # subwords for text
-        self.max_mention_length = max_mention_length
+        self.max_span_words = max_span_words
         self.position_cap = checkpoint_max_mention_length(model_name)  # (subwords: the embedder's default)
         self.max_entities = max_entities
         self.encoding = encoding
@@ -284,11 +310,11 @@ class LukeConll2003Reader(SourceReader):
         if self.stats["gold_entities_too_long"]:
             # No span of the model reaches them: in evaluation each is a miss (a false negative).
             logger.warning(
-                "%s: %d gold entities are longer than max_mention_length (%d words): no span covers them, and they "
+                "%s: %d gold entities are longer than max_span_words (%d words): no span covers them, and they "
                 "count as misses",
                 file_path,
                 self.stats["gold_entities_too_long"],
-                self.max_mention_length,
+                self.max_span_words,
             )
         if self.stats["spans_with_positions_capped"]:
             # (as the original and transformers' models read them: a warning only where gold entities are cut)
@@ -522,7 +548,7 @@ class LukeConll2003Reader(SourceReader):
                 lost,
             )
         if gold:
-            too_long = sum(1 for (s, e) in gold if e - s > self.max_mention_length)
+            too_long = sum(1 for (s, e) in gold if e - s > self.max_span_words)
             self.stats["gold_entities_too_long"] = self.stats.get("gold_entities_too_long", 0) + too_long
 
         # The window: the sentence's subwords plus as much context on both sides as fits, split evenly.
@@ -535,7 +561,7 @@ class LukeConll2003Reader(SourceReader):
         labels = np.full(layout.padded, None, dtype=object)  # None: padding, indexed as -1
         labels[: layout.count] = "O"
         for (start, end), kind in (gold or {}).items():
-            if end <= kept and end - start <= self.max_mention_length:
+            if end <= kept and end - start <= self.max_span_words:
                 labels[layout.index[start, end - start - 1]] = kind
         self._count_capped_spans(layout, starts, ends, labels)
         word_ids = self.inputs.with_special_tokens(window)
@@ -586,5 +612,5 @@ class LukeConll2003Reader(SourceReader):
     def _span_layout(self, words: int) -> "SpanLayout":
         """The spans of a sentence of `words` words depend only on its length: built once per length."""
         if words not in self._span_layouts:
-            self._span_layouts[words] = SpanLayout(words, self.max_mention_length, self.max_entities)
+            self._span_layouts[words] = SpanLayout(words, self.max_span_words, self.max_entities)
         return self._span_layouts[words]

@@ -10,7 +10,7 @@ local lib = import 'fine_tuning.libsonnet';
       type: 'luke_conll2003',
       model_name: model_name,
       max_seq_length: 512,
-      max_mention_length: 16,
+      max_span_words: 16,
       max_entities: 128,
       encoding: 'auto',  // the tag scheme from the tags (IOB1 as CoNLL-2003 ships, IOB2 as the Hub's, BIOES)
     },

@@ -12,13 +12,17 @@ by device:
   arithmetic and its fused kernel, which needs equal query and value widths), then the softmax in place, dropout
   drawn in cache-sized chunks (`modeling.dropout`), and a backward pass written out (`_BlockAttention`) that keeps
   the probabilities and the dropped probabilities (8 bytes a score; 4 without dropout) where autograd would keep
-  three float copies.
+  three float copies. Where an example has few entities, the words' queries for entity keys are not computed: their
+  scores are the word states times `w2e_query`'s weight folded into the entity keys,
+  `x (W_h^T k_h) + b_h . k_h` for each head h, a (hidden, heads x entities) matrix per example instead of a
+  (hidden, hidden) projection of every word (`_folded_scores`; it pays below about 40 entities in 128 words, 57 in
+  512 at base size, and saves a thirteenth of the words' matrix arithmetic at one or two entities).
 
 Hidden states are laid out by type, `(batch * words + batch * entities, hidden)`: each type's rows are one
 contiguous matrix, so their projections are single `addmm`s, and the position-wise layers see one matrix. The
-projection weights are used fused without copying them (`modeling.fused_linears`): stored as `query`, `w2e_query`,
+projection weights are used fused without copying them (`modeling.fused_linears`): stored as `w2e_query`, `query`,
 `key`, `value`, `e2w_query`, `e2e_query` back to back, the word rows take the first four as one (4 x hidden, hidden)
-matrix and the entity rows the last four.
+matrix (or, with the scores folded, the three after `w2e_query`) and the entity rows the last four.
 """
 
 import math
@@ -95,9 +99,14 @@ class _Layout(NamedTuple):
     shape: Shape
     heads: int
     head_dim: int
-    word_columns: Tuple[int, ...]  # (query columns..., key column, value column)
+    word_columns: Tuple[int, ...]  # (query columns..., key column, value column); -1: not computed (folded scores)
     entity_columns: Tuple[int, ...]
     scale: float
+
+    @property
+    def folded(self) -> bool:
+        """Whether the words' scores against entity keys come from `_folded_scores`, not from word queries."""
+        return len(self.word_columns) == 4 and self.word_columns[1] < 0
 
 
 def _heads(rows: torch.Tensor, column: int, batch: int, length: int, heads: int, head_dim: int) -> torch.Tensor:
@@ -108,7 +117,8 @@ def _heads(rows: torch.Tensor, column: int, batch: int, length: int, heads: int,
 def _to_heads(words: torch.Tensor, entities: torch.Tensor, layout: _Layout, which: int, out: torch.Tensor) -> None:
     """Copies column group `which` of the word and entity rows into `out` (batch, heads, words + entities, head_dim)."""
     (batch, num_words, num_entities), heads, head_dim = layout.shape[:3], layout.heads, layout.head_dim
-    out[:, :, :num_words].copy_(_heads(words, layout.word_columns[which], batch, num_words, heads, head_dim))
+    if layout.word_columns[which] >= 0:
+        out[:, :, :num_words].copy_(_heads(words, layout.word_columns[which], batch, num_words, heads, head_dim))
     if num_entities:
         out[:, :, num_words:].copy_(
             _heads(entities, layout.entity_columns[which], batch, num_entities, heads, head_dim)
@@ -119,7 +129,8 @@ def _from_heads(x: torch.Tensor, layout: _Layout, words: torch.Tensor, entities:
     """The inverse of `_to_heads`: `x` (batch * heads, words + entities, head_dim) into column group `which`."""
     (batch, num_words, num_entities), heads, head_dim = layout.shape[:3], layout.heads, layout.head_dim
     x = x.view(batch, heads, num_words + num_entities, head_dim)
-    _heads(words, layout.word_columns[which], batch, num_words, heads, head_dim).copy_(x[:, :, :num_words])
+    if layout.word_columns[which] >= 0:
+        _heads(words, layout.word_columns[which], batch, num_words, heads, head_dim).copy_(x[:, :, :num_words])
     if num_entities:
         _heads(entities, layout.entity_columns[which], batch, num_entities, heads, head_dim).copy_(x[:, :, num_words:])
 
@@ -130,10 +141,16 @@ def _key_blocks(num_queries: int, num_words: int, length: int) -> List[slice]:
 
 
 def _attend(
-    words: torch.Tensor, entities: torch.Tensor, bias: Optional[torch.Tensor], layout: _Layout, dropout_p: float
+    words: torch.Tensor,
+    entities: torch.Tensor,
+    bias: Optional[torch.Tensor],
+    layout: _Layout,
+    dropout_p: float,
+    folded: Optional[torch.Tensor],
 ) -> Tuple[torch.Tensor, tuple]:
     """The block formulation over one group (`Shape.groups`): the context (batch * heads, length, head_dim) and what
-    its backward pass needs."""
+    its backward pass needs. `folded`: the words' scores against entity keys, unscaled (batch * heads, words,
+    entities), where `layout.folded`."""
     (batch, num_words, num_entities), heads, head_dim = layout.shape[:3], layout.heads, layout.head_dim
     length, groups = num_words + num_entities, len(layout.word_columns) - 2
     q = words.new_empty(groups, batch, heads, length, head_dim)
@@ -146,8 +163,11 @@ def _attend(
 
     probs = words.new_empty(batch * heads, length, length)  # scores, then probabilities, in place
     for group, keys in enumerate(_key_blocks(groups, num_words, length)):
-        out = probs[:, :, keys]
-        torch.baddbmm(out, q[group], k[:, keys].transpose(1, 2), beta=0, alpha=layout.scale, out=out)
+        queries = _query_rows(layout, group, num_words)
+        out = probs[:, queries, keys]
+        torch.baddbmm(out, q[group][:, queries], k[:, keys].transpose(1, 2), beta=0, alpha=layout.scale, out=out)
+    if layout.folded and num_entities:
+        torch.mul(folded, layout.scale, out=probs[:, :num_words, num_words:])
     if bias is not None:  # (a padded batch: always added, whether any key is padding is on the device)
         probs.view(batch, heads * length, length).add_(bias)
     torch.softmax(probs, -1, out=probs)
@@ -160,10 +180,16 @@ def _attend(
     return context, (q, k, v, probs, dropped)
 
 
+def _query_rows(layout: _Layout, group: int, num_words: int) -> slice:
+    """The rows of query group `group` computed: all, or the entities' alone where the words' are folded."""
+    return slice(num_words, None) if group == 1 and layout.folded else slice(None)
+
+
 def _attend_backward(
     d_context: torch.Tensor, saved: tuple, layout: _Layout, dropout_p: float
-) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The gradients of one group's queries, keys and values, from that of its context."""
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+    """The gradients of one group's queries, keys and values, from that of its context, and of its folded scores
+    (unscaled, as `_attend` takes them; None unless `layout.folded`)."""
     q, k, v, probs, dropped = saved
     num_words, length = layout.shape[1], probs.size(-1)
     d_scores = torch.bmm(d_context, v.transpose(1, 2))  # (batch * heads, length, length)
@@ -181,20 +207,26 @@ def _attend_backward(
         torch._softmax_backward_data(d_scores, probs, -1, probs.dtype, grad_input=d_scores)
     d_q, d_k = torch.empty_like(q), torch.empty_like(k)
     for group, keys in enumerate(_key_blocks(q.size(0), num_words, length)):
-        block = d_scores[:, :, keys]
-        torch.baddbmm(d_q[group], block, k[:, keys], beta=0, alpha=alpha, out=d_q[group])
+        queries = _query_rows(layout, group, num_words)
+        block = d_scores[:, queries, keys]
+        out = d_q[group][:, queries]
+        torch.baddbmm(out, block, k[:, keys], beta=0, alpha=alpha, out=out)
         out = d_k[:, keys]
-        torch.baddbmm(out, block.transpose(1, 2), q[group], beta=0, alpha=alpha, out=out)
-    return d_q, d_k, d_v
+        torch.baddbmm(out, block.transpose(1, 2), q[group][:, queries], beta=0, alpha=alpha, out=out)
+    d_folded = None
+    if layout.folded:
+        d_folded = d_scores[:, :num_words, num_words:].mul(alpha)
+    return d_q, d_k, d_v, d_folded
 
 
 class _BlockAttention(torch.autograd.Function):
     """
     Attention over (word rows, entity rows) projections laid out as `_Layout` says, to a (rows, hidden) context laid
     out by type, group by group (`Shape.groups`). Queries: (query groups, batch * heads, length, head_dim); with two
-    query groups (entity-aware), the first scores the word keys and the second the entity keys. The forward pass
-    keeps the probabilities (and the dropped probabilities); the backward pass writes the gradients of the
-    projections in their columns.
+    query groups (entity-aware), the first scores the word keys and the second the entity keys. `folded`
+    (`layout.folded`): the words' scores against entity keys, every group's (batch, heads, words, entities) flattened
+    one after the other (`_folded_scores`). The forward pass keeps the probabilities (and the dropped
+    probabilities); the backward pass writes the gradients of the projections in their columns.
     """
 
     @staticmethod
@@ -205,21 +237,24 @@ class _BlockAttention(torch.autograd.Function):
         bias: Optional[torch.Tensor],
         layout: _Layout,
         dropout_p: float,
+        folded: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         heads, head_dim = layout.heads, layout.head_dim
         out = words.new_empty(words.size(0) + entities.size(0), heads * head_dim)
         out_words, out_entities = _split(out, layout.shape)
         saved = []
-        for shape, word_row, entity_row in layout.shape.groups():
+        folded_blocks = _folded_blocks(folded, layout)
+        for (shape, word_row, entity_row), scores in zip(layout.shape.groups(), folded_blocks):
             group = layout._replace(shape=shape)
             rows = _group_rows(words, entities, shape, word_row, entity_row)
-            context, tensors = _attend(*rows, bias, group, dropout_p)
+            context, tensors = _attend(*rows, bias, group, dropout_p, scores)
             saved.extend(tensors)
             context_layout = _Layout(shape, heads, head_dim, (0,), (0,), 1.0)
             _from_heads(context, context_layout, *_group_rows(out_words, out_entities, shape, word_row, entity_row), 0)
         ctx.save_for_backward(*saved)
         ctx.layout, ctx.dropout_p = layout, dropout_p
         ctx.widths = (words.size(1), entities.size(1))
+        ctx.folded = folded is not None
         return out
 
     @staticmethod
@@ -232,6 +267,7 @@ class _BlockAttention(torch.autograd.Function):
             (grad.new_zeros if width > covered else grad.new_empty)(n, width)
             for n, width in zip((grad_words.size(0), grad_entities.size(0)), ctx.widths)
         )
+        d_folded = []
         for index, (shape, word_row, entity_row) in enumerate(layout.shape.groups()):
             group = layout._replace(shape=shape)
             d_context = grad.new_empty(shape.batch, heads, shape.words + shape.entities, head_dim)
@@ -239,15 +275,57 @@ class _BlockAttention(torch.autograd.Function):
             _to_heads(
                 *_group_rows(grad_words, grad_entities, shape, word_row, entity_row), context_layout, 0, d_context
             )
-            d_q, d_k, d_v = _attend_backward(
+            d_q, d_k, d_v, d_scores = _attend_backward(
                 d_context.flatten(0, 1), saved[5 * index : 5 * index + 5], group, ctx.dropout_p
             )
+            if d_scores is not None:
+                d_folded.append(d_scores.reshape(-1))
             rows = _group_rows(d_words, d_entities, shape, word_row, entity_row)
             for query_group in range(d_q.size(0)):
                 _from_heads(d_q[query_group], group, *rows, query_group)
             _from_heads(d_k, group, *rows, d_q.size(0))
             _from_heads(d_v, group, *rows, d_q.size(0) + 1)
-        return d_words, d_entities, None, None, None
+        return d_words, d_entities, None, None, None, torch.cat(d_folded) if ctx.folded else None
+
+
+def _folded_blocks(folded: Optional[torch.Tensor], layout: _Layout) -> List[Optional[torch.Tensor]]:
+    """Each group's folded scores, (batch * heads, words, entities) views of `folded` (None each without)."""
+    groups = layout.shape.groups()
+    if folded is None:
+        return [None] * len(groups)
+    sizes = [shape.batch * layout.heads * shape.words * shape.entities for shape, _, _ in groups]
+    return [
+        block.view(shape.batch * layout.heads, shape.words, shape.entities)
+        for block, (shape, _, _) in zip(folded.split(sizes), groups)
+    ]
+
+
+def _folded_scores(
+    words: torch.Tensor, entities: torch.Tensor, layout: _Layout, weight: torch.Tensor, bias: torch.Tensor
+) -> torch.Tensor:
+    """
+    The words' scores against the entity keys, unscaled, without the words' queries for entity keys: for each head
+    h, with the query layer's weight rows `W_h` (head_dim, hidden) and bias `b_h`, `x . (W_h^T k) + b_h . k` for a
+    word state x and an entity key k. `words`: the layer's input word rows (rows, hidden); `entities`: the entity
+    rows' projections (their key at `layout.entity_columns[2]`). Every group's (batch, heads, words, entities),
+    flattened one after the other (as `_BlockAttention` takes them). Autograd differentiates it.
+    """
+    heads, head_dim = layout.heads, layout.head_dim
+    weight = weight.view(heads, head_dim, -1)  # (heads, head_dim, hidden)
+    bias = bias.view(heads, head_dim)
+    key, blocks = layout.entity_columns[2], []
+    for shape, word_row, entity_row in layout.shape.groups():
+        if not shape.entities:
+            continue
+        x = words[word_row : word_row + shape.batch * shape.words].view(shape.batch, shape.words, -1)
+        k = entities[entity_row : entity_row + shape.batch * shape.entities, key : key + heads * head_dim]
+        k = k.view(shape.batch, shape.entities, heads, head_dim)
+        folded = torch.einsum("hdi,behd->bihe", weight, k).reshape(shape.batch, -1, heads * shape.entities)
+        offsets = torch.einsum("hd,behd->bhe", bias, k).reshape(shape.batch, 1, heads * shape.entities)
+        scores = torch.baddbmm(offsets, x, folded)  # (batch, words, heads * entities)
+        scores = scores.view(shape.batch, shape.words, heads, shape.entities).transpose(1, 2)
+        blocks.append(scores.reshape(-1))  # (batch * heads * words * entities,)
+    return torch.cat(blocks) if blocks else words.new_empty(0)
 
 
 def _group_rows(
@@ -308,9 +386,10 @@ class LukeSelfAttention(nn.Module):
         self.register_load_state_dict_post_hook(_fuse_after_loading)
 
     def _linears(self) -> Sequence[nn.Linear]:
-        """The projections in their storage order: the word rows use the first four, the entity rows the last."""
+        """The projections in their storage order: the word rows use the first four (or, their scores against
+        entity keys folded, the three after `w2e_query`), the entity rows the last four."""
         if hasattr(self, "w2e_query"):
-            return [self.query, self.w2e_query, self.key, self.value, self.e2w_query, self.e2e_query]
+            return [self.w2e_query, self.query, self.key, self.value, self.e2w_query, self.e2e_query]
         return [self.query, self.key, self.value]
 
     def _apply(self, fn: Any, recurse: bool = True) -> "LukeSelfAttention":  # type: ignore[override]
@@ -332,27 +411,40 @@ class LukeSelfAttention(nn.Module):
         # padding); CUDA's memory-efficient kernel takes a narrower value.
         return v.device.type == "cpu" and not (self.training and self.dropout_prob > 0)
 
-    def _projections(self, hidden_states: torch.Tensor, shape: Shape, entity_aware: bool) -> Tuple[Any, Any]:
+    def _projections(
+        self, hidden_states: torch.Tensor, shape: Shape, entity_aware: bool, fold: bool
+    ) -> Tuple[Any, Any]:
         """The word rows' and entity rows' projections, and the column of each query, the key and the value in
-        them: `[q for word keys, q for entity keys, k, v]` for words and `[k, v, q for word keys, q for entity keys]`
-        for entities when entity-aware, `[q, (w2e), k, v]` for both otherwise."""
+        them: `[w2e q, q, k, v]` (`[q, k, v]` with `fold`) for words and `[k, v, e2w q, e2e q]` for entities when
+        entity-aware, `[q, k, v]` for both otherwise."""
         hidden = self.num_heads * self.head_dim
         words, entities = _split(hidden_states, shape)
         linears = self._linears()
+        entity_columns = (2 * hidden, 3 * hidden, 0, hidden)
+        if entity_aware and fold:
+            word_linears, word_columns = linears[1:4], (0, -1, hidden, 2 * hidden)
+        elif entity_aware:
+            word_linears, word_columns = linears[:4], (hidden, 0, 2 * hidden, 3 * hidden)
         if entity_aware:
             if packing_applies(self, hidden_states, self.query.weight):
-                projected_words = self._project("words", words, linears[:4])  # (batch * words, 4 * hidden)
+                key = "words" if len(word_linears) == 4 else "words without w2e"
+                projected_words = self._project(key, words, word_linears)  # (batch * words, 3 or 4 * hidden)
                 projected_entities = self._project("entities", entities, linears[2:])  # (batch * entities, 4 * hidden)
             else:
-                projected_words, projected_entities = by_type(hidden_states, shape.word_rows, linears)
-            word_columns, entity_columns = (0, hidden, 2 * hidden, 3 * hidden), (2 * hidden, 3 * hidden, 0, hidden)
+                projected_words, projected_entities = by_type(
+                    hidden_states, shape.word_rows, linears[-len(word_linears) - 2 :]
+                )
             return (projected_words, projected_entities), (word_columns, entity_columns)
-        plain = (
-            linears[:4] if len(linears) == 6 else linears
-        )  # (w2e's columns unused: the ablation switched at run time)
-        projected = self._project("plain", hidden_states, plain)  # (rows, 3 or 4 * hidden)
-        columns = (0, hidden * (len(plain) - 2), hidden * (len(plain) - 1))
+        plain = linears[1:4] if len(linears) == 6 else linears  # (w2e unused: the ablation switched at run time)
+        projected = self._project("plain", hidden_states, plain)  # (rows, 3 * hidden)
+        columns = (0, hidden, 2 * hidden)
         return _split(projected, shape), (columns, columns)
+
+    def _fold_pays(self, shape: Shape) -> bool:
+        """Whether folding `w2e_query` into the entity keys (`_folded_scores`) costs less arithmetic than the words'
+        queries for entity keys: per example, entities x (hidden + words x heads) against words x hidden."""
+        hidden = self.num_heads * self.head_dim
+        return shape.entities * (hidden + shape.words * self.num_heads) < shape.words * hidden
 
     def _project(self, key: str, x: torch.Tensor, linears: Sequence[nn.Linear]) -> torch.Tensor:
         """`x` times the layers' weights stacked, plus their biases (one matrix product)."""
@@ -364,14 +456,19 @@ class LukeSelfAttention(nn.Module):
     def forward(self, hidden_states: torch.Tensor, shape: Shape, mask: Optional[AttentionMask]) -> torch.Tensor:
         # hidden_states: (word rows + entity rows, hidden), laid out by type (see `Shape`); `mask` None when packed
         entity_aware = self.use_entity_aware_attention and shape.entities > 0
-        (words, entities), (word_columns, entity_columns) = self._projections(hidden_states, shape, entity_aware)
+        blocks = shape.packed or self.formulation(hidden_states) == "blocks"
+        fold = entity_aware and blocks and self._fold_pays(shape)
+        (words, entities), (word_columns, entity_columns) = self._projections(hidden_states, shape, entity_aware, fold)
         layout = _Layout(shape, self.num_heads, self.head_dim, word_columns, entity_columns, self.head_dim**-0.5)
         dropout = self.dropout_prob if self.training else 0.0
-        if shape.packed:  # (no padding: nothing to mask)
-            return _BlockAttention.apply(words, entities, None, layout, dropout)
-        if self.formulation(hidden_states) == "blocks":
-            return _BlockAttention.apply(words, entities, mask.additive(words.dtype), layout, dropout)
-        return self._widened(words, entities, layout, mask, dropout)
+        if not blocks:
+            return self._widened(words, entities, layout, mask, dropout)
+        folded = None
+        if fold:  # (the layer's input word rows: `_folded_scores` multiplies them by the folded weight)
+            word_states = _split(hidden_states, shape)[0]
+            folded = _folded_scores(word_states, entities, layout, self.w2e_query.weight, self.w2e_query.bias)
+        bias = None if shape.packed else mask.additive(words.dtype)  # (packed: no padding, nothing to mask)
+        return _BlockAttention.apply(words, entities, bias, layout, dropout, folded)
 
     def _widened(
         self, words: torch.Tensor, entities: torch.Tensor, layout: _Layout, mask: AttentionMask, dropout: float

@@ -89,84 +89,86 @@ def fused(linears: Sequence[nn.Linear]) -> Tuple[torch.Tensor, torch.Tensor]:
 
 class _ByType(torch.autograd.Function):
     """
-    Two row blocks of `x` times two overlapping row ranges of a fused weight (`fuse`d layers A, B, C, D, E, F of
-    width h each): the first block by [A; B; C; D], the second by [C; D; E; F], plus the biases. The backward pass
-    computes each weight's gradient once (C's and D's from both blocks, accumulated in place: not two matrices
-    added) and the input's gradient into one matrix.
+    Two row blocks of `x` times two overlapping row ranges of a fused weight (n `fuse`d layers of width h each, n of
+    5 or 6): the first block by the first n - 2 layers, the second by the last four (the two layers in the middle,
+    the key and the value, by both), plus the biases. The backward pass computes each weight's gradient once (the
+    shared ones from both blocks, accumulated in place: not two matrices added) and the input's gradient into one
+    matrix.
     """
 
     @staticmethod
     def forward(
         ctx: Any, x: torch.Tensor, first_rows: int, weight: torch.Tensor, bias: torch.Tensor, *params: torch.Tensor
     ) -> Any:  # type: ignore[override]
-        h = weight.size(0) // 6
+        n = len(params) // 2
+        h = weight.size(0) // n
         first, second = x[:first_rows], x[first_rows:]
         ctx.save_for_backward(x, weight)
         ctx.first_rows = first_rows
-        return torch.addmm(bias[: 4 * h], first, weight[: 4 * h].t()), torch.addmm(
-            bias[2 * h :], second, weight[2 * h :].t()
+        return torch.addmm(bias[: (n - 2) * h], first, weight[: (n - 2) * h].t()), torch.addmm(
+            bias[(n - 4) * h :], second, weight[(n - 4) * h :].t()
         )
 
     @staticmethod
     def backward(ctx: Any, grad_first: torch.Tensor, grad_second: torch.Tensor) -> Any:  # type: ignore[override]
         x, weight = ctx.saved_tensors
-        h, n = weight.size(0) // 6, ctx.first_rows
-        first, second = x[:n], x[n:]
         needs = ctx.needs_input_grad
+        n = (len(needs) - 4) // 2
+        h, rows, split = weight.size(0) // n, ctx.first_rows, (n - 4) * weight.size(0) // n
+        first, second = x[:rows], x[rows:]
         grad_x = None
         if needs[0]:
             grad_x = x.new_empty(x.shape)
-            torch.mm(grad_first, weight[: 4 * h], out=grad_x[:n])
-            torch.mm(grad_second, weight[2 * h :], out=grad_x[n:])
-        grads: List[Optional[torch.Tensor]] = [None] * 12
-        if x.device.type != "cpu" and all(needs[4:10]):
-            # One (6h, in) gradient in three products (the shared rows C, D accumulated in place), split into views.
+            torch.mm(grad_first, weight[: (n - 2) * h], out=grad_x[:rows])
+            torch.mm(grad_second, weight[split:], out=grad_x[rows:])
+        grads: List[Optional[torch.Tensor]] = [None] * (2 * n)
+        if x.device.type != "cpu" and all(needs[4 : 4 + n]):
+            # One (n h, in) gradient in three products (the shared rows accumulated in place), split into views.
             grad_weight = weight.new_empty(weight.shape)
-            torch.mm(grad_first.t(), first, out=grad_weight[: 4 * h])
-            torch.mm(grad_second[:, 2 * h :].t(), second, out=grad_weight[4 * h :])
-            grad_weight[2 * h : 4 * h].addmm_(grad_second[:, : 2 * h].t(), second)
-            grads[:6] = grad_weight.split(h)
-            needs_weight = [False] * 6
+            torch.mm(grad_first.t(), first, out=grad_weight[: (n - 2) * h])
+            torch.mm(grad_second[:, 2 * h :].t(), second, out=grad_weight[(n - 2) * h :])
+            grad_weight[split : (n - 2) * h].addmm_(grad_second[:, : 2 * h].t(), second)
+            grads[:n] = grad_weight.split(h)
+            needs_weight = [False] * n
         else:
-            # On the CPU each parameter's gradient a matrix of its own (a fresh (6h, in) one would cost a page fault
+            # On the CPU each parameter's gradient a matrix of its own (a fresh (n h, in) one would cost a page fault
             # every 4 KiB, where allocations of one layer's size reuse freed memory).
-            needs_weight = list(needs[4:10])
-        blocks = [
-            (grad_first, 0, first),
-            (grad_first, h, first),
-            (grad_first, 2 * h, first),
-            (grad_first, 3 * h, first),
+            needs_weight = list(needs[4 : 4 + n])
+        # Each layer's (gradient, its column, the rows it multiplied); the key and value also from the second block.
+        blocks = [(grad_first, i * h, first) for i in range(n - 2)] + [
+            (grad_second, 2 * h, second),
+            (grad_second, 3 * h, second),
         ]
-        blocks += [(grad_second, 2 * h, second), (grad_second, 3 * h, second)]  # E, F
-        shared = {2: (grad_second, 0, second), 3: (grad_second, h, second)}  # C, D: also from the second block
-        for i, (grad, column, rows) in enumerate(blocks):
+        shared = {n - 4: (grad_second, 0, second), n - 3: (grad_second, h, second)}
+        for i, (grad, column, block_rows) in enumerate(blocks):
             if needs_weight[i]:
-                grads[i] = torch.mm(grad[:, column : column + h].t(), rows)
+                grads[i] = torch.mm(grad[:, column : column + h].t(), block_rows)
                 if i in shared:
                     other, other_column, other_rows = shared[i]
                     grads[i].addmm_(other[:, other_column : other_column + h].t(), other_rows)
-            if needs[10 + i]:
-                grads[6 + i] = grad[:, column : column + h].sum(0)
+            if needs[4 + n + i]:
+                grads[n + i] = grad[:, column : column + h].sum(0)
                 if i in shared:
                     other, other_column, _ = shared[i]
-                    grads[6 + i] += other[:, other_column : other_column + h].sum(0)
+                    grads[n + i] += other[:, other_column : other_column + h].sum(0)
         return (grad_x, None, None, None, *(g if need else None for g, need in zip(grads, needs[4:])))
 
 
 def by_type(x: torch.Tensor, first_rows: int, linears: Sequence[nn.Linear]) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Rows `[:first_rows]` of `x` times the first four of six layers of one width (stacked, plus biases) and the
-    other rows times the last four: two (rows, 4 x width) matrices. Eagerly, with the layers `fuse`d, the weights
-    are used in place and the gradient of each parameter comes from one matrix product; otherwise the weights are
-    concatenated."""
+    """Rows `[:first_rows]` of `x` times all but the last two of n layers of one width (n of 5 or 6; stacked, plus
+    biases) and the other rows times the last four: a (rows, (n - 2) x width) and a (rows, 4 x width) matrix.
+    Eagerly, with the layers `fuse`d, the weights are used in place and the gradient of each parameter comes from
+    one matrix product; otherwise the weights are concatenated."""
+    n = len(linears)
     if torch.compiler.is_compiling() or not is_fused(linears):
         first, second = x.split([first_rows, x.size(0) - first_rows])
-        return F.linear(first, *fused(linears[:4])), F.linear(second, *fused(linears[2:]))
+        return F.linear(first, *fused(linears[: n - 2])), F.linear(second, *fused(linears[n - 4 :]))
     weight, bias = _storage(linears)
     params = [linear.weight for linear in linears] + [linear.bias for linear in linears]
     if torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in params)):
         return _ByType.apply(x, first_rows, weight, bias, *params)
-    h = weight.size(0) // 6
+    h = weight.size(0) // n
     first, second = x[:first_rows], x[first_rows:]
-    return torch.addmm(bias[: 4 * h], first, weight[: 4 * h].t()), torch.addmm(
-        bias[2 * h :], second, weight[2 * h :].t()
+    return torch.addmm(bias[: (n - 2) * h], first, weight[: (n - 2) * h].t()), torch.addmm(
+        bias[(n - 4) * h :], second, weight[(n - 4) * h :].t()
     )

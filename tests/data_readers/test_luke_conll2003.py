@@ -314,16 +314,39 @@ def test_japanese_words_without_spaces(tiny_luke_japanese_dir, shared_data, tmp_
 
 
 def test_gold_entities_longer_than_the_span_limit_are_a_warning_with_their_count(tiny_luke_dir, tmp_path, caplog):
-    reader = LukeConll2003Reader(str(tiny_luke_dir), max_mention_length=2)
+    reader = LukeConll2003Reader(str(tiny_luke_dir), max_span_words=2)
     data = tmp_path / "long.txt"
     tags = ["B-ORG", "I-ORG", "I-ORG", "O", "B-PER", "I-PER", "O", "B-LOC", "I-LOC", "I-LOC", "I-LOC"]
     data.write_text("-DOCSTART- -X- O O\n\n" + "".join(f"w{i} NN O {tag}\n" for i, tag in enumerate(tags)))
     with caplog.at_level(logging.WARNING):
         instances = list(reader.read(str(data)))
     assert reader.stats["gold_entities_too_long"] == 2
-    assert "long.txt: 2 gold entities are longer than max_mention_length (2 words)" in caplog.text
-    assert [r.levelname for r in caplog.records if "max_mention_length" in r.getMessage()] == ["WARNING"]
+    assert "long.txt: 2 gold entities are longer than max_span_words (2 words)" in caplog.text
+    assert [r.levelname for r in caplog.records if "max_span_words" in r.getMessage()] == ["WARNING"]
     assert len(instances[0]["metadata"]["gold_spans"]) == 3  # kept: evaluation counts the two as misses
+
+
+def test_the_former_name_of_the_span_limit_is_read_as_words_with_a_warning(tiny_luke_dir, tmp_path, caplog):
+    """Configs and archives written before the rename set `max_mention_length` (words, in this reader only): it is
+    read as `max_span_words`, with a warning; both at once, or a limit below 1, is an error naming them."""
+    data = tmp_path / "long.txt"
+    tags = ["B-ORG", "I-ORG", "I-ORG", "O", "B-PER", "I-PER", "O"]
+    data.write_text("-DOCSTART- -X- O O\n\n" + "".join(f"w{i} NN O {tag}\n" for i, tag in enumerate(tags)))
+    with caplog.at_level(logging.WARNING):
+        old = LukeConll2003Reader(str(tiny_luke_dir), max_mention_length=2)
+    assert "max_mention_length (2) is read as max_span_words" in caplog.text
+    new = LukeConll2003Reader(str(tiny_luke_dir), max_span_words=2)
+    assert old.max_span_words == new.max_span_words == 2
+    read_old, read_new = list(old.read(str(data))), list(new.read(str(data)))
+    spans = [[tuple(span) for span in i["metadata"]["spans"].tolist()] for i in read_old]
+    assert spans == [[tuple(span) for span in i["metadata"]["spans"].tolist()] for i in read_new]
+    assert old.stats["gold_entities_too_long"] == 1  # the ORG of 3 words
+    assert len(spans[0]) == 7 + 6  # every span of 1 and of 2 of the 7 words
+    assert LukeConll2003Reader(str(tiny_luke_dir)).max_span_words == 16
+    with pytest.raises(ValueError, match="max_span_words \\(3\\) and max_mention_length \\(2\\) are both given"):
+        LukeConll2003Reader(str(tiny_luke_dir), max_span_words=3, max_mention_length=2)
+    with pytest.raises(ValueError, match="max_span_words must be positive, not 0"):
+        LukeConll2003Reader(str(tiny_luke_dir), max_mention_length=0)
 
 
 def test_gold_entities_cut_by_the_entity_position_cap_are_a_warning_with_their_count(tiny_luke_dir, tmp_path, caplog):

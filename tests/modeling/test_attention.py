@@ -7,6 +7,7 @@ import transformers
 from torch.nn import functional as F
 
 from luke_allennlp.modeling import LukeConfig, LukeEncoder
+from luke_allennlp.modeling import attention as attention_module
 from luke_allennlp.modeling.attention import LukeSelfAttention, Shape, _BlockAttention, _Layout
 from tests.modeling.test_encoder import TOL, batch_inputs, max_diff, reference_pair
 
@@ -97,10 +98,20 @@ def test_the_cpu_runs_the_block_formulation_without_sdpa(monkeypatch):
     assert not called and len(blocks) == ours.config.num_hidden_layers
 
 
-@pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
-def test_wider_ragged_batches_equal_transformers_padded_and_packed(aware):
+@pytest.mark.parametrize(
+    "aware, fold",
+    [(True, False), (True, True), (False, False)],
+    ids=["entity_aware", "entity_aware_folded", "original_attention"],
+)
+def test_wider_ragged_batches_equal_transformers_padded_and_packed(aware, fold, monkeypatch):
     """At a wider shape with rows of different lengths (one row without entities): outputs and gradients of the
-    padded batch and of the packed one (`lengths`) equal transformers' at the real tokens; packed, padding is 0."""
+    padded batch and of the packed one (`lengths`) equal transformers' at the real tokens; packed, padding is 0.
+    `fold`: the words' scores against entity keys from `w2e_query` folded into the keys (`_folded_scores`; the shape
+    has too many entities for it to pay, so it is forced here), else from the words' queries (forced too)."""
+    monkeypatch.setattr(LukeSelfAttention, "_fold_pays", lambda self, shape: fold)
+    folded = []
+    real_folded_scores = attention_module._folded_scores
+    monkeypatch.setattr(attention_module, "_folded_scores", lambda *a: folded.append(1) or real_folded_scores(*a))
     reference, ours = wider_pair(aware)
     inputs, lengths = ragged_inputs()
     words, entities = inputs["attention_mask"].bool(), inputs["entity_attention_mask"].bool()
@@ -123,6 +134,7 @@ def test_wider_ragged_batches_equal_transformers_padded_and_packed(aware):
         grads = dict(ours.named_parameters())
         for name, grad in reference_grads.items():
             assert max_diff(grads[name].grad, grad) < 1e-5 * max(1.0, grad.abs().max().item()), (packed, name)
+    assert len(folded) == (2 * ours.config.num_hidden_layers if fold else 0)  # (padded and packed, each layer)
 
 
 def test_packed_lengths_are_checked():
@@ -135,10 +147,13 @@ def test_packed_lengths_are_checked():
 
 
 @pytest.mark.parametrize("packed", [False, True])
-@pytest.mark.parametrize("groups", [2, 1])
+@pytest.mark.parametrize("groups", [2, 1, "folded"])
 def test_block_backward_with_dropout_equals_finite_differences(packed, groups):
     """`_BlockAttention`'s written-out backward pass, dropout included (the same mask each call: seeded), against
-    torch.autograd.gradcheck in float64, for a padded batch (with a mask) and a packed one."""
+    torch.autograd.gradcheck in float64, for a padded batch (with a mask) and a packed one; `"folded"`: two query
+    groups, the words' scores against entity keys given (`_folded_scores`' output), their gradient checked too."""
+    folded = groups == "folded"
+    groups = 2 if folded else groups
     heads, head_dim, hidden = 2, 3, 6
     if packed:
         shape = Shape(2, 4, 3, (4, 2), (3, 1))
@@ -149,21 +164,59 @@ def test_block_backward_with_dropout_equals_finite_differences(packed, groups):
         bias[1, 0, 3] = bias[1, 0, 6] = torch.finfo(torch.float64).min
     columns = tuple(range(0, hidden * (groups + 2), hidden))
     entity_columns = columns if groups == 1 else (2 * hidden, 3 * hidden, 0, hidden)
+    word_width = hidden * (groups + 2)
+    if folded:
+        columns, word_width = (0, -1, hidden, 2 * hidden), 3 * hidden
     layout = _Layout(shape, heads, head_dim, columns, entity_columns, head_dim**-0.5)
+    assert layout.folded == folded
     g = torch.Generator().manual_seed(0)
-    words = torch.randn(shape.word_rows, hidden * (groups + 2), generator=g, dtype=torch.float64, requires_grad=True)
+    words = torch.randn(shape.word_rows, word_width, generator=g, dtype=torch.float64, requires_grad=True)
     entity_rows = sum(shape.entity_lengths) if packed else shape.batch * shape.entities
     entities = torch.randn(entity_rows, hidden * (groups + 2), generator=g, dtype=torch.float64, requires_grad=True)
+    scores = None
+    if folded:
+        size = sum(s.batch * heads * s.words * s.entities for s, _, _ in shape.groups())
+        scores = torch.randn(size, generator=g, dtype=torch.float64, requires_grad=True)
 
-    def attention(w, e):
+    def attention(w, e, *s):
         torch.manual_seed(7)  # the same dropout mask at every call
-        return _BlockAttention.apply(w, e, bias, layout, 0.3)
+        return _BlockAttention.apply(w, e, bias, layout, 0.3, *s)
 
-    assert torch.autograd.gradcheck(attention, (words, entities), eps=1e-6, atol=1e-6, fast_mode=True)
+    inputs = (words, entities) + ((scores,) if folded else ())
+    assert torch.autograd.gradcheck(attention, inputs, eps=1e-6, atol=1e-6, fast_mode=True)
     torch.manual_seed(7)
-    out = attention(words, entities)
+    out = attention(*inputs)
     torch.manual_seed(8)
-    assert not torch.equal(out, _BlockAttention.apply(words, entities, bias, layout, 0.3))  # (dropout is real)
+    assert not torch.equal(out, _BlockAttention.apply(*inputs[:2], bias, layout, 0.3, *inputs[2:]))  # (dropout is real)
+
+
+def test_folded_scores_equal_the_words_queries_for_entity_keys():
+    """`_folded_scores`: x (W_h^T k) + b_h . k, each head, equals the scores of the words' `w2e_query` projections
+    against the entity keys, for a padded and a packed shape (a row without entities included)."""
+    heads, head_dim = 3, 4
+    hidden = heads * head_dim
+    g = torch.Generator().manual_seed(2)
+    weight, bias = (
+        torch.randn(hidden, hidden, generator=g, dtype=torch.float64),
+        torch.randn(hidden, generator=g, dtype=torch.float64),
+    )
+    for shape in (Shape(2, 5, 3), Shape(3, 5, 3, (5, 2, 4), (3, 0, 1))):
+        words = torch.randn(shape.word_rows, hidden, generator=g, dtype=torch.float64)
+        entity_rows = sum(shape.entity_lengths) if shape.packed else shape.batch * shape.entities
+        entities = torch.randn(entity_rows, 4 * hidden, generator=g, dtype=torch.float64)  # [k, v, e2w q, e2e q]
+        layout = _Layout(shape, heads, head_dim, (0, -1, hidden, 2 * hidden), (2 * hidden, 3 * hidden, 0, hidden), 1.0)
+        expected = []
+        for group, word_row, entity_row in shape.groups():
+            q = (words[word_row : word_row + group.batch * group.words] @ weight.t() + bias).view(
+                group.batch, group.words, heads, head_dim
+            )
+            k = entities[entity_row : entity_row + group.batch * group.entities, :hidden].view(
+                group.batch, group.entities, heads, head_dim
+            )
+            expected.append(torch.einsum("bwhd,behd->bhwe", q, k).reshape(-1))
+        assert torch.allclose(
+            attention_module._folded_scores(words, entities, layout, weight, bias), torch.cat(expected), atol=1e-12
+        )
 
 
 def test_a_self_attention_module_keeps_the_checkpoint_names():

@@ -68,7 +68,7 @@ def test_what_undoes_the_layout_falls_back_to_a_copy_and_the_module_lays_it_out_
     attention.query.weight = nn.Parameter(attention.query.weight.detach().clone())  # replaced: layout broken
     assert not is_fused(attention._linears())
     weight, _ = fused(attention._linears())
-    assert torch.equal(weight[:8], attention.query.weight)  # (a concatenation)
+    assert torch.equal(weight[8:16], attention.query.weight)  # (a concatenation; `w2e_query` first)
     attention.double()  # `Module._apply`: laid out again
     assert is_fused(attention._linears()) and attention.key.weight.dtype == torch.float64
     state = {k: v.clone() for k, v in attention.state_dict().items()}
