@@ -420,25 +420,24 @@ class LukeSelfAttention(nn.Module):
         hidden = self.num_heads * self.head_dim
         words, entities = _split(hidden_states, shape)
         linears = self._linears()
-        entity_columns = (2 * hidden, 3 * hidden, 0, hidden)
-        if entity_aware and fold:
+        if not entity_aware:
+            plain = linears[1:4] if len(linears) == 6 else linears  # (w2e unused: the ablation switched at run time)
+            projected = self._project("plain", hidden_states, plain)  # (rows, 3 * hidden)
+            columns = (0, hidden, 2 * hidden)
+            return _split(projected, shape), (columns, columns)
+        if fold:
             word_linears, word_columns = linears[1:4], (0, -1, hidden, 2 * hidden)
-        elif entity_aware:
+        else:
             word_linears, word_columns = linears[:4], (hidden, 0, 2 * hidden, 3 * hidden)
-        if entity_aware:
-            if packing_applies(self, hidden_states, self.query.weight):
-                key = "words" if len(word_linears) == 4 else "words without w2e"
-                projected_words = self._project(key, words, word_linears)  # (batch * words, 3 or 4 * hidden)
-                projected_entities = self._project("entities", entities, linears[2:])  # (batch * entities, 4 * hidden)
-            else:
-                projected_words, projected_entities = by_type(
-                    hidden_states, shape.word_rows, linears[-len(word_linears) - 2 :]
-                )
-            return (projected_words, projected_entities), (word_columns, entity_columns)
-        plain = linears[1:4] if len(linears) == 6 else linears  # (w2e unused: the ablation switched at run time)
-        projected = self._project("plain", hidden_states, plain)  # (rows, 3 * hidden)
-        columns = (0, hidden, 2 * hidden)
-        return _split(projected, shape), (columns, columns)
+        if packing_applies(self, hidden_states, self.query.weight):
+            key = "words without w2e" if fold else "words"
+            projected_words = self._project(key, words, word_linears)  # (batch * words, 3 or 4 * hidden)
+            projected_entities = self._project("entities", entities, linears[2:])  # (batch * entities, 4 * hidden)
+        else:
+            projected_words, projected_entities = by_type(
+                hidden_states, shape.word_rows, linears[-len(word_linears) - 2 :]
+            )
+        return (projected_words, projected_entities), (word_columns, (2 * hidden, 3 * hidden, 0, hidden))
 
     def _fold_pays(self, shape: Shape) -> bool:
         """Whether folding `w2e_query` into the entity keys (`_folded_scores`) costs less arithmetic than the words'
