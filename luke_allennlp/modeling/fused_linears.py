@@ -100,21 +100,17 @@ class _ByType(torch.autograd.Function):
     def forward(
         ctx: Any, x: torch.Tensor, first_rows: int, weight: torch.Tensor, bias: torch.Tensor, *params: torch.Tensor
     ) -> Any:  # type: ignore[override]
-        n = len(params) // 2
-        h = weight.size(0) // n
-        first, second = x[:first_rows], x[first_rows:]
         ctx.save_for_backward(x, weight)
         ctx.first_rows = first_rows
-        return torch.addmm(bias[: (n - 2) * h], first, weight[: (n - 2) * h].t()), torch.addmm(
-            bias[(n - 4) * h :], second, weight[(n - 4) * h :].t()
-        )
+        return _products(x, first_rows, weight, bias, len(params) // 2)
 
     @staticmethod
     def backward(ctx: Any, grad_first: torch.Tensor, grad_second: torch.Tensor) -> Any:  # type: ignore[override]
         x, weight = ctx.saved_tensors
         needs = ctx.needs_input_grad
         n = (len(needs) - 4) // 2
-        h, rows, split = weight.size(0) // n, ctx.first_rows, (n - 4) * weight.size(0) // n
+        h, rows = weight.size(0) // n, ctx.first_rows
+        split = (n - 4) * h  # (the first row of the layers both blocks use)
         first, second = x[:rows], x[rows:]
         grad_x = None
         if needs[0]:
@@ -167,6 +163,13 @@ def by_type(x: torch.Tensor, first_rows: int, linears: Sequence[nn.Linear]) -> T
     params = [linear.weight for linear in linears] + [linear.bias for linear in linears]
     if torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in params)):
         return _ByType.apply(x, first_rows, weight, bias, *params)
+    return _products(x, first_rows, weight, bias, n)
+
+
+def _products(
+    x: torch.Tensor, first_rows: int, weight: torch.Tensor, bias: torch.Tensor, n: int
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`by_type`'s two products, from the fused weight and bias of its n layers."""
     h = weight.size(0) // n
     first, second = x[:first_rows], x[first_rows:]
     return torch.addmm(bias[: (n - 2) * h], first, weight[: (n - 2) * h].t()), torch.addmm(
