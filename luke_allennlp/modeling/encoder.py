@@ -20,6 +20,7 @@ from torch import nn
 from luke_allennlp.modeling.attention import AttentionMask, LukeSelfAttention, Shape, blocks_apply
 from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.dropout import Dropout, dropout_add
+from luke_allennlp.modeling.embedding import Embedding
 from luke_allennlp.modeling.inputs import Lengths, LukeInputs
 from luke_allennlp.modeling.packed_linear import drop_packed, linear
 
@@ -48,7 +49,8 @@ class LukeEmbeddings(nn.Module):
     def __init__(self, config: LukeConfig):
         super().__init__()
         self.padding_idx = config.pad_token_id
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=self.padding_idx)
+        # (the large tables: their gradients' memory kept from step to step on the CPU, `modeling.embedding`)
+        self.word_embeddings = Embedding(config.vocab_size, config.hidden_size, padding_idx=self.padding_idx)
         self.position_embeddings = nn.Embedding(
             config.max_position_embeddings, config.hidden_size, padding_idx=self.padding_idx
         )
@@ -91,7 +93,7 @@ class LukeEntityEmbeddings(nn.Module):
 
     def __init__(self, config: LukeConfig):
         super().__init__()
-        self.entity_embeddings = nn.Embedding(config.entity_vocab_size, config.entity_emb_size, padding_idx=0)
+        self.entity_embeddings = Embedding(config.entity_vocab_size, config.entity_emb_size, padding_idx=0)
         if config.entity_emb_size != config.hidden_size:
             self.entity_embedding_dense = nn.Linear(config.entity_emb_size, config.hidden_size, bias=False)
         self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
@@ -262,7 +264,7 @@ class LukeEncoder(nn.Module):
         """
         table = self.entity_embeddings.entity_embeddings
         index = torch.as_tensor(list(rows), dtype=torch.long, device=table.weight.device)
-        new = nn.Embedding(len(index), table.embedding_dim, padding_idx=0).to(table.weight)
+        new = Embedding(len(index), table.embedding_dim, padding_idx=0).to(table.weight)
         with torch.no_grad():
             new.weight.copy_(table.weight.index_select(0, index))
         self.entity_embeddings.entity_embeddings = new
