@@ -103,10 +103,10 @@ class Embedding(nn.Embedding):
             and not _functorch_active()
         )
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, input: torch.Tensor) -> torch.Tensor:  # (`nn.Embedding`'s argument name)
         if not self._keeps_gradient():
-            return super().forward(ids)
-        return _Lookup.apply(self.weight, ids, self.padding_idx, self._kept_gradient)
+            return super().forward(input)
+        return _Lookup.apply(self.weight, input, self.padding_idx, self._kept_gradient)
 
     def train(self, mode: bool = True) -> "Embedding":
         if not mode:

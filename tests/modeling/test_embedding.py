@@ -34,7 +34,7 @@ def test_gradients_are_torchs_and_the_block_is_reused_once_released():
         grad = torch.randn(2, 5, 6)
         for module in (reference, ours):
             module.weight.grad = None  # (what `zero_grad()` does)
-            module(IDS).backward(grad)
+            module(input=IDS).backward(grad)  # (`nn.Embedding`'s argument name)
         assert torch.equal(ours.weight.grad, reference.weight.grad)  # the same sums in the same order
         assert not ours.weight.grad[1].any()  # the padding row gets no gradient
         assert ours.weight.grad.data_ptr() == kept(ours)
