@@ -308,24 +308,43 @@ def _folded_scores(
     h, with the query layer's weight rows `W_h` (head_dim, hidden) and bias `b_h`, `x . (W_h^T k) + b_h . k` for a
     word state x and an entity key k. `words`: the layer's input word rows (rows, hidden); `entities`: the entity
     rows' projections (their key at `layout.entity_columns[2]`). Every group's (batch, heads, words, entities),
-    flattened one after the other (as `_BlockAttention` takes them). Autograd differentiates it.
+    flattened one after the other (as `_BlockAttention` takes them). Autograd differentiates it; the products are
+    batched over heads with the weight in its own layout, so that its gradient is one product, not a product and a
+    transposing copy.
     """
     heads, head_dim = layout.heads, layout.head_dim
     weight = weight.view(heads, head_dim, -1)  # (heads, head_dim, hidden)
-    bias = bias.view(heads, head_dim)
+    bias = bias.view(heads, head_dim, 1)
     key, blocks = layout.entity_columns[2], []
     for shape, word_row, entity_row in layout.shape.groups():
-        if not shape.entities:
+        batch, num_words, num_entities = shape.batch, shape.words, shape.entities
+        if not num_entities:
             continue
-        x = words[word_row : word_row + shape.batch * shape.words].view(shape.batch, shape.words, -1)
-        k = entities[entity_row : entity_row + shape.batch * shape.entities, key : key + heads * head_dim]
-        k = k.view(shape.batch, shape.entities, heads, head_dim)
-        folded = torch.einsum("hdi,behd->bihe", weight, k).reshape(shape.batch, -1, heads * shape.entities)
-        offsets = torch.einsum("hd,behd->bhe", bias, k).reshape(shape.batch, 1, heads * shape.entities)
+        x = _rows(words, word_row, batch * num_words).view(batch, num_words, -1)
+        k = _rows(entities, entity_row, batch * num_entities)[:, key : key + heads * head_dim]
+        k = k.view(batch * num_entities, heads, head_dim).transpose(0, 1)  # (heads, batch * entities, head_dim)
+        if torch.is_grad_enabled() and weight.requires_grad:
+            # (heads, batch * entities, hidden), W_h^T k for each entity key: the weight's gradient comes out of
+            # its product in the weight's own layout
+            folded = torch.bmm(k, weight).view(heads, batch, num_entities, -1).permute(1, 3, 0, 2)
+        else:
+            # (heads, hidden, batch * entities): rearranged into the scores' operand in runs of entities, not of
+            # single numbers
+            folded = torch.bmm(weight.transpose(1, 2), k.transpose(1, 2))
+            folded = folded.view(heads, -1, batch, num_entities).permute(2, 1, 0, 3)
+        folded = folded.reshape(batch, -1, heads * num_entities)  # (batch, hidden, heads * entities)
+        offsets = torch.bmm(k, bias)  # (heads, batch * entities, 1): b_h . k
+        offsets = offsets.view(heads, batch, num_entities).transpose(0, 1).reshape(batch, 1, heads * num_entities)
         scores = torch.baddbmm(offsets, x, folded)  # (batch, words, heads * entities)
-        scores = scores.view(shape.batch, shape.words, heads, shape.entities).transpose(1, 2)
+        scores = scores.view(batch, num_words, heads, num_entities).transpose(1, 2)
         blocks.append(scores.reshape(-1))  # (batch * heads * words * entities,)
-    return torch.cat(blocks) if blocks else words.new_empty(0)
+    return torch.cat(blocks) if len(blocks) > 1 else blocks[0] if blocks else words.new_empty(0)
+
+
+def _rows(x: torch.Tensor, start: int, count: int) -> torch.Tensor:
+    """Rows `[start, start + count)` of `x`: `x` itself where that is all of them (a slice's backward pass would
+    fill a zero matrix and copy into it)."""
+    return x if start == 0 and count == x.size(0) else x[start : start + count]
 
 
 def _group_rows(

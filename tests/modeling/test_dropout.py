@@ -51,3 +51,25 @@ def test_outside_training_or_on_no_drop_it_is_f_dropout():
     assert torch.equal(dropout(x, 0.1, False), x) and torch.equal(Dropout(0.1).eval()(x), x)
     assert isinstance(Dropout(0.3), torch.nn.Dropout) and Dropout(0.3).p == 0.3
     assert torch.equal(dropout(x, 0.0, True), F.dropout(x, 0.0, True))
+
+
+def test_dropout_add_backward_is_the_mask_for_x_and_the_gradient_itself_for_the_residual():
+    x = torch.randn(3000, requires_grad=True)
+    residual = torch.randn(3000, requires_grad=True)
+    torch.manual_seed(4)
+    z = dropout_add(x, residual, 0.2, True)
+    upstream = torch.randn(3000)
+    z.backward(upstream)
+    kept = (z - residual).detach() != 0  # (no element of x is 0)
+    assert 0.75 < kept.float().mean().item() < 0.85
+    assert torch.equal(x.grad, upstream * kept.float() * 1.25) and torch.equal(residual.grad, upstream)
+    # torch.func's transforms take it too (the same mask: seeded)
+    torch.manual_seed(4)
+    grad = torch.func.grad(lambda x: (dropout_add(x, residual.detach(), 0.2, True) * upstream).sum())(x.detach())
+    assert torch.equal(grad, x.grad)
+
+
+def test_rates_at_the_edges_draw_no_out_of_range_threshold():
+    torch.manual_seed(5)
+    assert keep(torch.empty(100_000), 1e-12).eq(1).all()  # (nothing dropped)
+    assert keep(torch.empty(100_000), 1 - 1e-12).eq(0).all()  # (everything dropped)

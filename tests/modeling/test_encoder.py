@@ -8,6 +8,7 @@ import transformers
 from torch.nn import functional as F
 
 from luke_allennlp.modeling import LukeConfig, LukeEncoder
+from luke_allennlp.modeling.encoder import ACTIVATIONS, IN_PLACE_ACTIVATIONS
 from luke_allennlp.modeling.inputs import LukeInputs
 from luke_allennlp.modeling.static_shapes import Runner
 
@@ -95,6 +96,24 @@ def test_outputs_equal_transformers(aware, device):
     # Padded positions too: both attend to the same keys.
     assert max_diff(actual.last_hidden_state, expected.last_hidden_state) < TOL
     assert max_diff(actual.pooler_output, expected.pooler_output) < TOL
+
+
+def test_without_gradients_the_activations_and_residual_sums_run_in_place_with_the_same_values():
+    """Under `no_grad` the intermediate activation and the residual sum write into the fresh products (every
+    activation a config may name: into its input), with the values they have when gradients are on."""
+    assert IN_PLACE_ACTIVATIONS.keys() == ACTIVATIONS.keys()
+    x = torch.randn(50, 37) * 3
+    for name, activation in ACTIVATIONS.items():
+        y = x.clone()
+        assert IN_PLACE_ACTIVATIONS[name](y).data_ptr() == y.data_ptr() and torch.equal(y, activation(x)), name
+    _, ours = reference_pair(True)
+    layer = ours.encoder.layer[0].eval()
+    rows = torch.randn(9, 32)
+    with torch.no_grad():
+        intermediate = layer.intermediate(rows)
+        output = layer.output(intermediate, rows)
+    assert torch.equal(intermediate, layer.intermediate(rows)) and torch.equal(output, layer.output(intermediate, rows))
+    assert not rows.requires_grad and layer.intermediate(rows).requires_grad  # (the second pair: with gradients)
 
 
 @pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
