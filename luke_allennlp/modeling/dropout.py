@@ -4,13 +4,13 @@ Dropout for the CPU's eager training steps, where drawing the mask is much of th
 `F.dropout` on the CPU draws a Bernoulli sample per element (`bernoulli_`, about 8 ns an element on one core), then
 divides and multiplies in two more passes; torch's own integers (`random_`, one mt19937 call an element) still cost
 about 3 ns. Here the random bits come from numpy's SFC64 (a small chaotic generator that passes PractRand and
-BigCrush; 1.3 ns for two elements' 32 bits), seeded at each call by a draw from torch's default generator, so that
-`torch.manual_seed` and `fork_rng` reproduce the masks as before. Each element is kept where its 32 random bits, read
-as an int32, are at least `-2**31 + p * 2**32`: dropped with probability `p` to 2**-32. The mask is drawn in
-cache-sized chunks straight into its float form (0 or `1 / (1 - p)`, the values `F.dropout` multiplies by), which one
-multiplication applies (with the residual, `dropout_add`'s one pass, whose backward pass is the one multiplication by
-the mask). Elsewhere (GPUs, under `torch.compile`, which generates its own random numbers, or outside training) it is
-`F.dropout`.
+BigCrush; 1.3 ns for two elements' 32 bits on this project's machine), seeded at each call by a draw from torch's
+default generator, so that `torch.manual_seed` and `fork_rng` reproduce the masks (not the masks torch's own draws
+would give from the same seed). Each element is kept where its 32 random bits, read as an int32, are at least
+`-2**31 + p * 2**32`: dropped with probability `p` to 2**-32. The mask is drawn in cache-sized chunks straight into
+its float form (0 or `1 / (1 - p)`, the values `F.dropout` multiplies by), which one multiplication applies (with the
+residual, `dropout_add`'s one pass, whose backward pass is the one multiplication by the mask). Elsewhere (GPUs,
+under `torch.compile`, which generates its own random numbers, or outside training) it is `F.dropout`.
 """
 
 from typing import Any, Optional, Tuple
@@ -69,7 +69,10 @@ def dropout_add(x: torch.Tensor, residual: torch.Tensor, p: float, training: boo
 
 class _DropoutAdd(torch.autograd.Function):
     """`residual + x * mask` (`addcmul`), whose backward pass multiplies by the mask alone (`addcmul`'s would also
-    multiply it by its `value`, 1, in a pass of its own) and hands the gradient to the residual unchanged."""
+    multiply it by its `value`, 1, in a pass of its own) and hands the gradient to the residual unchanged. Forward
+    mode (`jvp`) and `torch.func.vmap` (a rule generated from `forward`) take it too."""
+
+    generate_vmap_rule = True
 
     @staticmethod
     def forward(x: torch.Tensor, residual: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
@@ -78,6 +81,14 @@ class _DropoutAdd(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx: Any, inputs: Tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
         ctx.save_for_backward(inputs[2])
+        ctx.save_for_forward(inputs[2])
+
+    @staticmethod
+    def jvp(ctx: Any, x_t: Optional[torch.Tensor], residual_t: Optional[torch.Tensor], mask_t: Any) -> torch.Tensor:
+        (mask,) = ctx.saved_tensors
+        if x_t is None:
+            return residual_t
+        return x_t * mask if residual_t is None else torch.addcmul(residual_t, x_t, mask)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Any:  # type: ignore[override]

@@ -26,23 +26,41 @@ from luke_allennlp.modeling.packed_linear import drop_packed, linear
 
 logger = logging.getLogger(__name__)
 
+
+def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    return F.gelu(x, approximate="tanh")
+
+
+def _gelu_(x: torch.Tensor) -> torch.Tensor:
+    return torch.ops.aten.gelu_(x)
+
+
+def _gelu_tanh_(x: torch.Tensor) -> torch.Tensor:
+    return torch.ops.aten.gelu_(x, approximate="tanh")
+
+
+def _silu_(x: torch.Tensor) -> torch.Tensor:
+    return F.silu(x, inplace=True)
+
+
+# (named functions, not lambdas: modules holding them pickle)
 ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu": F.gelu,
-    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
-    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "gelu_new": _gelu_tanh,
+    "gelu_pytorch_tanh": _gelu_tanh,
     "relu": F.relu,
     "silu": F.silu,
     "swish": F.silu,
 }
 # The same, written into their input: for a fresh matrix no gradient needs (inference), where a new (rows,
-# intermediate) matrix a layer costs page faults and cache misses (6% of a 4 x 128-word pass, `benchmarks/RESULTS.md`).
+# intermediate) matrix a layer costs page faults and cache misses (`benchmarks/RESULTS.md`).
 IN_PLACE_ACTIVATIONS: Dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "gelu": lambda x: torch._C._nn.gelu(x, out=x),
-    "gelu_new": lambda x: torch._C._nn.gelu(x, approximate="tanh", out=x),
-    "gelu_pytorch_tanh": lambda x: torch._C._nn.gelu(x, approximate="tanh", out=x),
+    "gelu": _gelu_,
+    "gelu_new": _gelu_tanh_,
+    "gelu_pytorch_tanh": _gelu_tanh_,
     "relu": torch.relu_,
-    "silu": lambda x: F.silu(x, inplace=True),
-    "swish": lambda x: F.silu(x, inplace=True),
+    "silu": _silu_,
+    "swish": _silu_,
 }
 
 
@@ -146,8 +164,10 @@ class LukeResidualOutput(nn.Module):
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         x = linear(self, "dense", x, self.dense.weight, self.dense.bias)
-        if not self.training and not torch.is_grad_enabled():
-            return self.LayerNorm(x.add_(residual))  # (no gradient: the fresh product takes the sum, no new matrix)
+        if not self.training and not torch.is_grad_enabled() and x.dtype == residual.dtype:
+            # (no gradient: the fresh product takes the sum, no new matrix; under autocast the product is in half
+            # precision and the residual not, and the sum is promoted as out of place)
+            return self.LayerNorm(x.add_(residual))
         return self.LayerNorm(dropout_add(x, residual, self.dropout.p, self.training))
 
 

@@ -73,3 +73,15 @@ def test_rates_at_the_edges_draw_no_out_of_range_threshold():
     torch.manual_seed(5)
     assert keep(torch.empty(100_000), 1e-12).eq(1).all()  # (nothing dropped)
     assert keep(torch.empty(100_000), 1 - 1e-12).eq(0).all()  # (everything dropped)
+
+
+def test_dropout_add_takes_forward_mode_and_vmap():
+    x, residual, tangent = torch.randn(500), torch.randn(500), torch.randn(500)
+    torch.manual_seed(6)
+    expected = dropout_add(x, residual, 0.2, True)
+    kept = ((expected - residual) != 0).float()
+    torch.manual_seed(6)
+    out, out_tangent = torch.func.jvp(lambda x: dropout_add(x, residual, 0.2, True), (x,), (tangent,))
+    assert torch.equal(out, expected) and torch.equal(out_tangent, tangent * kept * 1.25)
+    batched = torch.func.vmap(lambda x: dropout_add(x, residual, 0.2, True), randomness="same")(torch.randn(3, 500))
+    assert batched.shape == (3, 500)

@@ -1,6 +1,7 @@
 """LukeEncoder against transformers' reference LukeModel, with the same weights."""
 
 import logging
+import pickle
 
 import pytest
 import torch
@@ -100,7 +101,8 @@ def test_outputs_equal_transformers(aware, device):
 
 def test_without_gradients_the_activations_and_residual_sums_run_in_place_with_the_same_values():
     """Under `no_grad` the intermediate activation and the residual sum write into the fresh products (every
-    activation a config may name: into its input), with the values they have when gradients are on."""
+    activation a config may name: into its input), with the values and dtypes they have when gradients are on (under
+    autocast too); the encoder holding them still pickles."""
     assert IN_PLACE_ACTIVATIONS.keys() == ACTIVATIONS.keys()
     x = torch.randn(50, 37) * 3
     for name, activation in ACTIVATIONS.items():
@@ -114,6 +116,13 @@ def test_without_gradients_the_activations_and_residual_sums_run_in_place_with_t
         output = layer.output(intermediate, rows)
     assert torch.equal(intermediate, layer.intermediate(rows)) and torch.equal(output, layer.output(intermediate, rows))
     assert not rows.requires_grad and layer.intermediate(rows).requires_grad  # (the second pair: with gradients)
+    # Under autocast the product is in bfloat16 and the residual in float32: the sum is promoted, as with gradients.
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = layer.output(layer.intermediate(rows), rows)
+        with torch.no_grad():
+            output = layer.output(layer.intermediate(rows), rows)
+    assert output.dtype == expected.dtype == torch.float32 and torch.equal(output, expected.detach())
+    assert pickle.loads(pickle.dumps(ours)).encoder.layer[0].intermediate.activation_in_place is not None
 
 
 @pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
