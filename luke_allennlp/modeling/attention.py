@@ -308,9 +308,9 @@ def _folded_scores(
     h, with the query layer's weight rows `W_h` (head_dim, hidden) and bias `b_h`, `x . (W_h^T k) + b_h . k` for a
     word state x and an entity key k. `words`: the layer's input word rows (rows, hidden); `entities`: the entity
     rows' projections (their key at `layout.entity_columns[2]`). Every group's (batch, heads, words, entities),
-    flattened one after the other (as `_BlockAttention` takes them). Autograd differentiates it; the products are
-    batched over heads with the weight in its own layout, so that its gradient is one product, not a product and a
-    transposing copy.
+    flattened one after the other (as `_BlockAttention` takes them). Autograd differentiates it. The products are
+    batched over heads: in training with the weight in its own layout (its gradient one product, without a
+    transposing copy), without gradients in the layout the scores' product takes.
     """
     heads, head_dim = layout.heads, layout.head_dim
     weight = weight.view(heads, head_dim, -1)  # (heads, head_dim, hidden)
