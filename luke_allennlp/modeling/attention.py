@@ -34,7 +34,7 @@ from torch import nn
 
 from luke_allennlp.modeling.configuration import LukeConfig
 from luke_allennlp.modeling.dropout import keep
-from luke_allennlp.modeling.fused_linears import by_type, fuse, fused
+from luke_allennlp.modeling.fused_linears import autocast_enabled, by_type, fuse, fused
 from luke_allennlp.modeling.packed_linear import linear, packing_applies
 
 
@@ -364,16 +364,9 @@ def _split(rows: torch.Tensor, shape: Shape) -> Tuple[torch.Tensor, torch.Tensor
     return tuple(rows.split([words, rows.size(0) - words]))  # type: ignore[return-value]
 
 
-def _autocast_enabled() -> bool:
-    try:
-        return torch.is_autocast_enabled("cpu")
-    except TypeError:  # torch < 2.4
-        return torch.is_autocast_cpu_enabled()
-
-
 def blocks_apply(x: torch.Tensor) -> bool:
     """Whether the block formulation runs for `x`: on the CPU, eagerly, without autocast (and so packed batches)."""
-    return x.device.type == "cpu" and not torch.compiler.is_compiling() and not _autocast_enabled()
+    return x.device.type == "cpu" and not torch.compiler.is_compiling() and not autocast_enabled("cpu")
 
 
 def _fuse_after_loading(module: "LukeSelfAttention", incompatible_keys: Any) -> None:

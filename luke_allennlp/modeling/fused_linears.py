@@ -150,13 +150,23 @@ class _ByType(torch.autograd.Function):
         return (grad_x, None, None, None, *(g if need else None for g, need in zip(grads, needs[4:])))
 
 
+def autocast_enabled(device_type: str) -> bool:
+    """Whether autocast is on for this device type (`cpu`, `cuda`, ...)."""
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except TypeError:  # torch < 2.4
+        return torch.is_autocast_cpu_enabled() if device_type == "cpu" else torch.is_autocast_enabled()
+
+
 def by_type(x: torch.Tensor, first_rows: int, linears: Sequence[nn.Linear]) -> Tuple[torch.Tensor, torch.Tensor]:
     """Rows `[:first_rows]` of `x` times all but the last two of n layers of one width (n of 5 or 6; stacked, plus
     biases) and the other rows times the last four: a (rows, (n - 2) x width) and a (rows, 4 x width) matrix.
-    Eagerly, with the layers `fuse`d, the weights are used in place and the gradient of each parameter comes from
-    one matrix product; otherwise the weights are concatenated."""
+    Eagerly, without autocast, with the layers `fuse`d, the weights are used in place and the gradient of each
+    parameter comes from one matrix product; otherwise `F.linear` over the fused views (or, not fused, the
+    concatenated weights)."""
     n = len(linears)
-    if torch.compiler.is_compiling() or not is_fused(linears):
+    # (Under autocast `F.linear` casts: `_ByType` would hand its backward pass gradients in autocast's dtype.)
+    if torch.compiler.is_compiling() or not is_fused(linears) or autocast_enabled(x.device.type):
         first, second = x.split([first_rows, x.size(0) - first_rows])
         return F.linear(first, *fused(linears[: n - 2])), F.linear(second, *fused(linears[n - 4 :]))
     weight, bias = _storage(linears)

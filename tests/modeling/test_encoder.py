@@ -125,6 +125,35 @@ def test_without_gradients_the_activations_and_residual_sums_run_in_place_with_t
     assert pickle.loads(pickle.dumps(ours)).encoder.layer[0].intermediate.activation_in_place is not None
 
 
+def test_a_training_step_under_bf16_autocast_matches_transformers_under_it():
+    """The entity-aware projections under autocast (the GPU's bf16 training; here the CPU's autocast, which takes the
+    same path): the step runs, and its loss and the query matrices' gradients are transformers' to bfloat16's
+    precision."""
+    reference, ours = reference_pair(True)
+    reference.train(), ours.train()
+    generator, grads = torch.Generator().manual_seed(0), []
+    word_weights, entity_weights = (
+        torch.randn(3, 11, 32, generator=generator),
+        torch.randn(3, 4, 32, generator=generator),
+    )
+    for model in (reference, ours):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(**batch_inputs())
+            # (a random projection: the squares of LayerNorm's outputs hardly depend on the layers below)
+            loss = (out.last_hidden_state.float() * word_weights).sum() + (
+                out.entity_last_hidden_state.float() * entity_weights
+            ).sum()
+        loss.backward()
+        attention = model.encoder.layer[0].attention.self
+        names = ("query", "w2e_query", "e2w_query", "e2e_query", "key", "value")
+        grads.append((loss.detach(), [getattr(attention, name).weight.grad for name in names]))
+    (expected_loss, expected), (loss, actual) = grads
+    assert torch.allclose(loss, expected_loss, rtol=2e-2)
+    for theirs, mine in zip(expected, actual):
+        assert mine is not None and mine.dtype == torch.float32 and torch.isfinite(mine).all()
+        assert F.cosine_similarity(mine.flatten(), theirs.flatten(), dim=0) > 0.99
+
+
 @pytest.mark.parametrize("aware", [True, False], ids=["entity_aware", "original_attention"])
 def test_words_only_equals_transformers(aware):
     reference, ours = reference_pair(aware)

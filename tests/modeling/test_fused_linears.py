@@ -108,3 +108,26 @@ def test_by_type_gradients_as_one_matrix_off_the_cpu_equal_separate_layers(monke
     for ours, theirs in zip(linears, reference):
         assert torch.allclose(ours.weight.grad, theirs.weight.grad, atol=1e-5)
         assert torch.allclose(ours.bias.grad, theirs.bias.grad, atol=1e-5)
+
+
+def test_by_type_under_autocast_takes_autocast_dtypes_with_float_gradients():
+    """Under autocast the products are in autocast's dtype, as separate `F.linear`s under it are, and the gradients
+    reach the parameters in theirs (the custom backward pass, which writes in the input's dtype, is not used)."""
+    reference, linears = six_linears(), six_linears()
+    fuse(linears)
+    x = torch.randn(7, 5, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_(True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        first, second = by_type(x, 4, linears)
+        expected_first = torch.cat([lin(x_ref[:4]) for lin in reference[:4]], -1)
+        expected_second = torch.cat([lin(x_ref[4:]) for lin in reference[2:]], -1)
+    assert first.dtype == second.dtype == expected_first.dtype == torch.bfloat16
+    assert torch.allclose(first.float(), expected_first.float(), atol=1e-2)
+    assert torch.allclose(second.float(), expected_second.float(), atol=1e-2)
+    (first.float().sum() + second.float().square().sum()).backward()
+    (expected_first.float().sum() + expected_second.float().square().sum()).backward()
+    assert x.grad.dtype == torch.float32 and torch.allclose(x.grad, x_ref.grad, atol=5e-2)
+    for ours, theirs in zip(linears, reference):
+        assert ours.weight.grad.dtype == torch.float32
+        assert torch.allclose(ours.weight.grad, theirs.weight.grad, atol=5e-2)
+        assert torch.allclose(ours.bias.grad, theirs.bias.grad, atol=5e-2)
